@@ -1,0 +1,258 @@
+"""The ``cosim`` command: ``power``, ``apply`` and ``demo``.
+
+Exit status: 0 done; 2 bad input or request (one-line message, nothing written);
+3 done, outputs written, but some dumps of the input were unusable (reported;
+``--allow-partial`` makes that 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from cosim.errors import CosimError, CosimWarning
+
+EXIT_ERROR = 2
+EXIT_PARTIAL = 3
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    warnings.showwarning = _show_warning
+    warnings.simplefilter("always", CosimWarning)
+    try:
+        return args.run(args)
+    except CosimError as err:
+        print(f"cosim: error: {err}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    if issubclass(category, CosimWarning):
+        print(f"cosim: warning: {message}", file=sys.stderr)
+    else:
+        print(warnings.formatwarning(message, category, filename, lineno, line), file=sys.stderr, end="")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cosim", description="Hardware-trained power models for gem5 runs.")
+    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    p = sub.add_parser("power", help="power/energy timeline of a gem5 run", description=_POWER_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("stats", type=Path, help="gem5 stats.txt (every dump is an epoch)")
+    p.add_argument("--config", type=Path, help="config.ini or config.json (default: beside stats.txt)")
+    p.add_argument("--model", action="append", default=[], metavar="MODEL",
+                   help="model file or shipped model name; repeat in the order of --cluster")
+    p.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH",
+                   help="CPUs under config path PATH form cluster NAME (default: one cluster per clock domain)")
+    p.add_argument("--voltage", action="append", default=[], metavar="NAME=VOLTS",
+                   help="use this voltage [V] for cluster NAME instead of the model's V-f table")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse operating points not in the model's V-f table or training range")
+    p.add_argument("-o", "--output", type=Path, default=Path("power.csv"), help="CSV, or .parquet (default: power.csv)")
+    p.add_argument("--plot", type=Path, help="write the stacked power plot (PNG/SVG/PDF)")
+    p.add_argument("--allow-partial", action="store_true", help="exit 0 even if some dumps were unusable")
+    p.add_argument("--progress", action="store_true", help="progress bar while parsing (needs tqdm)")
+    p.set_defaults(run=_cmd_power)
+
+    a = sub.add_parser("apply", help="apply a model to measured board data (prints MAPE)")
+    a.add_argument("model", help="model file or shipped model name")
+    a.add_argument("measured", type=Path, help="measured table (Powmon/GemStone layout, or CSV/TSV)")
+    a.add_argument("--compare-with", metavar="COLUMN", help="measured power column [W]; prints MAPE")
+    a.add_argument("--label", help="Powmon cluster label (A7, A15) when several are present")
+    a.add_argument("--freq-col", help="frequency column [MHz]")
+    a.add_argument("--voltage-col", help="voltage column [V]")
+    a.add_argument("--event-col", action="append", default=[], metavar="EVENT=COLUMN",
+                   help="per-core average rate column [events/s] for EVENT (e.g. 0x11=cycles)")
+    a.add_argument("-o", "--output", type=Path, help="write predictions (CSV or .parquet)")
+    a.set_defaults(run=_cmd_apply)
+
+    d = sub.add_parser("demo", help="timeline CSV + plot of the bundled real gem5 run")
+    d.add_argument("--out", type=Path, default=Path("cosim-demo"), help="output folder (default: ./cosim-demo)")
+    d.set_defaults(run=_cmd_demo)
+    return parser
+
+
+_POWER_HELP = """\
+Price every stats dump (epoch) of a gem5 run with hardware-trained models.
+
+example:
+  cosim power m5out/stats.txt --config m5out/config.ini \\
+      --model cortex-a15-walker2017 --cluster big=system.bigCluster \\
+      --model cortex-a7-gemstone2018 --cluster little=system.littleCluster \\
+      -o power.csv --plot power.png
+"""
+
+
+def _pairs(items: list[str], flag: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise CosimError(f"{flag} '{item}': expected NAME=VALUE")
+        out[name] = value
+    return out
+
+
+def _cmd_power(args: argparse.Namespace) -> int:
+    from cosim.readers.gem5_stats import read_stats
+
+    config = _find_config(args.stats, args.config)
+    specs = _cluster_specs(config, args)
+    wanted = _wanted_stats(config, specs)
+    stats = read_stats(args.stats, stats=wanted, progress=args.progress)
+    return _price_and_write(stats, config, specs, args.output, args.plot, args.strict, args.allow_partial)
+
+
+def _find_config(stats_path: Path, config_path: Path | None):
+    from cosim.readers.gem5_config import read_config
+
+    if config_path is None:
+        for name in ("config.ini", "config.json"):
+            if (stats_path.parent / name).exists():
+                config_path = stats_path.parent / name
+                break
+        else:
+            raise CosimError(f"{stats_path}: no config.ini/config.json beside it; pass --config")
+    return read_config(config_path)
+
+
+def _cluster_specs(config, args: argparse.Namespace):
+    from cosim.models.modelfile import load_model
+    from cosim.timeline import ClusterSpec
+
+    if not args.model:
+        raise CosimError("give at least one --model (e.g. --model cortex-a15-walker2017)")
+    clusters = _pairs(args.cluster, "--cluster")
+    voltages = {k: _volts(k, v) for k, v in _pairs(args.voltage, "--voltage").items()}
+    models = [load_model(m) for m in args.model]
+    if clusters:
+        if len(models) not in (1, len(clusters)):
+            raise CosimError(f"{len(models)} --model for {len(clusters)} --cluster: give one model, or one per cluster in order")
+        paths = list(clusters.items())
+    else:
+        if len(models) != 1:
+            raise CosimError("several --model need --cluster NAME=PATH to say which CPUs each one prices")
+        paths = [(name, None) for name in config.clusters()]
+    unknown = set(voltages) - {name for name, _ in paths}
+    if unknown:
+        raise CosimError(f"--voltage for unknown cluster(s) {', '.join(sorted(unknown))}; clusters: {', '.join(n for n, _ in paths)}")
+    return [
+        ClusterSpec(name=name, path=path, model=models[i if len(models) > 1 else 0], voltage_v=voltages.get(name))
+        for i, (name, path) in enumerate(paths)
+    ]
+
+
+def _volts(name: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise CosimError(f"--voltage {name}={text}: not a number of volts") from None
+    if not np.isfinite(value) or not 0.3 < value < 2.0:
+        raise CosimError(f"--voltage {name}={text}: expected a CPU voltage in volts, e.g. 1.05")
+    return value
+
+
+def _wanted_stats(config, specs) -> set[str]:
+    from cosim.counters.pmc import stats_for
+    from cosim.timeline import resolve_cluster
+
+    wanted: set[str] = set()
+    for spec in specs:
+        wanted |= stats_for(resolve_cluster(config, spec, config.ticks_per_s), spec.model.events)
+    return wanted
+
+
+def _price_and_write(stats, config, specs, output: Path, plot: Path | None, strict: bool, allow_partial: bool) -> int:
+    from cosim.output import plot_timeline, write_table
+    from cosim.timeline import power_timeline
+
+    timeline = power_timeline(stats, config, specs, strict=strict)
+    write_table(timeline, output)
+    meta = stats.attrs["gem5"]
+    print(f"{meta.path}: {len(stats)} epoch(s) ({meta.generation} stat names) -> {output}")
+    for name, rows in timeline.groupby("cluster", sort=False):
+        flags = sorted({f for text in rows["flags"] for f in text.split(";") if f})
+        print(
+            f"  {name:<12} {rows['model'].iloc[0]:<26} mean {np.nanmean(rows['power_w']):.3f} W  "
+            f"energy {np.nansum(rows['energy_j']):.4g} J" + (f"  flags: {', '.join(flags)}" if flags else "")
+        )
+    if plot is not None:
+        plot_timeline(timeline, plot, title=Path(meta.path).parent.name)
+        print(f"  plot -> {plot}")
+    if meta.dropped:
+        first = meta.dropped[0]
+        print(
+            f"cosim: error: {meta.path}:{first.line}: {len(meta.dropped)} of {meta.dumps_in_file} dumps unusable "
+            f"({first.reason}); the {len(stats)} good epochs were written",
+            file=sys.stderr,
+        )
+        return 0 if allow_partial else EXIT_PARTIAL
+    return 0
+
+
+def _cmd_apply(args: argparse.Namespace) -> int:
+    from cosim.apply import apply_model, mape_pct
+    from cosim.models.modelfile import load_model
+    from cosim.output import write_table
+    from cosim.readers.measured import read_measured
+
+    model = load_model(args.model)
+    measured = read_measured(
+        args.measured,
+        events=model.events,
+        label=args.label,
+        freq_col=args.freq_col,
+        voltage_col=args.voltage_col,
+        event_cols=_pairs(args.event_col, "--event-col"),
+    )
+    pred = apply_model(model, measured)
+    print(f"{args.measured}: {len(pred)} rows, model {model.name}" + (f" on {measured.label} columns" if measured.label else ""))
+    if pred["extrapolated"].any():
+        print(f"  {int(pred['extrapolated'].sum())} row(s) outside the model's training V-f range (flagged)")
+    if args.compare_with:
+        if args.compare_with not in measured.table.columns:
+            raise CosimError(f"{args.measured}: no column '{args.compare_with}' to compare with")
+        actual = measured.table[args.compare_with].to_numpy(dtype=float)
+        pred["measured_w"] = actual
+        print(f"  MAPE vs '{args.compare_with}': {mape_pct(pred['power_w'].to_numpy(), actual):.2f} %")
+    if args.output:
+        write_table(pred, args.output)
+        print(f"  predictions -> {args.output}")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from cosim.demo import find_demo_run
+
+    run = find_demo_run()
+    if run is None:
+        print(
+            "cosim demo: the bundled gem5 run is pending: traces/ has no cosim-* run yet, and the public runs "
+            "in ../shared/data/gem5/ are not here to fall back on. Nothing was computed.",
+            file=sys.stderr,
+        )
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    print(f"cosim demo: {run.description}")
+    from cosim.models.modelfile import load_model
+    from cosim.readers.gem5_config import read_config
+    from cosim.readers.gem5_stats import read_stats
+    from cosim.timeline import ClusterSpec
+
+    config = read_config(run.config)
+    specs = [ClusterSpec(name=name, path=path, model=load_model(model)) for name, path, model in run.clusters]
+    stats = read_stats(run.stats, stats=_wanted_stats(config, specs))
+    return _price_and_write(stats, config, specs, args.out / "power.csv", args.out / "power.png", False, True)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

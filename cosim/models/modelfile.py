@@ -1,0 +1,182 @@
+"""cosim model files (``models/*.json``): loading, checking, and the operating-point rules.
+
+A model file carries the coefficients with their source, units, the V-f table
+the model was trained with, the training V-f range and fit statistics.  See
+``models/README.md`` for the schema.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cosim.errors import CosimError
+from cosim.models.walker import DynamicTerm, StaticTerm
+
+SCHEMA = "cosim-model/1"
+_FREQ_TOL_MHZ = 0.5  # a gem5 clock period in ticks rounds 1800 MHz to 1800.18 MHz
+
+
+@dataclass(frozen=True)
+class Model:
+    """A Walker-formulation PMC power model read from a cosim model file."""
+
+    name: str
+    path: str
+    component: str
+    cores_per_cluster: int
+    event_names: dict[str, str]
+    dynamic: tuple[DynamicTerm, ...]
+    static: tuple[StaticTerm, ...]
+    vf_points: tuple[tuple[float, float], ...]  # (freq [MHz], voltage [V]), sorted by frequency
+    train_freq_mhz: tuple[float, float]
+    train_voltage_v: tuple[float, float]
+    ser_w: float | None  # standard error of regression [W]; None when unknown
+    raw: dict[str, Any]
+
+    @property
+    def events(self) -> tuple[str, ...]:
+        """PMU events the model needs, e.g. ``("0x11", "0x1b", ...)``."""
+        return tuple(sorted({e for t in self.dynamic for e in t.events}))
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """Voltage chosen for each epoch's frequency, and how far it can be trusted."""
+
+    voltage_v: np.ndarray
+    freq_outside_training: np.ndarray  # bool per epoch
+    voltage_outside_training: np.ndarray
+    voltage_not_in_table: np.ndarray  # interpolated or extrapolated from the V-f table
+
+
+def shipped_models_dir() -> Path:
+    """The folder of model files shipped with cosim (``models/`` in the repository)."""
+    installed = resources.files("cosim") / "_models"
+    if installed.is_dir() and any(p.name.endswith(".json") for p in installed.iterdir()):
+        return Path(str(installed))
+    return Path(__file__).resolve().parents[2] / "models"
+
+
+def load_model(path: str | Path) -> Model:
+    """Read and check a cosim model file; a bare name (``cortex-a15-walker2017``) means a shipped model."""
+    path = Path(path)
+    if not path.exists() and path.parent == Path(".") and (shipped_models_dir() / f"{path.stem}.json").exists():
+        path = shipped_models_dir() / f"{path.stem}.json"
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        shipped = ", ".join(sorted(p.stem for p in shipped_models_dir().glob("*.json")))
+        raise CosimError(f"{path}: no such model file; shipped models: {shipped}") from None
+    except json.JSONDecodeError as err:
+        raise CosimError(f"{path}:{err.lineno}: model file is not valid JSON ({err.msg})") from None
+    return _parse(path, data)
+
+
+def _parse(path: Path, data: Any) -> Model:
+    def need(obj: dict, key: str, where: str) -> Any:
+        if not isinstance(obj, dict) or key not in obj:
+            raise CosimError(f"{path}: {where} has no '{key}'; see models/README.md for the model file schema")
+        return obj[key]
+
+    def number(obj: dict, key: str, where: str) -> float:
+        value = need(obj, key, where)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise CosimError(f"{path}: {where} '{key}' must be a finite number, not {value!r}")
+        return float(value)
+
+    if need(data, "schema", "the file") != SCHEMA:
+        raise CosimError(f"{path}: schema is {data.get('schema')!r}; cosim reads '{SCHEMA}'")
+    dynamic = []
+    for i, t in enumerate(need(data, "dynamic_terms", "the file")):
+        where = f"dynamic_terms[{i}]"
+        events = need(t, "events", where)
+        if not isinstance(events, dict) or not events:
+            raise CosimError(f"{path}: {where} 'events' must map event codes to weights, e.g. {{\"0x11\": 1}}")
+        dynamic.append(
+            DynamicTerm(
+                name=str(need(t, "name", where)),
+                events={str(k).lower(): float(v) for k, v in events.items()},
+                coefficient=number(t, "coefficient", f"{where} ({t.get('name', '?')})"),
+            )
+        )
+    static = []
+    for i, t in enumerate(need(data, "static_terms", "the file")):
+        where = f"static_terms[{i}] ({t.get('name', '?') if isinstance(t, dict) else '?'})"
+        static.append(
+            StaticTerm(
+                name=str(need(t, "name", where)),
+                f_exp=int(number(t, "f_exp", where)),
+                v_exp=int(number(t, "v_exp", where)),
+                coefficient=number(t, "coefficient", where),
+            )
+        )
+    vf = need(data, "vf_table", "the file")
+    points = need(vf, "points_mhz_v", "vf_table")
+    try:
+        vf_points = tuple(sorted((float(f), float(v)) for f, v in points))
+    except (TypeError, ValueError):
+        raise CosimError(f"{path}: vf_table.points_mhz_v must be a list of [freq_mhz, voltage_v] pairs") from None
+    if not vf_points:
+        raise CosimError(f"{path}: vf_table.points_mhz_v is empty; the model needs its training voltages")
+    training = need(data, "training", "the file")
+    train_f = tuple(float(x) for x in need(training, "freq_mhz", "training"))
+    train_v = tuple(float(x) for x in need(training, "voltage_v", "training"))
+    ser = data.get("fit", {}).get("ser_w")
+    return Model(
+        name=str(need(data, "name", "the file")),
+        path=str(path),
+        component=str(data.get("component", "")),
+        cores_per_cluster=int(number(data, "cores_per_cluster", "the file")),
+        event_names={str(k).lower(): v for k, v in data.get("events", {}).items()},
+        dynamic=tuple(dynamic),
+        static=tuple(static),
+        vf_points=vf_points,
+        train_freq_mhz=(min(train_f), max(train_f)),
+        train_voltage_v=(min(train_v), max(train_v)),
+        ser_w=float(ser) if isinstance(ser, (int, float)) else None,
+        raw=data,
+    )
+
+
+def operating_point(model: Model, freq_mhz: np.ndarray, voltage_v: float | None = None) -> OperatingPoint:
+    """Voltage for each epoch's frequency [MHz]: the user's ``voltage_v``, else the model's V-f table.
+
+    Between table points the voltage is interpolated linearly, beyond them
+    extrapolated from the two nearest points; both are flagged, never silent.
+    """
+    f = np.asarray(freq_mhz, dtype=float)
+    table_f = np.array([p[0] for p in model.vf_points])
+    table_v = np.array([p[1] for p in model.vf_points])
+    nearest = np.abs(f[:, None] - table_f[None, :]).min(axis=1)
+    in_table = nearest <= _FREQ_TOL_MHZ
+    if voltage_v is not None:
+        v = np.full(f.shape, float(voltage_v))
+        not_in_table = np.zeros(f.shape, dtype=bool)
+    else:
+        v = _interp_extrap(f, table_f, table_v)
+        not_in_table = ~in_table
+    lo_f, hi_f = model.train_freq_mhz
+    lo_v, hi_v = model.train_voltage_v
+    return OperatingPoint(
+        voltage_v=v,
+        freq_outside_training=(f < lo_f - _FREQ_TOL_MHZ) | (f > hi_f + _FREQ_TOL_MHZ),
+        voltage_outside_training=(v < lo_v - 1e-9) | (v > hi_v + 1e-9),
+        voltage_not_in_table=not_in_table,
+    )
+
+
+def _interp_extrap(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
+    if len(xp) == 1:
+        return np.full(x.shape, fp[0])
+    y = np.interp(x, xp, fp)
+    lo, hi = x < xp[0], x > xp[-1]
+    y[lo] = fp[0] + (x[lo] - xp[0]) * (fp[1] - fp[0]) / (xp[1] - xp[0])
+    y[hi] = fp[-1] + (x[hi] - xp[-1]) * (fp[-1] - fp[-2]) / (xp[-1] - xp[-2])
+    return y

@@ -1,0 +1,81 @@
+"""Writing results: atomic CSV/Parquet files and the stacked power plot."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from cosim.errors import CosimError
+
+
+def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
+    """Run ``write(tmp)`` on a temporary file beside ``path``, then rename it onto ``path``.
+
+    Readers never see a half-written file, and a failed write leaves any old file intact.
+    """
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        raise CosimError(f"{path}: folder {path.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_table(df: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``df`` as CSV, or as Parquet when ``path`` ends in ``.parquet`` (needs pyarrow)."""
+    path = Path(path)
+    if path.suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise CosimError(f"{path}: Parquet needs pyarrow; pip install 'cosim[parquet]' or write .csv") from None
+        return write_atomic(path, lambda tmp: df.to_parquet(tmp, index=False))
+    return write_atomic(path, lambda tmp: df.to_csv(tmp, index=False, float_format="%.9g"))
+
+
+def plot_timeline(timeline: pd.DataFrame, path: str | Path, *, title: str = "") -> Path:
+    """Stacked per-cluster power over simulated time, with the +-2*SER interval band of the total."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    clusters = list(dict.fromkeys(timeline["cluster"]))
+    wide = timeline.pivot_table(index=["epoch", "start_s", "end_s"], columns="cluster", values="power_w", sort=True)
+    wide = wide[clusters].reset_index()
+    fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
+    # a step plot: each epoch's power is constant from its start to its end
+    span_s = wide["end_s"].to_numpy()[-1]
+    unit, scale = next((u, k) for u, k in (("s", 1.0), ("ms", 1e3), ("µs", 1e6), ("ns", 1e9)) if span_s * k >= 1 or u == "ns")
+    edges = np.append(wide["start_s"].to_numpy(), span_s) * scale
+    base = np.zeros(len(wide))
+    for name in clusters:
+        values = wide[name].to_numpy()
+        model = timeline.loc[timeline["cluster"] == name, "model"].iloc[0]
+        ax.stairs(base + values, edges, baseline=base, fill=True, alpha=0.75, label=f"{name} ({model})")
+        base = base + values
+    half = timeline.assign(half=(timeline["power_hi_w"] - timeline["power_w"]) ** 2).groupby("epoch")["half"].sum() ** 0.5
+    if (half.to_numpy() > 0).any():
+        ax.stairs(base + half.to_numpy(), edges, baseline=base - half.to_numpy(), fill=True, color="k", alpha=0.15, label="total ±2·SER")
+    flagged = timeline.groupby("epoch")["flags"].apply(lambda s: any("outside" in f or "not_in" in f for f in s))
+    if flagged.any():
+        ax.plot([], [], " ", label="(some epochs extrapolated: see flags column)")
+    ax.set_xlabel(f"simulated time [{unit}]")
+    ax.set_ylabel("power [W]")
+    ax.set_title(title or "cosim power timeline")
+    ax.legend(loc="upper right", fontsize="small")
+    ax.set_ylim(bottom=0)
+    write_atomic(path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png", dpi=120))
+    plt.close(fig)
+    return Path(path)

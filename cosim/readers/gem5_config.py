@@ -1,0 +1,277 @@
+"""Reader for gem5 ``config.ini`` / ``config.json``: CPUs, clusters, clocks, voltages, caches.
+
+Both formats are flattened to one form, ``{object path: {param: text}}`` with
+config.ini's text conventions (lists space-separated, ports as their peers), so
+the rest of the module does not care which file it came from.
+
+A *cluster* is a set of CPUs sharing one clock domain, which is how gem5's
+big.LITTLE configs express a DVFS domain.  Frequencies come from the clock
+domain's period in ticks and the simulation tick rate.  gem5 configs usually leave
+voltage domains at their 1.0 V default, so the voltages read here are reported but
+never used for power unless the user asks: the model's V-f table decides.
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cosim.errors import CosimError
+
+DEFAULT_TICKS_PER_S = 1e12
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """CPUs sharing one clock domain, with the caches their PMU events refer to."""
+
+    name: str
+    cpus: tuple[str, ...]  # CPU object paths, e.g. "system.bigCluster.cpus0"
+    clk_domain: str
+    periods_ticks: tuple[int, ...]  # every clock of the domain (several for DVFS)
+    init_perf_level: int
+    ticks_per_s: float
+    voltage_domain: str | None
+    config_voltages_v: tuple[float, ...]  # as configured; often gem5's 1.0 V default
+    l1d: dict[str, str] = field(default_factory=dict)  # CPU path -> L1D path
+    l1i: dict[str, str] = field(default_factory=dict)
+    l2: dict[str, str] = field(default_factory=dict)  # CPU path -> first cache below its L1D
+    cache_bytes: dict[str, int] = field(default_factory=dict)
+    l2_sharers: dict[str, int] = field(default_factory=dict)  # L2 path -> CPUs (in the whole system) using it
+
+    def sharers(self, cache: str) -> int:
+        """How many CPUs share ``cache``; a cache named by convention only is taken as shared by the cluster."""
+        if cache in self.l2_sharers:
+            return self.l2_sharers[cache]
+        return 1 if any(cache.startswith(cpu + ".") for cpu in self.cpus) else len(self.cpus)
+
+    @property
+    def freqs_mhz(self) -> tuple[float, ...]:
+        """All frequencies of the clock domain [MHz]."""
+        return tuple(self.ticks_per_s / p / 1e6 for p in self.periods_ticks)
+
+    @property
+    def freq_mhz(self) -> float:
+        """The configured (initial) frequency [MHz]."""
+        return self.freqs_mhz[min(self.init_perf_level, len(self.periods_ticks) - 1)]
+
+    @property
+    def n_cpus(self) -> int:
+        return len(self.cpus)
+
+
+@dataclass
+class Gem5Config:
+    """A parsed gem5 configuration."""
+
+    path: str
+    objects: dict[str, dict[str, str]]
+    ticks_per_s: float = DEFAULT_TICKS_PER_S
+
+    @property
+    def cpus(self) -> list[str]:
+        """Paths of the active CPUs (switched-out and checker CPUs left out)."""
+        return [
+            path
+            for path, params in self.objects.items()
+            if _is_cpu_type(params.get("type", "")) and params.get("switched_out", "false").lower() != "true"
+        ]
+
+    def clusters(self) -> dict[str, Cluster]:
+        """CPUs grouped by clock domain, named after the domain's parent (``system.bigCluster`` -> ``bigCluster``)."""
+        groups: dict[str, list[str]] = {}
+        for cpu in self.cpus:
+            groups.setdefault(self._clk_domain_of(cpu), []).append(cpu)
+        out = {}
+        for domain, cpus in groups.items():
+            name = _cluster_name(domain, cpus)
+            out[name] = self._cluster(name, cpus)
+        return out
+
+    def cluster(self, name: str, prefix: str) -> Cluster:
+        """The CPUs whose path starts with ``prefix`` (e.g. ``system.bigCluster``), as one cluster."""
+        cpus = [c for c in self.cpus if c == prefix or c.startswith(prefix + ".") or _vector_child(c, prefix)]
+        if not cpus:
+            known = ", ".join(sorted(self.cpus)) or "none"
+            raise CosimError(
+                f"{self.path}: no CPU under '{prefix}' for cluster '{name}'; CPUs in this config: {known}"
+            )
+        domains = {self._clk_domain_of(c) for c in cpus}
+        if len(domains) > 1:
+            raise CosimError(
+                f"{self.path}: CPUs under '{prefix}' use several clock domains ({', '.join(sorted(domains))}); "
+                "give one --cluster per clock domain"
+            )
+        return self._cluster(name, cpus)
+
+    def _cluster(self, name: str, cpus: list[str]) -> Cluster:
+        domain = self._clk_domain_of(cpus[0])
+        periods, level = self._clock(domain)
+        vdomain = self.objects.get(domain, {}).get("voltage_domain")
+        volts = tuple(float(v) for v in self.objects.get(vdomain or "", {}).get("voltage", "").split())
+        l1d = {c: p for c in cpus if (p := self._peer_object(c, "dcache_port"))}
+        l1i = {c: p for c in cpus if (p := self._peer_object(c, "icache_port"))}
+        l2 = {c: p for c in cpus if (p := self._cache_below(l1d.get(c)))}
+        all_l2 = [self._cache_below(self._peer_object(c, "dcache_port")) for c in self.cpus]
+        sharers = {p: all_l2.count(p) for p in set(l2.values())}
+        caches = set(l1d.values()) | set(l1i.values()) | set(l2.values())
+        sizes = {c: int(self.objects[c]["size"]) for c in caches if self.objects.get(c, {}).get("size", "").isdigit()}
+        return Cluster(
+            name=name,
+            cpus=tuple(cpus),
+            clk_domain=domain,
+            periods_ticks=periods,
+            init_perf_level=level,
+            ticks_per_s=self.ticks_per_s,
+            voltage_domain=vdomain,
+            config_voltages_v=volts,
+            l1d=l1d,
+            l1i=l1i,
+            l2=l2,
+            cache_bytes=sizes,
+            l2_sharers=sharers,
+        )
+
+    def _clk_domain_of(self, cpu: str) -> str:
+        # gem5 before clock domains (~2013) gave each object its own 'clock'
+        params = self.objects[cpu]
+        return params.get("clk_domain") or (cpu if "clock" in params else "")
+
+    def _clock(self, domain: str) -> tuple[tuple[int, ...], int]:
+        params = self.objects.get(domain)
+        if params is None:
+            raise CosimError(f"{self.path}: clock domain '{domain}' is not in the config")
+        if "clock" in params:  # SrcClockDomain: one period, or one per DVFS level
+            periods = tuple(int(float(p)) for p in params["clock"].split())
+            return periods, int(params.get("init_perf_level", "0") or 0)
+        if "clk_divider" in params:  # DerivedClockDomain
+            parent, level = self._clock(params["clk_domain"])
+            div = int(params["clk_divider"])
+            return tuple(p * div for p in parent), level
+        raise CosimError(f"{self.path}: clock domain '{domain}' has neither 'clock' nor 'clk_divider'")
+
+    def _peer_object(self, path: str, port: str) -> str | None:
+        peers = self.objects.get(path, {}).get(port, "").split()
+        return _port_owner(peers[0]) if peers else None
+
+    def _cache_below(self, cache: str | None) -> str | None:
+        """The first cache below ``cache``: follow its mem_side through crossbars to a cache's cpu_side."""
+        if cache is None:
+            return None
+        frontier = [_port_owner(p) for p in self.objects.get(cache, {}).get("mem_side", "").split()]
+        seen = {cache}
+        for _ in range(4):
+            nxt = []
+            for obj in frontier:
+                if obj in seen:
+                    continue
+                seen.add(obj)
+                params = self.objects.get(obj, {})
+                if "Cache" in params.get("type", ""):
+                    return obj
+                # a crossbar: the caches below it are attached by their cpu_side port
+                nxt += [_port_owner(p) for v in params.values() for p in v.split() if _is_cpu_side(p)]
+            frontier = nxt
+        return None
+
+
+def read_config(path: str | Path, *, ticks_per_s: float = DEFAULT_TICKS_PER_S) -> Gem5Config:
+    """Read gem5's ``config.ini`` or ``config.json``.
+
+    ``ticks_per_s`` is the simulation tick rate (``simFreq`` in stats.txt; gem5's
+    default is 1e12), needed to turn clock periods into frequencies.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise CosimError(f"{path}: no such file; give config.ini or config.json from gem5's output directory") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise CosimError(f"{path}: cannot read ({err})") from None
+    if not text.strip():
+        raise CosimError(f"{path}: empty config file")
+    if path.suffix == ".json" or text.lstrip().startswith("{"):
+        objects = _flatten_json(path, text)
+    else:
+        objects = _parse_ini(path, text)
+    if not objects:
+        raise CosimError(f"{path}: no SimObjects found; is this a gem5 config.ini/config.json?")
+    return Gem5Config(path=str(path), objects=objects, ticks_per_s=ticks_per_s)
+
+
+def _parse_ini(path: Path, text: str) -> dict[str, dict[str, str]]:
+    parser = configparser.RawConfigParser(delimiters=("=",), strict=False, interpolation=None)
+    parser.optionxform = str  # keep gem5's case
+    try:
+        parser.read_string(text, source=str(path))
+    except configparser.Error as err:
+        msg = str(err).splitlines()[0]
+        raise CosimError(f"{path}: not a gem5 config.ini ({msg})") from None
+    return {section: dict(parser.items(section)) for section in parser.sections()}
+
+
+def _flatten_json(path: Path, text: str) -> dict[str, dict[str, str]]:
+    try:
+        tree = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise CosimError(f"{path}:{err.lineno}: not valid JSON ({err.msg})") from None
+    objects: dict[str, dict[str, str]] = {}
+
+    def visit(node: dict) -> None:
+        params: dict[str, str] = {}
+        children = []
+        for key, value in node.items():
+            if isinstance(value, dict) and "path" in value:
+                children.append(value)
+            elif isinstance(value, list) and value and all(isinstance(v, dict) and "path" in v for v in value):
+                children += value
+            elif isinstance(value, dict) and "peer" in value:  # a port
+                peer = value["peer"]
+                params[key] = " ".join(peer) if isinstance(peer, list) else str(peer)
+            elif isinstance(value, list):
+                params[key] = " ".join(_ini_text(v) for v in value)
+            elif key != "path":
+                params[key] = _ini_text(value)
+        objects[node["path"]] = params
+        for child in children:
+            visit(child)
+
+    if not isinstance(tree, dict) or "path" not in tree:
+        raise CosimError(f"{path}: JSON has no top-level SimObject with a 'path'; is this gem5's config.json?")
+    visit(tree)
+    return objects
+
+
+def _ini_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return str(value.get("path", value))
+    return str(value)
+
+
+def _is_cpu_type(type_name: str) -> bool:
+    return type_name.endswith("CPU") and "Checker" not in type_name
+
+
+def _is_cpu_side(peer: str) -> bool:
+    return re.search(r"\.cpu_side(_port)?(\[\d+\])?$", peer) is not None
+
+
+def _port_owner(peer: str) -> str:
+    """``system.cpu0.dcache.cpu_side`` or ``system.toL2Bus.slave[1]`` -> the object path."""
+    return peer.rsplit(".", 1)[0]
+
+
+def _vector_child(cpu: str, prefix: str) -> bool:
+    # gem5 names vector elements cpus0, cpus1, ...: prefix "system.cluster.cpus" matches them.
+    return re.fullmatch(re.escape(prefix) + r"\d+(\..*)?", cpu) is not None
+
+
+def _cluster_name(domain: str, cpus: list[str]) -> str:
+    parent = domain.rsplit(".", 1)[0] if domain.endswith(".clk_domain") else domain
+    name = parent.rsplit(".", 1)[-1]
+    return name if name and name != "system" else domain.rsplit(".", 1)[-1] or cpus[0]

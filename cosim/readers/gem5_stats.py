@@ -1,0 +1,328 @@
+"""Reader for gem5 ``stats.txt``: one DataFrame row per stats dump (epoch).
+
+The file is streamed in chunks, so memory grows with the number of dumps kept,
+never with the size of the text.  Each dump block between the Begin/End marker
+lines is tokenised by a small C scanner (``_statscan``) when it was built, or by
+the equivalent pure-Python :func:`_scan_block_py`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from cosim.errors import CosimError, CosimWarning
+
+try:  # the optional C scanner; see setup.py
+    from cosim.readers._statscan import scan_block as _scan_block_c
+except ImportError:  # pragma: no cover - depends on the build
+    _scan_block_c = None
+
+# gem5 >= v20 may append ": <message>" to the markers, so match by prefix.
+BEGIN_MARKER = b"---------- Begin Simulation Statistics"
+END_MARKER = b"---------- End Simulation Statistics"
+_MARKER_LINE = b"\n---------- "
+
+# Simulation-level stats in both naming generations (before and from v20.1).
+SIM_STATS = {
+    "sim_seconds": ("sim_seconds", "simSeconds"),
+    "sim_ticks": ("sim_ticks", "simTicks"),
+    "final_tick": ("final_tick", "finalTick"),
+    "sim_freq": ("sim_freq", "simFreq"),
+    "sim_insts": ("sim_insts", "simInsts"),
+}
+DEFAULT_TICKS_PER_S = 1e12  # gem5's default global frequency
+
+_CHUNK_BYTES = 1 << 22
+
+
+@dataclass
+class DroppedDump:
+    """A dump that could not be used, and why."""
+
+    dump: int  # 0-based index of the dump in the file
+    line: int  # 1-based line in the file
+    reason: str
+
+
+@dataclass
+class StatsMeta:
+    """What :func:`read_stats` learnt about the file besides the values."""
+
+    path: str
+    generation: str  # "pre-v20.1" (snake_case) or "v20.1+" (camelCase)
+    ticks_per_s: float
+    dumps_in_file: int  # Begin markers seen
+    dropped: list[DroppedDump] = field(default_factory=list)
+    scanner: str = "c"
+
+
+def read_stats(
+    path: str | Path,
+    *,
+    stats: Iterable[str] | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Read every dump of a gem5 ``stats.txt``.
+
+    Parameters
+    ----------
+    path
+        The ``stats.txt`` file.
+    stats
+        Optional full stat names to keep (much faster on big files).  The
+        simulation-level stats are always kept.
+    progress
+        Show a tqdm progress bar, if tqdm is installed.
+
+    Returns
+    -------
+    DataFrame with one row per complete dump: every stat as a float column (a
+    stat absent from a dump is 0 there, as gem5 leaves out zero stats; ``nan``
+    and ``inf`` are kept), plus ``epoch`` (dump index in the file),
+    ``start_tick``, ``end_tick`` [tick] and ``duration_s`` [s] computed from the
+    tick counts, not the rounded ``simSeconds``.  ``df.attrs["gem5"]`` holds a
+    :class:`StatsMeta`.
+
+    Raises
+    ------
+    CosimError
+        Missing or empty file, or no complete dump in it.
+    """
+    path = Path(path)
+    wanted = None
+    if stats is not None:
+        wanted = set(stats)
+        for names in SIM_STATS.values():
+            wanted.update(names)
+
+    reader = _DumpReader(path, wanted, progress)
+    rows, columns = reader.run()
+    meta = reader.meta
+    if not rows:
+        reasons = "; ".join(f"line {d.line}: {d.reason}" for d in meta.dropped[:3])
+        raise CosimError(f"{path}: no complete stats dump could be read ({reasons})")
+
+    matrix = np.zeros((len(rows), len(columns)))
+    for i, (cols, values) in enumerate(rows):
+        matrix[i, cols] = values
+    df = pd.DataFrame(matrix, columns=list(columns))
+    df.insert(0, "epoch", np.array(reader.kept_dumps, dtype=np.int64))
+    _add_time_columns(df, meta)
+    df.attrs["gem5"] = meta
+    return df
+
+
+def stats_meta(df: pd.DataFrame) -> StatsMeta:
+    """The :class:`StatsMeta` that :func:`read_stats` attached to ``df``."""
+    return df.attrs["gem5"]
+
+
+def sim_stat(df: pd.DataFrame, key: str) -> pd.Series | None:
+    """A simulation-level stat (``key`` in :data:`SIM_STATS`) in either naming generation."""
+    for name in SIM_STATS[key]:
+        if name in df.columns:
+            return df[name]
+    return None
+
+
+def _add_time_columns(df: pd.DataFrame, meta: StatsMeta) -> None:
+    ticks = sim_stat(df, "sim_ticks")
+    if ticks is None:
+        raise CosimError(f"{meta.path}: no sim_ticks/simTicks stat, so epoch lengths are unknown")
+    final = sim_stat(df, "final_tick")
+    # periodicStatDump resets stats after each dump: a dump covers simTicks up to finalTick.
+    end = final if final is not None else ticks.cumsum()
+    df["end_tick"] = end.to_numpy(dtype=np.int64)
+    df["start_tick"] = (end - ticks).to_numpy(dtype=np.int64)
+    df["duration_s"] = ticks.to_numpy() / meta.ticks_per_s
+
+
+class _DumpReader:
+    """Splits the file into dump blocks as it streams and scans each block."""
+
+    def __init__(self, path: Path, wanted: set[str] | None, progress: bool) -> None:
+        self.path = path
+        self.wanted = wanted
+        self.progress = progress
+        self.scan: Callable = _scan_block_c or _scan_block_py
+        self.meta = StatsMeta(
+            path=str(path),
+            generation="unknown",
+            ticks_per_s=DEFAULT_TICKS_PER_S,
+            dumps_in_file=0,
+            scanner="c" if _scan_block_c else "python",
+        )
+        self.columns: dict[str, int] = {}
+        self.rows: list[tuple[np.ndarray, np.ndarray]] = []
+        self.kept_dumps: list[int] = []
+        self._last_names: list[str] | None = None
+        self._last_cols: np.ndarray | None = None
+
+    def run(self) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict[str, int]]:
+        try:
+            f = open(self.path, "rb")
+        except FileNotFoundError:
+            raise CosimError(f"{self.path}: no such file; give the stats.txt from gem5's output directory (m5out/)") from None
+        except OSError as err:
+            raise CosimError(f"{self.path}: cannot read ({err.strerror})") from None
+        with f:
+            size = self.path.stat().st_size
+            if size == 0:
+                raise CosimError(f"{self.path}: empty file; did gem5 exit before its first stats dump?")
+            bar = _progress_bar(size, self.path.name) if self.progress else None
+            self._stream(f, bar)
+            if bar is not None:
+                bar.close()
+        if self.meta.dumps_in_file == 0:
+            raise CosimError(
+                f"{self.path}: no '---------- Begin Simulation Statistics' line; is this a gem5 stats.txt?"
+            )
+        self._finish_meta()
+        return self.rows, self.columns
+
+    def _stream(self, f, bar) -> None:
+        # Markers are found with one bytes.find per marker line; file line numbers
+        # are only counted (by _line_at) when something has to be reported.
+        buf = b"\n"  # a virtual newline so a marker on the first line is found too
+        base = -1  # file offset of buf[0]
+        scan = 0  # where the next marker search starts in buf
+        dump_start: int | None = None  # buf offset of the current dump's Begin line
+        eof = False
+        while not eof:
+            chunk = f.read(_CHUNK_BYTES)
+            if bar is not None:
+                bar.update(len(chunk))
+            eof = not chunk
+            keep = min(scan, dump_start) if dump_start is not None else scan
+            keep = max(0, keep - 1)  # the "\n" before a marker at `scan`
+            buf, base, scan = buf[keep:] + chunk, base + keep, scan - keep
+            if dump_start is not None:
+                dump_start -= keep
+            while True:
+                hit = buf.find(_MARKER_LINE, scan)
+                if hit < 0:
+                    scan = max(scan, len(buf) - len(_MARKER_LINE))
+                    break
+                line_end = buf.find(b"\n", hit + 1)
+                if line_end < 0 and not eof:
+                    scan = hit
+                    break  # marker line not complete yet
+                scan = hit + 1
+                if buf.startswith(BEGIN_MARKER, hit + 1):
+                    if dump_start is not None:
+                        self._drop(base + dump_start, "dump has no End marker (cut off), skipped")
+                    self.meta.dumps_in_file += 1
+                    dump_start = hit + 1
+                elif buf.startswith(END_MARKER, hit + 1) and dump_start is not None:
+                    body = buf.index(b"\n", dump_start) + 1
+                    self._dump(buf[body:hit], base + body)
+                    dump_start = None
+        if dump_start is not None:
+            self._drop(base + dump_start, "last dump is truncated (gem5 killed mid-dump?); every complete dump was kept")
+
+    def _line_at(self, offset: int) -> int:
+        """1-based line number of file byte ``offset`` (only called to report a problem)."""
+        with open(self.path, "rb") as f:
+            return f.read(offset).count(b"\n") + 1
+
+    def _drop(self, offset: int, reason: str) -> None:
+        dump = self.meta.dumps_in_file - 1
+        line = self._line_at(offset)
+        self.meta.dropped.append(DroppedDump(dump=dump, line=line, reason=reason))
+        warnings.warn(CosimWarning(f"{self.path}:{line}: dump {dump}: {reason}"), stacklevel=5)
+
+    def _dump(self, block: bytes, offset: int) -> None:
+        names, values, bad = self.scan(block, self.wanted, self._last_names)
+        if bad >= 0:
+            lines = block.split(b"\n")
+            text = lines[bad].decode("utf-8", "replace").strip()
+            bad_offset = offset + sum(len(x) + 1 for x in lines[:bad])
+            self._drop(bad_offset, f"unreadable line {text[:60]!r} (expected '<stat> <value> ...'), dump skipped")
+            return
+        if names is not self._last_names and names != self._last_names:
+            self._last_names = names
+            self._last_cols = np.fromiter(
+                (self.columns.setdefault(n, len(self.columns)) for n in names), dtype=np.intp, count=len(names)
+            )
+        self.rows.append((self._last_cols, np.frombuffer(values, dtype=np.float64)))
+        self.kept_dumps.append(self.meta.dumps_in_file - 1)
+
+    def _finish_meta(self) -> None:
+        cols = self.columns
+        if "simSeconds" in cols or "simTicks" in cols:
+            self.meta.generation = "v20.1+"
+        elif "sim_seconds" in cols or "sim_ticks" in cols:
+            self.meta.generation = "pre-v20.1"
+        for name in SIM_STATS["sim_freq"]:
+            if name in cols and self.rows:
+                cols_idx, values = self.rows[0]
+                hit = np.flatnonzero(cols_idx == cols[name])
+                if hit.size and math.isfinite(values[hit[0]]) and values[hit[0]] > 0:
+                    self.meta.ticks_per_s = float(values[hit[0]])
+
+
+def _progress_bar(total: int, desc: str):
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="B", unit_scale=True, desc=desc, leave=False)
+
+
+# --- pure-Python scanner: same contract as _statscan.scan_block ------------------
+
+_FIELDS = re.compile(rb"[ \t\r]*([^ \t\r]+)(?:[ \t\r]+([^ \t\r]+))?")
+_NUMBER = re.compile(r"[0-9.eE+-]+")
+_SPECIAL = {"nan": math.nan, "inf": math.inf, "infinity": math.inf}
+
+
+def _parse_value(tok: str) -> float | None:
+    if tok == "no_value":
+        return math.nan
+    body = tok[1:] if tok[:1] in "+-" else tok
+    special = _SPECIAL.get(body.lower())
+    if special is not None:
+        return -special if tok[0] == "-" else special
+    if not _NUMBER.fullmatch(tok):
+        return None
+    try:
+        return float(tok)
+    except ValueError:
+        return None
+
+
+def _scan_block_py(
+    block: bytes, wanted: set[str] | None, prev: list[str] | None = None
+) -> tuple[list[str], bytes, int]:
+    """Scan a dump block: names, float64 values as bytes, index of first bad line or -1.
+
+    ``prev`` (the previous dump's names) only speeds up the C scanner; it is ignored here.
+    """
+    names: list[str] = []
+    values = array("d")
+    for i, raw in enumerate(block.split(b"\n")):
+        m = _FIELDS.match(raw)
+        if m is None:
+            continue  # blank line
+        tok = m.group(2)
+        if tok is None or len(tok) >= 64:
+            return names, values.tobytes(), i
+        name = m.group(1).decode("utf-8", "replace")
+        if wanted is not None and name not in wanted:
+            continue
+        value = _parse_value(tok.decode("ascii", "replace"))
+        if value is None:
+            return names, values.tobytes(), i
+        names.append(name)
+        values.append(value)
+    return names, values.tobytes(), -1

@@ -1,0 +1,189 @@
+"""Per-epoch, per-cluster power and energy timeline from a gem5 run.
+
+One row per (epoch, cluster): operating point, dynamic/static/total power [W],
+a +-2*SER prediction interval where the model has an SER, energy [J], each
+dynamic term's power [W], the model inputs, and flags for everything that was
+substituted or extrapolated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from cosim.counters.pmc import event_rates
+from cosim.errors import CosimError, CosimWarning
+from cosim.models.modelfile import Model, operating_point
+from cosim.models.walker import cluster_power_w
+from cosim.readers.gem5_config import Cluster, Gem5Config
+from cosim.readers.gem5_stats import StatsMeta
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Which CPUs form a cluster and which model prices them."""
+
+    name: str
+    path: str | None  # CPU path prefix in the config (``system.bigCluster``); None: the clock-domain cluster `name`
+    model: Model
+    voltage_v: float | None = None  # user-supplied voltage [V]; None: the model's V-f table
+
+
+def resolve_cluster(config: Gem5Config, spec: ClusterSpec, ticks_per_s: float) -> Cluster:
+    """The config's :class:`Cluster` for ``spec``, with frequencies at the run's tick rate."""
+    if spec.path is not None:
+        cluster = config.cluster(spec.name, spec.path)
+    else:
+        auto = config.clusters()
+        if spec.name not in auto:
+            raise CosimError(
+                f"{config.path}: no cluster '{spec.name}'; clusters by clock domain: {', '.join(auto) or 'none'} "
+                "(or name CPUs with --cluster NAME=PATH)"
+            )
+        cluster = auto[spec.name]
+    return dataclasses.replace(cluster, ticks_per_s=ticks_per_s)
+
+
+def power_timeline(
+    stats: pd.DataFrame,
+    config: Gem5Config,
+    clusters: Sequence[ClusterSpec],
+    *,
+    strict: bool = False,
+) -> pd.DataFrame:
+    """Power and energy per epoch and cluster.
+
+    Parameters
+    ----------
+    stats
+        :func:`cosim.read_stats` output.
+    config
+        :func:`cosim.read_config` output for the same run.
+    clusters
+        One :class:`ClusterSpec` per CPU cluster to price.
+    strict
+        Refuse (:class:`CosimError`) an epoch whose frequency is not in the
+        model's V-f table or outside its training range, instead of flagging it.
+
+    Returns
+    -------
+    Long DataFrame, one row per (epoch, cluster); columns documented in README.md.
+    """
+    meta: StatsMeta = stats.attrs["gem5"]
+    frames = [_cluster_timeline(stats, meta, resolve_cluster(config, spec, meta.ticks_per_s), spec, strict) for spec in clusters]
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs["gem5"] = meta
+    return out.sort_values(["epoch", "cluster"], kind="stable", ignore_index=True)
+
+
+def _cluster_timeline(stats: pd.DataFrame, meta: StatsMeta, cluster: Cluster, spec: ClusterSpec, strict: bool) -> pd.DataFrame:
+    model = spec.model
+    freq = _frequency_mhz(stats, cluster)
+    op = operating_point(model, freq, spec.voltage_v)
+    _check_operating_point(cluster, model, freq, op, spec, strict)
+    rates = event_rates(
+        stats,
+        cluster,
+        model.events,
+        generation=meta.generation,
+        cores_per_cluster=model.cores_per_cluster,
+        freq_mhz=freq,
+    )
+    power = cluster_power_w(rates.eph, freq, op.voltage_v, model.dynamic, model.static)
+    duration = stats["duration_s"].to_numpy()
+    out = pd.DataFrame(
+        {
+            "epoch": stats["epoch"].to_numpy(),
+            "cluster": cluster.name,
+            "model": model.name,
+            "start_s": stats["start_tick"].to_numpy() / meta.ticks_per_s,
+            "end_s": stats["end_tick"].to_numpy() / meta.ticks_per_s,
+            "duration_s": duration,
+            "n_cpus": cluster.n_cpus,
+            "freq_mhz": freq,
+            "voltage_v": op.voltage_v,
+            "power_w": power["power_w"],
+            "dynamic_w": power["dynamic_w"],
+            "static_w": power["static_w"],
+        }
+    )
+    half = 2.0 * model.ser_w if model.ser_w is not None else np.nan
+    out["power_lo_w"] = out["power_w"] - half
+    out["power_hi_w"] = out["power_w"] + half
+    out["energy_j"] = out["power_w"] * duration
+    for key, values in power.items():
+        if key.startswith("term_"):
+            out[key] = values
+    for event in model.events:
+        out[f"eph_{event}"] = rates.eph[event].to_numpy()
+    nan_input = ~np.isfinite(out["power_w"].to_numpy())
+    out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training
+    for event in sorted(rates.substitutes):
+        out[f"subst_{event}"] = True
+    out["flags"] = _flag_text(op, rates.substitutes, nan_input, model, cluster)
+    if nan_input.any():
+        bad = ", ".join(str(e) for e in out["epoch"][nan_input][:5])
+        warnings.warn(CosimWarning(f"cluster '{cluster.name}': nan/inf in the inputs of epoch(s) {bad}; their power is nan"), stacklevel=3)
+    return out
+
+
+def _frequency_mhz(stats: pd.DataFrame, cluster: Cluster) -> np.ndarray:
+    """Per-epoch frequency [MHz]: the clock-domain period dumped in stats.txt (follows DVFS), else the config's."""
+    column = f"{cluster.clk_domain}.clock"
+    freq = np.full(len(stats), cluster.freq_mhz)
+    if column in stats.columns:
+        period = stats[column].to_numpy()
+        ok = np.isfinite(period) & (period > 0)
+        freq[ok] = cluster.ticks_per_s / period[ok] / 1e6
+    return freq
+
+
+def _check_operating_point(cluster: Cluster, model: Model, freq: np.ndarray, op, spec: ClusterSpec, strict: bool) -> None:
+    table = ", ".join(f"{f:g}" for f, _ in model.vf_points)
+    lo_f, hi_f = model.train_freq_mhz
+    lo_v, hi_v = model.train_voltage_v
+    problems = []
+    if op.voltage_not_in_table.any():
+        f = freq[op.voltage_not_in_table][0]
+        problems.append(
+            f"{f:g} MHz is not in the V-f table of {model.name} ({table} MHz), so its voltage "
+            f"{op.voltage_v[op.voltage_not_in_table][0]:.4f} V is interpolated/extrapolated; give --voltage {cluster.name}=V"
+        )
+    if op.freq_outside_training.any():
+        f = freq[op.freq_outside_training][0]
+        problems.append(f"{f:g} MHz is outside the model's training range {lo_f:g}-{hi_f:g} MHz")
+    if op.voltage_outside_training.any():
+        v = op.voltage_v[op.voltage_outside_training][0]
+        problems.append(f"{v:.4f} V is outside the model's training voltages {lo_v:g}-{hi_v:g} V")
+    if cluster.n_cpus > model.cores_per_cluster:
+        problems.append(f"{cluster.n_cpus} CPUs but the model is for a {model.cores_per_cluster}-core cluster")
+    if not problems:
+        return
+    message = f"cluster '{cluster.name}': " + "; ".join(problems)
+    if strict:
+        raise CosimError(message + " (--strict)")
+    warnings.warn(CosimWarning(message + "; affected epochs are flagged"), stacklevel=4)
+
+
+def _flag_text(op, substitutes: dict[str, str], nan_input: np.ndarray, model: Model, cluster: Cluster) -> list[str]:
+    common = [f"subst:{e}" for e in sorted(substitutes)]
+    if cluster.n_cpus > model.cores_per_cluster:
+        common.append("more_cpus_than_model")
+    flags = []
+    for i in range(len(nan_input)):
+        f = []
+        if op.freq_outside_training[i]:
+            f.append("freq_outside_training")
+        if op.voltage_outside_training[i]:
+            f.append("voltage_outside_training")
+        if op.voltage_not_in_table[i]:
+            f.append("voltage_not_in_vf_table")
+        if nan_input[i]:
+            f.append("nan_input")
+        flags.append(";".join(f + common))
+    return flags
