@@ -24,6 +24,7 @@ def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
     os.close(fd)
     try:
         write(Path(tmp))
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -31,9 +32,17 @@ def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
     return path
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_table(df: pd.DataFrame, path: str | Path) -> Path:
     """Write ``df`` as CSV, or as Parquet when ``path`` ends in ``.parquet`` (needs pyarrow)."""
     path = Path(path)
+    df = df.copy(deep=False)
+    df.attrs = {}  # run metadata stays in memory; Parquet would try to serialise it
     if path.suffix == ".parquet":
         try:
             import pyarrow  # noqa: F401

@@ -20,7 +20,9 @@ from cosim.errors import CosimError
 from cosim.models.walker import DynamicTerm, StaticTerm
 
 SCHEMA = "cosim-model/1"
-_FREQ_TOL_MHZ = 0.5  # a gem5 clock period in ticks rounds 1800 MHz to 1800.18 MHz
+# gem5 keeps clock periods in whole ticks: at 1e12 ticks/s 1.8 GHz becomes 556 ticks = 1798.6 MHz.
+# Half a tick is at most 0.2 % at 4 GHz, so frequencies within 0.3 % count as equal.
+_FREQ_REL_TOL = 0.003
 
 
 @dataclass(frozen=True)
@@ -154,19 +156,21 @@ def operating_point(model: Model, freq_mhz: np.ndarray, voltage_v: float | None 
     f = np.asarray(freq_mhz, dtype=float)
     table_f = np.array([p[0] for p in model.vf_points])
     table_v = np.array([p[1] for p in model.vf_points])
-    nearest = np.abs(f[:, None] - table_f[None, :]).min(axis=1)
-    in_table = nearest <= _FREQ_TOL_MHZ
+    in_table = (np.abs(f[:, None] - table_f[None, :]) <= _FREQ_REL_TOL * table_f[None, :]).any(axis=1)
     if voltage_v is not None:
         v = np.full(f.shape, float(voltage_v))
         not_in_table = np.zeros(f.shape, dtype=bool)
     else:
         v = _interp_extrap(f, table_f, table_v)
+        # a table frequency reached through tick rounding gets exactly its table voltage
+        nearest = np.abs(f[:, None] - table_f[None, :]).argmin(axis=1)
+        v[in_table] = table_v[nearest[in_table]]
         not_in_table = ~in_table
     lo_f, hi_f = model.train_freq_mhz
     lo_v, hi_v = model.train_voltage_v
     return OperatingPoint(
         voltage_v=v,
-        freq_outside_training=(f < lo_f - _FREQ_TOL_MHZ) | (f > hi_f + _FREQ_TOL_MHZ),
+        freq_outside_training=(f < lo_f * (1 - _FREQ_REL_TOL)) | (f > hi_f * (1 + _FREQ_REL_TOL)),
         voltage_outside_training=(v < lo_v - 1e-9) | (v > hi_v + 1e-9),
         voltage_not_in_table=not_in_table,
     )

@@ -193,17 +193,19 @@ static PyObject *scan_block(PyObject *self, PyObject *args)
                 bad_line = line_no;
                 break;
             }
-            if (set.keys && !nameset_has(&set, name, name_len)) {
-                p = eol + 1;
-                line_no++;
-                continue;
-            }
+            /* every line's value is checked, wanted or not, so a filtered parse
+             * rejects the same garbage as a full one */
             double v;
             memcpy(tmp, tok, tok_len);
             tmp[tok_len] = '\0';
             if (!parse_value(tmp, tok_len, &v)) {
                 bad_line = line_no;
                 break;
+            }
+            if (set.keys && !nameset_has(&set, name, name_len)) {
+                p = eol + 1;
+                line_no++;
+                continue;
             }
             PyObject *key = name_object(prev, n, name, name_len);
             if (!key)

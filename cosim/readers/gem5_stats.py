@@ -113,8 +113,10 @@ def read_stats(
         raise CosimError(f"{path}: no complete stats dump could be read ({reasons})")
 
     matrix = np.zeros((len(rows), len(columns)))
-    for i, (cols, values) in enumerate(rows):
+    for i in range(len(rows)):
+        cols, values = rows[i]
         matrix[i, cols] = values
+        rows[i] = None  # free each dump's values as soon as they are in the table
     df = pd.DataFrame(matrix, columns=list(columns))
     df.insert(0, "epoch", np.array(reader.kept_dumps, dtype=np.int64))
     _add_time_columns(df, meta)
@@ -317,12 +319,12 @@ def _scan_block_py(
         tok = m.group(2)
         if tok is None or len(tok) >= 64:
             return names, values.tobytes(), i
-        name = m.group(1).decode("utf-8", "replace")
-        if wanted is not None and name not in wanted:
-            continue
         value = _parse_value(tok.decode("ascii", "replace"))
         if value is None:
             return names, values.tobytes(), i
+        name = m.group(1).decode("utf-8", "replace")
+        if wanted is not None and name not in wanted:
+            continue
         names.append(name)
         values.append(value)
     return names, values.tobytes(), -1

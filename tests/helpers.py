@@ -1,0 +1,136 @@
+"""Test helpers: paths to the shared real data, and writers of gem5-format files.
+
+The hand-built big.LITTLE run follows the layout of gem5's fs_bigLITTLE.py
+(``system.bigCluster.cpusN`` O3 CPUs, ``system.littleCluster.cpusN`` Minor CPUs,
+one clock domain with DVFS levels per cluster, private L1s, a cluster L2) with
+v20.1+ stat names.  Its counts are chosen by the tests, so the expected model
+inputs can be worked out by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+GEM5_RUNS = SHARED / "data" / "gem5"
+GEMSTONE = SHARED / "data" / "gemstone"
+POWMON = GEMSTONE / "sample-input-data" / "asrtpm-A15-powmon-data.csv"
+
+needs_shared = pytest.mark.skipif(not GEM5_RUNS.is_dir(), reason="../shared/data is not here")
+
+BEGIN = "---------- Begin Simulation Statistics ----------"
+END = "---------- End Simulation Statistics   ----------"
+
+
+def gem5_line(name: str, value: float | str, desc: str = "(Count)") -> str:
+    """One stats.txt line as gem5 prints it: name padded to 40, value right-aligned in 12."""
+    text = value if isinstance(value, str) else (f"{int(value)}" if float(value).is_integer() else f"{value:.6f}")
+    return f"{name:<40} {text:>12}                       # {desc}"
+
+
+def gem5_dump(stats: dict[str, float | str], *, begin_suffix: str = "") -> str:
+    lines = ["", BEGIN + begin_suffix]
+    lines += [gem5_line(k, v) for k, v in stats.items()]
+    lines += ["", END, ""]
+    return "\n".join(lines)
+
+
+def write_stats(path: Path, dumps: list[dict[str, float | str]], **kw) -> Path:
+    path.write_text("".join(gem5_dump(d, **kw) for d in dumps))
+    return path
+
+
+BIG_PERIODS = (556, 1000)  # 1.8 GHz (gem5 rounds 555.6 ticks up) and 1.0 GHz, in ps ticks
+LITTLE_PERIODS = (714, 1000)  # 1.4 GHz and 1.0 GHz
+
+
+def biglittle_config() -> str:
+    """config.ini of a 2 big + 2 LITTLE system, as gem5 writes it (abridged to what cosim reads)."""
+    sections = [
+        ("root", {"type": "Root", "children": "system", "full_system": "true"}),
+        ("system", {"type": "ArmSystem", "children": "bigCluster clk_domain littleCluster membus voltage_domain"}),
+        ("system.clk_domain", {"type": "SrcClockDomain", "clock": "1000", "voltage_domain": "system.voltage_domain"}),
+        ("system.voltage_domain", {"type": "VoltageDomain", "voltage": "1.0"}),
+        ("system.membus", {"type": "SystemXBar", "cpu_side_ports": "system.bigCluster.l2.mem_side system.littleCluster.l2.mem_side"}),
+    ]
+    for cluster, cpu_type, periods in (("bigCluster", "ArmO3CPU", BIG_PERIODS), ("littleCluster", "ArmMinorCPU", LITTLE_PERIODS)):
+        base = f"system.{cluster}"
+        sections += [
+            (base, {"type": "SubSystem", "children": "clk_domain cpus0 cpus1 l2 toL2Bus voltage_domain"}),
+            (f"{base}.clk_domain", {"type": "SrcClockDomain", "clock": " ".join(map(str, periods)), "domain_id": "0" if cluster == "bigCluster" else "1",
+                                    "init_perf_level": "0", "voltage_domain": f"{base}.voltage_domain"}),
+            (f"{base}.voltage_domain", {"type": "VoltageDomain", "voltage": "1.0 1.0"}),
+            (f"{base}.l2", {"type": "Cache", "size": "1048576" if cluster == "bigCluster" else "524288",
+                            "cpu_side": f"{base}.toL2Bus.mem_side_ports[0]", "mem_side": "system.membus.cpu_side_ports[0]"}),
+            (f"{base}.toL2Bus", {"type": "L2XBar", "mem_side_ports": f"{base}.l2.cpu_side",
+                                 "cpu_side_ports": " ".join(f"{base}.cpus{i}.{c}.mem_side" for i in range(2) for c in ("icache", "dcache"))}),
+        ]
+        for i in range(2):
+            cpu = f"{base}.cpus{i}"
+            sections += [
+                (cpu, {"type": cpu_type, "children": "dcache icache", "clk_domain": f"{base}.clk_domain", "cpu_id": str(i),
+                       "switched_out": "false", "dcache_port": f"{cpu}.dcache.cpu_side", "icache_port": f"{cpu}.icache.cpu_side"}),
+                (f"{cpu}.dcache", {"type": "Cache", "size": "32768", "cpu_side": f"{cpu}.dcache_port", "mem_side": f"{base}.toL2Bus.cpu_side_ports[{2 * i + 1}]"}),
+                (f"{cpu}.icache", {"type": "Cache", "size": "32768", "cpu_side": f"{cpu}.icache_port", "mem_side": f"{base}.toL2Bus.cpu_side_ports[{2 * i}]"}),
+            ]
+    return "\n".join(f"[{name}]\n" + "\n".join(f"{k}={v}" for k, v in params.items()) + "\n" for name, params in sections)
+
+
+def biglittle_dumps() -> list[dict[str, float]]:
+    """Three 1 ms epochs; the big cluster drops from 1.8 GHz to 1.0 GHz in the last one."""
+    dumps = []
+    for epoch in range(3):
+        ticks = 1_000_000_000  # 1 ms at 1e12 ticks/s
+        d: dict[str, float] = {
+            "simSeconds": 0.001,
+            "simTicks": ticks,
+            "finalTick": ticks * (epoch + 1),
+            "simFreq": 1e12,
+            "system.bigCluster.clk_domain.clock": BIG_PERIODS[1 if epoch == 2 else 0],
+            "system.littleCluster.clk_domain.clock": LITTLE_PERIODS[0],
+        }
+        for i in range(2):
+            k = epoch + 1 + i  # vary by epoch and CPU
+            cpu = f"system.bigCluster.cpus{i}"
+            d |= {
+                f"{cpu}.numCycles": 1_000_000 * k,
+                f"{cpu}.idleCycles": 100_000 * k,
+                f"{cpu}.commitStats0.numInsts": 800_000 * k,
+                f"{cpu}.executeStats0.numInsts": 900_000 * k,
+                f"{cpu}.statIssuedInstType_0::IntAlu": 500_000 * k,
+                f"{cpu}.statIssuedInstType_0::IntMult": 20_000 * k,
+                f"{cpu}.dcache.overallAccesses::total": 300_000 * k,
+                f"{cpu}.dcache.overallMshrMisses::total": 9_000 * k,
+                f"{cpu}.icache.overallAccesses::total": 250_000 * k,
+            }
+            cpu = f"system.littleCluster.cpus{i}"
+            d |= {
+                f"{cpu}.numCycles": 700_000 * k,
+                f"{cpu}.idleCycles": 70_000 * k,
+                f"{cpu}.commitStats0.numInsts": 400_000 * k,
+                f"{cpu}.commitStats0.committedInstType::IntAlu": 250_000 * k,
+                f"{cpu}.dcache.overallAccesses::total": 150_000 * k,
+                f"{cpu}.dcache.overallMshrMisses::total": 3_000 * k,
+                f"{cpu}.icache.overallAccesses::total": 120_000 * k,
+            }
+        for cluster, scale in (("bigCluster", 1), ("littleCluster", 0.5)):
+            l2 = f"system.{cluster}.l2"
+            d |= {
+                f"{l2}.overallAccesses::total": 40_000 * scale * (epoch + 1),
+                f"{l2}.overallMisses::total": 5_000 * scale * (epoch + 1),
+                f"{l2}.writebacks::total": 1_000 * scale * (epoch + 1),
+                f"{l2}.ReadSharedReq.accesses::total": 30_000 * scale * (epoch + 1),
+                f"{l2}.ReadCleanReq.accesses::total": 6_000 * scale * (epoch + 1),
+            }
+        dumps.append(d)
+    return dumps
+
+
+def write_biglittle_run(folder: Path) -> Path:
+    """Write config.ini and stats.txt of the hand-built run into ``folder``; returns the stats path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.ini").write_text(biglittle_config())
+    return write_stats(folder / "stats.txt", biglittle_dumps())

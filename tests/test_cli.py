@@ -1,0 +1,152 @@
+"""The cosim command, run as a user runs it: real processes, real files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from cosim.models.modelfile import shipped_models_dir
+from helpers import POWMON, needs_shared, write_biglittle_run
+
+BIGLITTLE = ["--model", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster",
+             "--model", "cortex-a7-gemstone2018", "--cluster", "little=system.littleCluster"]
+
+
+def cosim(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "cosim.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+
+
+def assert_one_line_error(result, *fragments, code=2):
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("cosim: error:")]
+    assert len(errors) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in errors[0]
+
+
+@pytest.fixture
+def run(tmp_path):
+    return write_biglittle_run(tmp_path / "m5out")
+
+
+def test_power_writes_timeline_and_plot(run, tmp_path):
+    out, png = tmp_path / "power.csv", tmp_path / "power.png"
+    result = cosim("power", run, *BIGLITTLE, "-o", out, "--plot", png)
+    assert result.returncode == 0, result.stderr
+    timeline = pd.read_csv(out)
+    assert len(timeline) == 6 and set(timeline["cluster"]) == {"big", "little"}
+    for column in ("power_w", "dynamic_w", "static_w", "energy_j", "power_lo_w", "power_hi_w", "term_0x11_w", "subst_0x6a", "flags"):
+        assert column in timeline.columns
+    big = timeline[timeline["cluster"] == "big"]
+    assert big["freq_mhz"].round(1).tolist() == [1798.6, 1798.6, 1000.0]  # DVFS change in the last epoch
+    assert big["voltage_v"].tolist() == [1.1741, 1.1741, 0.9437]  # the model's measured V-f table
+    # the CSV keeps 9 significant digits
+    assert (big["power_w"] - big["dynamic_w"] - big["static_w"]).abs().max() < 1e-8
+    assert ((big["energy_j"] - big["power_w"] * big["duration_s"]) / big["energy_j"]).abs().max() < 1e-8
+    assert (big["power_hi_w"] - big["power_w"]).round(5).tolist() == [0.1033] * 3  # 2 x SER
+    assert timeline.loc[timeline["cluster"] == "little", "power_lo_w"].isna().all()  # gs-A7 has no SER
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not list(tmp_path.glob(".*.tmp"))  # atomic writes leave nothing behind
+    assert out.stat().st_mode & 0o044 == 0o044  # readable by others, not mkstemp's 0600
+
+
+def test_power_parquet(run, tmp_path):
+    pytest.importorskip("pyarrow")
+    assert cosim("power", run, *BIGLITTLE, "-o", tmp_path / "p.parquet").returncode == 0
+    assert len(pd.read_parquet(tmp_path / "p.parquet")) == 6
+
+
+def test_user_voltage_replaces_the_table(run, tmp_path):
+    result = cosim("power", run, *BIGLITTLE, "--voltage", "big=1.05", "-o", tmp_path / "p.csv")
+    assert result.returncode == 0, result.stderr
+    t = pd.read_csv(tmp_path / "p.csv")
+    assert (t.loc[t["cluster"] == "big", "voltage_v"] == 1.05).all()
+
+
+def test_missing_stats_file(tmp_path):
+    (tmp_path / "config.ini").write_text("[system]\ntype=System\n")
+    assert_one_line_error(cosim("power", tmp_path / "stats.txt", "--model", "cortex-a15-walker2017"), "no such file")
+
+
+def test_empty_stats_file(run):
+    run.write_text("")
+    assert_one_line_error(cosim("power", run, *BIGLITTLE), "empty file")
+
+
+def test_truncated_dump_keeps_good_epochs(run, tmp_path):
+    text = run.read_text()
+    run.write_text(text[: len(text) - 300])
+    result = cosim("power", run, *BIGLITTLE, "-o", tmp_path / "p.csv")
+    assert_one_line_error(result, "1 of 3 dumps unusable", "truncated", "the 2 good epochs were written", code=3)
+    assert sorted(set(pd.read_csv(tmp_path / "p.csv")["epoch"])) == [0, 1]
+    assert cosim("power", run, *BIGLITTLE, "-o", tmp_path / "p.csv", "--allow-partial").returncode == 0
+
+
+def test_garbage_line(run, tmp_path):
+    lines = run.read_text().splitlines()
+    lines.insert(20, "### garbage ###")
+    run.write_text("\n".join(lines))
+    assert_one_line_error(cosim("power", run, *BIGLITTLE, "-o", tmp_path / "p.csv"), "stats.txt:21", "unreadable line", code=3)
+
+
+def test_unknown_cluster_path(run):
+    args = ["--model", "cortex-a15-walker2017", "--cluster", "big=system.bogCluster"]
+    assert_one_line_error(cosim("power", run, *args), "no CPU under 'system.bogCluster'", "system.bigCluster.cpus0")
+
+
+def test_model_file_missing_a_coefficient(run, tmp_path):
+    data = json.loads((shipped_models_dir() / "cortex-a15-walker2017.json").read_text())
+    del data["dynamic_terms"][3]["coefficient"]
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    result = cosim("power", run, "--model", tmp_path / "bad.json", "--cluster", "big=system.bigCluster")
+    assert_one_line_error(result, "bad.json", "dynamic_terms[3] (0x6a) has no 'coefficient'")
+
+
+def test_frequency_not_in_vf_table_under_strict(run, tmp_path):
+    # the A7 table has 200/600/1000/1400 MHz; the big cluster runs at 1800 MHz
+    args = ["--model", "cortex-a7-gemstone2018", "--cluster", "big=system.bigCluster"]
+    assert_one_line_error(cosim("power", run, *args, "--strict"), "1798.56 MHz is not in the V-f table", "--strict")
+    relaxed = cosim("power", run, *args, "-o", tmp_path / "p.csv")
+    assert relaxed.returncode == 0 and "cosim: warning:" in relaxed.stderr
+    flags = pd.read_csv(tmp_path / "p.csv")["flags"]
+    # epochs 0-1 run at 1800 MHz (flagged); epoch 2 at 1000 MHz, a table point
+    assert flags.str.contains("voltage_not_in_vf_table").tolist() == [True, True, False]
+    assert flags.str.contains("freq_outside_training").tolist() == [True, True, False]
+
+
+def test_nan_input_is_flagged_not_fatal(run, tmp_path):
+    import re
+
+    run.write_text(re.sub(r"(system.bigCluster.cpus0.numCycles +)1000000 ", r"\1nan ", run.read_text(), count=1))
+    result = cosim("power", run, *BIGLITTLE, "-o", tmp_path / "p.csv")
+    assert result.returncode == 0 and "nan/inf in the inputs of epoch(s) 0" in result.stderr
+    t = pd.read_csv(tmp_path / "p.csv")
+    big = t[t["cluster"] == "big"]
+    assert big["power_w"].isna().tolist() == [True, False, False]
+    assert "nan_input" in big["flags"].iloc[0]
+
+
+def test_bad_flag_values(run):
+    assert_one_line_error(cosim("power", run, *BIGLITTLE, "--voltage", "big=high"), "not a number of volts")
+    assert_one_line_error(cosim("power", run, *BIGLITTLE, "--cluster", "oops"), "expected NAME=VALUE")
+
+
+@needs_shared
+def test_apply_prints_the_papers_mape():
+    result = cosim("apply", "cortex-a15-walker2017", POWMON, "--compare-with", "Power A15")
+    assert result.returncode == 0, result.stderr
+    assert "MAPE vs 'Power A15': 2.79 %" in result.stdout
+
+
+@needs_shared
+def test_demo_runs_on_real_gem5_output(tmp_path):
+    result = cosim("demo", "--out", tmp_path / "demo")
+    assert result.returncode == 0, result.stderr
+    timeline = pd.read_csv(tmp_path / "demo" / "power.csv")
+    assert len(timeline) >= 1 and timeline["power_w"].notna().all()
+    assert (tmp_path / "demo" / "power.png").stat().st_size > 10_000

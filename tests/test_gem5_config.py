@@ -1,0 +1,129 @@
+"""gem5 config.ini / config.json reader."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cosim import CosimError, read_config
+from helpers import BIG_PERIODS, GEM5_RUNS, biglittle_config, needs_shared
+
+
+@needs_shared
+def test_2022_cpu_cluster_4ghz_with_cluster_l2():
+    config = read_config(GEM5_RUNS / "public-new-2022-arm-se-minor-starterse-cpucluster" / "config.ini")
+    (cluster,) = config.clusters().values()
+    assert cluster.name == "cpu_cluster"
+    assert cluster.cpus == ("system.cpu_cluster.cpus",)
+    assert cluster.freq_mhz == 4000.0  # clock=250 ticks at 1e12 ticks/s
+    assert cluster.config_voltages_v == (1.2,)
+    assert cluster.l2 == {"system.cpu_cluster.cpus": "system.cpu_cluster.l2"}
+    assert cluster.cache_bytes["system.cpu_cluster.l2"] == 1048576
+    assert cluster.cache_bytes["system.cpu_cluster.cpus.dcache"] == 32768
+
+
+@needs_shared
+def test_2016_dual_o3_one_clock_domain_private_l2():
+    config = read_config(GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "config.ini")
+    (cluster,) = config.clusters().values()
+    assert cluster.cpus == ("system.cpu0", "system.cpu1")
+    assert cluster.freq_mhz == 2000.0
+    assert cluster.l2 == {"system.cpu0": "system.cpu0.l2cache", "system.cpu1": "system.cpu1.l2cache"}
+    assert cluster.sharers("system.cpu0.l2cache") == 1
+
+
+@needs_shared
+def test_2012_objects_with_their_own_clock_and_a_shared_l2():
+    config = read_config(GEM5_RUNS / "public-old2012-arm32-fs-o3-dual" / "config.ini")
+    clusters = config.clusters()
+    assert sorted(clusters) == ["cpu0", "cpu1"]
+    assert clusters["cpu0"].freq_mhz == 2000.0
+    assert clusters["cpu0"].l2 == {"system.cpu0": "system.l2c"}
+    assert clusters["cpu0"].sharers("system.l2c") == 2  # shared by both CPUs
+
+
+def test_biglittle_clusters_and_dvfs_levels(tmp_path):
+    (tmp_path / "config.ini").write_text(biglittle_config())
+    config = read_config(tmp_path / "config.ini")
+    big = config.cluster("big", "system.bigCluster")
+    assert big.cpus == ("system.bigCluster.cpus0", "system.bigCluster.cpus1")
+    assert big.periods_ticks == BIG_PERIODS
+    assert big.freqs_mhz == pytest.approx((1e6 / 556, 1000.0))
+    assert big.l1d["system.bigCluster.cpus1"] == "system.bigCluster.cpus1.dcache"
+    assert big.l2["system.bigCluster.cpus0"] == "system.bigCluster.l2"
+    assert big.sharers("system.bigCluster.l2") == 2
+    assert sorted(config.clusters()) == ["bigCluster", "littleCluster"]
+    # "system.bigCluster.cpus" names the vector cpus0, cpus1
+    assert config.cluster("b", "system.bigCluster.cpus").cpus == big.cpus
+
+
+def test_unknown_cluster_path_names_the_cpus(tmp_path):
+    (tmp_path / "config.ini").write_text(biglittle_config())
+    with pytest.raises(CosimError, match=r"no CPU under 'system.midCluster'.*system.bigCluster.cpus0"):
+        read_config(tmp_path / "config.ini").cluster("mid", "system.midCluster")
+
+
+def test_cluster_spanning_clock_domains_is_refused(tmp_path):
+    (tmp_path / "config.ini").write_text(biglittle_config())
+    with pytest.raises(CosimError, match="several clock domains"):
+        read_config(tmp_path / "config.ini").cluster("all", "system")
+
+
+def _as_json(ini_text: str) -> dict:
+    """The same system as gem5's config.json shapes it: nested children, ports as {role, peer}."""
+    import configparser
+
+    cp = configparser.RawConfigParser(delimiters=("=",))
+    cp.optionxform = str
+    cp.read_string(ini_text)
+    nodes = {}
+    for path in cp.sections():
+        node = {"name": path.rsplit(".", 1)[-1], "path": path}
+        for key, value in cp.items(path):
+            if key == "children":
+                continue
+            if key.endswith(("_port", "side", "ports")):
+                peers = value.split()
+                node[key] = {"role": "GEM5 REQUESTOR", "peer": peers if key.endswith("ports") else peers[0]}
+            elif key in ("clock", "voltage"):
+                node[key] = [float(v) if "." in v else int(v) for v in value.split()]
+            else:
+                node[key] = value
+        nodes[path] = node
+    for path, node in nodes.items():
+        if path != "root" and "." in path:
+            parent, name = path.rsplit(".", 1)
+            nodes[parent][name] = node
+        elif path != "root":
+            nodes["root"][path] = node
+    return nodes["root"]
+
+
+def test_config_json_reads_like_config_ini(tmp_path):
+    ini = biglittle_config()
+    (tmp_path / "config.ini").write_text(ini)
+    (tmp_path / "config.json").write_text(json.dumps(_as_json(ini)))
+    from_ini = read_config(tmp_path / "config.ini").clusters()
+    from_json = read_config(tmp_path / "config.json").clusters()
+    assert from_json == from_ini
+
+
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("config.ini", "", "empty config"),
+        ("config.ini", "not a section\n", "not a gem5 config.ini"),
+        ("config.json", "{", "not valid JSON"),
+        ("config.json", "[1, 2]", "no top-level SimObject"),
+    ],
+)
+def test_bad_config_files(tmp_path, name, text, message):
+    (tmp_path / name).write_text(text)
+    with pytest.raises(CosimError, match=message):
+        read_config(tmp_path / name)
+
+
+def test_missing_config(tmp_path):
+    with pytest.raises(CosimError, match="no such file"):
+        read_config(tmp_path / "config.ini")

@@ -1,0 +1,227 @@
+"""gem5 stats.txt reader: every real run in ../shared, and each way a file can be bad."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cosim import CosimError, CosimWarning, read_stats, stats_meta
+from cosim.readers import gem5_stats
+from helpers import BEGIN, GEM5_RUNS, END, gem5_dump, needs_shared, write_stats
+
+REAL_RUNS = sorted(p.name for p in GEM5_RUNS.glob("*") if (p / "stats.txt").exists() and p.stat().st_size) if GEM5_RUNS.is_dir() else []
+
+
+def _begin_markers(path) -> int:
+    return sum(line.startswith(BEGIN[:38]) for line in path.read_text().splitlines())
+
+
+@needs_shared
+@pytest.mark.parametrize("run", [r for r in REAL_RUNS if (GEM5_RUNS / r / "stats.txt").stat().st_size > 0])
+def test_every_real_run_parses_one_row_per_dump(run):
+    path = GEM5_RUNS / run / "stats.txt"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CosimWarning)  # a real run must parse cleanly
+        df = read_stats(path)
+    assert len(df) == _begin_markers(path)
+    assert stats_meta(df).dumps_in_file == len(df)
+    assert (df["duration_s"] > 0).all()
+    assert list(df["epoch"]) == list(range(len(df)))
+
+
+@needs_shared
+def test_known_values_old_names_28_dumps_with_nan():
+    df = read_stats(GEM5_RUNS / "public-old2016-null-dram-lowp-28dumps" / "stats.txt")
+    assert stats_meta(df).generation == "pre-v20.1"
+    assert len(df) == 28
+    stats = df.drop(columns=["epoch", "start_tick", "end_tick", "duration_s"])
+    assert int(stats.isna().to_numpy().sum()) == 772  # README: 772 nan
+    # periodic dumps of 250 us, then the 50 us left when the simulation ended
+    assert np.allclose(df["duration_s"].iloc[:-1], 250e-6)
+    assert df["duration_s"].iloc[-1] == pytest.approx(50e-6)
+    assert (df["start_tick"].iloc[1:].to_numpy() == df["end_tick"].iloc[:-1].to_numpy()).all()
+
+
+@needs_shared
+def test_known_values_new_names_and_inf():
+    df = read_stats(GEM5_RUNS / "public-new-2022-arm-se-minor-starterse-cpucluster" / "stats.txt")
+    assert stats_meta(df).generation == "v20.1+"
+    assert df["system.cpu_cluster.clk_domain.clock"].iloc[0] == 250  # 4 GHz at 1e12 ticks/s
+    assert np.isinf(df.to_numpy(dtype=float)).sum() == 2
+    assert df["simTicks"].iloc[0] == 24321000
+    assert df["duration_s"].iloc[0] == pytest.approx(24321000 / 1e12)
+
+
+@needs_shared
+def test_known_values_v24_first_dump_rounds_to_zero_seconds():
+    df = read_stats(GEM5_RUNS / "public-new-v24-x86-simpoint-2dumps" / "stats.txt")
+    assert df["simSeconds"].iloc[0] == 0.0  # printed as 0.000000
+    assert df["duration_s"].iloc[0] == pytest.approx(72927 / 1e12)  # from ticks, not simSeconds
+    assert df["finalTick"].iloc[1] != df["simTicks"].iloc[1]
+    assert df["start_tick"].iloc[1] == 72927 and df["end_tick"].iloc[1] == 323523486
+    assert "board.cache_hierarchy.l1d-cache-0.overallAccesses::total" in df.columns  # hyphens in names
+
+
+@needs_shared
+def test_known_values_2012_no_value_and_inf():
+    df = read_stats(GEM5_RUNS / "public-old2012-arm32-fs-o3-dual" / "stats.txt")
+    values = df.drop(columns=["epoch", "start_tick", "end_tick", "duration_s"]).to_numpy(dtype=float)
+    assert np.isnan(values).sum() == 43  # no_value
+    assert np.isinf(values).sum() == 99
+    assert df["sim_ticks"].iloc[0] == 2582494395500
+
+
+@needs_shared
+def test_empty_real_stats_file_is_a_one_line_error():
+    with pytest.raises(CosimError, match="empty file") as err:
+        read_stats(GEM5_RUNS / "public-ext2019-empty-stats" / "stats.txt")
+    assert "\n" not in str(err.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(CosimError, match="no such file"):
+        read_stats(tmp_path / "nope.txt")
+
+
+def test_text_without_dumps(tmp_path):
+    (tmp_path / "s.txt").write_text("hello\nworld\n")
+    with pytest.raises(CosimError, match="Begin Simulation Statistics"):
+        read_stats(tmp_path / "s.txt")
+
+
+def _dump(i: int, **extra) -> dict:
+    return {"simSeconds": 0.001, "simTicks": 10**9, "finalTick": 10**9 * (i + 1), "simFreq": 1e12, "system.cpu.numCycles": 1000 * (i + 1), **extra}
+
+
+def test_stat_missing_from_one_dump_is_zero_there(tmp_path):
+    path = write_stats(tmp_path / "s.txt", [_dump(0, **{"system.cpu.x": 5}), _dump(1), _dump(2, **{"system.cpu.x": 7})])
+    df = read_stats(path)
+    assert df["system.cpu.x"].tolist() == [5, 0, 7]
+
+
+def test_marker_with_message_suffix(tmp_path):
+    path = write_stats(tmp_path / "s.txt", [_dump(0), _dump(1)], begin_suffix=": periodic dump")
+    assert len(read_stats(path)) == 2
+
+
+def test_truncated_last_dump_keeps_complete_dumps(tmp_path):
+    text = "".join(gem5_dump(_dump(i)) for i in range(3))
+    cut = text[: text.rindex("system.cpu.numCycles") + 10]  # killed while writing dump 2
+    (tmp_path / "s.txt").write_text(cut)
+    with pytest.warns(CosimWarning, match=r"s.txt:\d+: dump 2: last dump is truncated"):
+        df = read_stats(tmp_path / "s.txt")
+    assert df["epoch"].tolist() == [0, 1]
+    meta = stats_meta(df)
+    assert meta.dumps_in_file == 3 and [d.dump for d in meta.dropped] == [2]
+    assert meta.dropped[0].line == cut.count("\n", 0, cut.rindex(BEGIN)) + 1
+
+
+def test_garbage_line_drops_only_its_dump(tmp_path):
+    text = gem5_dump(_dump(0)) + gem5_dump(_dump(1)).replace("system.cpu.numCycles", "this is not a stat\nsystem.cpu.numCycles") + gem5_dump(_dump(2))
+    (tmp_path / "s.txt").write_text(text)
+    bad_line = text.splitlines().index("this is not a stat") + 1
+    with pytest.warns(CosimWarning, match=rf"s.txt:{bad_line}: dump 1: unreadable line 'this is not a stat'"):
+        df = read_stats(tmp_path / "s.txt")
+    assert df["epoch"].tolist() == [0, 2]
+    assert df["system.cpu.numCycles"].tolist() == [1000, 3000]
+
+
+def test_dump_without_end_marker_followed_by_another(tmp_path):
+    text = gem5_dump(_dump(0)).replace(END, "") + gem5_dump(_dump(1))
+    (tmp_path / "s.txt").write_text(text)
+    with pytest.warns(CosimWarning, match="dump 0: dump has no End marker"):
+        df = read_stats(tmp_path / "s.txt")
+    assert df["epoch"].tolist() == [1]
+
+
+def test_no_complete_dump_is_an_error(tmp_path):
+    (tmp_path / "s.txt").write_text("\n" + BEGIN + "\nsimTicks 5\n")
+    with pytest.raises(CosimError, match="no complete stats dump"), pytest.warns(CosimWarning):
+        read_stats(tmp_path / "s.txt")
+
+
+def test_filtered_parse_equals_full_parse(tmp_path):
+    dumps = [_dump(i, **{f"system.cpu.s{j}": i * 100 + j for j in range(50)}) for i in range(4)]
+    path = write_stats(tmp_path / "s.txt", dumps)
+    full = read_stats(path)
+    part = read_stats(path, stats=["system.cpu.s7", "system.cpu.s33"])
+    assert set(part.columns) >= {"system.cpu.s7", "system.cpu.s33", "simTicks", "duration_s"}
+    assert "system.cpu.s8" not in part.columns
+    assert part["system.cpu.s33"].tolist() == full["system.cpu.s33"].tolist() == [33, 133, 233, 333]
+
+
+def test_chunk_boundaries_do_not_matter(tmp_path, monkeypatch):
+    dumps = [_dump(i, **{f"system.cpu.s{j}": j for j in range(30)}) for i in range(20)]
+    path = write_stats(tmp_path / "s.txt", dumps)
+    expected = read_stats(path)
+    for chunk in (7, 64, 333):  # markers and lines split across reads
+        monkeypatch.setattr(gem5_stats, "_CHUNK_BYTES", chunk)
+        got = read_stats(path)
+        assert got.drop(columns=[]).equals(expected)
+
+
+def test_input_file_is_not_modified(tmp_path):
+    path = write_stats(tmp_path / "s.txt", [_dump(0)])
+    before = path.read_bytes(), path.stat().st_mtime_ns
+    read_stats(path)
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+
+
+# --- the C scanner and the pure-Python fallback must agree ---------------------------------
+
+_names = st.text(alphabet=st.sampled_from("abcxyz.:_-0123456789"), min_size=1, max_size=30)
+_values = st.one_of(
+    st.integers(-(10**18), 10**18).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda v: f"{v:.6f}"),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.sampled_from(["nan", "-nan", "inf", "-inf", "no_value", "NaN", "1e5", "1.", ".5", "+3", "1e", "--1", "0x10", "1_0", "abc", "1.2.3", "∞"]),
+)
+_lines = st.lists(
+    st.one_of(
+        st.tuples(_names, _values).map(lambda t: f"{t[0]:<40} {t[1]:>12}     # desc (Count)"),
+        st.tuples(_names, _values).map(lambda t: f"{t[0]} {t[1]} 12.5% 50.0%"),
+        st.sampled_from(["", "   ", "\t", "lonely_name", "  indented 5", "name\tnan\r"]),
+    ),
+    max_size=40,
+)
+
+
+@pytest.mark.skipif(gem5_stats._scan_block_c is None, reason="C scanner not built")
+@settings(max_examples=300, deadline=None)
+@given(lines=_lines, want_some=st.booleans())
+def test_c_and_python_scanners_agree(lines, want_some):
+    block = "\n".join(lines).encode()
+    wanted = {ln.split()[0] for ln in lines[::2] if ln.split()} if want_some else None
+    c_names, c_values, c_bad = gem5_stats._scan_block_c(block, wanted, None)
+    p_names, p_values, p_bad = gem5_stats._scan_block_py(block, wanted)
+    assert c_bad == p_bad
+    assert c_names == p_names
+    c = np.frombuffer(c_values)
+    p = np.frombuffer(p_values)
+    assert np.array_equal(c, p, equal_nan=True)
+
+
+@pytest.mark.skipif(gem5_stats._scan_block_c is None, reason="C scanner not built")
+def test_c_scanner_reuses_previous_names():
+    block = b"a 1\nb 2\n"
+    names, _, _ = gem5_stats._scan_block_c(block, None, None)
+    again, values, _ = gem5_stats._scan_block_c(b"a 3\nb 4\n", None, names)
+    assert again is names and np.frombuffer(values).tolist() == [3.0, 4.0]
+
+
+def test_python_scanner_reads_real_formats():
+    block = (
+        "system.cpu.ipc                               0.051684                       # IPC ((Count/Cycle))\n"
+        "system.l2c.avg_blocked_cycles::no_mshrs      no_value                       # average\n"
+        "system.cpu.committedInstType_0::IntAlu         3789     64.95%     64.95% # Class\n"
+        "sim_seconds                                  0.000250                      \n"
+    ).encode()
+    names, values, bad = gem5_stats._scan_block_py(block, None)
+    assert bad == -1 and len(names) == 4
+    got = np.frombuffer(values)
+    assert got[0] == 0.051684 and math.isnan(got[1]) and got[2] == 3789 and got[3] == 0.00025
