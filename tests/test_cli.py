@@ -17,7 +17,8 @@ BIGLITTLE = ["--model", "cortex-a15-walker2017", "--cluster", "big=system.bigClu
 
 
 def cosim(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "cosim.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    # -I: import the installed cosim, never the source tree of the current folder
+    return subprocess.run([sys.executable, "-I", "-m", "cosim.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
 
 
 def assert_one_line_error(result, *fragments, code=2):

@@ -225,3 +225,13 @@ def test_python_scanner_reads_real_formats():
     assert bad == -1 and len(names) == 4
     got = np.frombuffer(values)
     assert got[0] == 0.051684 and math.isnan(got[1]) and got[2] == 3789 and got[3] == 0.00025
+
+
+def test_installed_package_has_the_c_scanner():
+    """CI installs cosim from source on a machine with a compiler: the fast scanner must be there."""
+    import os
+
+    if os.environ.get("CI") and gem5_stats._scan_block_c is None:
+        pytest.fail("cosim was installed without its C stats scanner (no compiler at install time?)")
+    if gem5_stats._scan_block_c is None:
+        pytest.skip("C scanner not built; the pure-Python scanner is in use")

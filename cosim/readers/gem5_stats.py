@@ -117,7 +117,7 @@ def read_stats(
         cols, values = rows[i]
         matrix[i, cols] = values
         rows[i] = None  # free each dump's values as soon as they are in the table
-    df = pd.DataFrame(matrix, columns=list(columns))
+    df = pd.DataFrame(matrix, columns=list(columns), copy=False)  # the table is the biggest thing we hold
     df.insert(0, "epoch", np.array(reader.kept_dumps, dtype=np.int64))
     _add_time_columns(df, meta)
     df.attrs["gem5"] = meta

@@ -114,7 +114,7 @@ print(int(re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1)) * 1024, len(df))
 
 
 def _peak_rss_bytes(path: Path, wanted: list[str] | None = None) -> int:
-    args = [sys.executable, "-c", _PEAK, str(path)] + ([",".join(wanted)] if wanted else [])
+    args = [sys.executable, "-I", "-c", _PEAK, str(path)] + ([",".join(wanted)] if wanted else [])
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout.split()
     return int(out[0])
 
