@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from cosim.errors import CosimError
+from cosim.readers._files import read_text
 from cosim.models.walker import DynamicTerm, StaticTerm
 
 SCHEMA = "cosim-model/1"
@@ -71,11 +72,10 @@ def load_model(path: str | Path) -> Model:
     path = Path(path)
     if not path.exists() and path.parent == Path(".") and (shipped_models_dir() / f"{path.stem}.json").exists():
         path = shipped_models_dir() / f"{path.stem}.json"
+    shipped = ", ".join(sorted(p.stem for p in shipped_models_dir().glob("*.json")))
+    text = read_text(path, missing_hint=f"give a model file or a shipped model: {shipped}")
     try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        shipped = ", ".join(sorted(p.stem for p in shipped_models_dir().glob("*.json")))
-        raise CosimError(f"{path}: no such model file; shipped models: {shipped}") from None
+        data = json.loads(text)
     except json.JSONDecodeError as err:
         raise CosimError(f"{path}:{err.lineno}: model file is not valid JSON ({err.msg})") from None
     return _parse(path, data)

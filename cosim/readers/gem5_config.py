@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cosim.errors import CosimError
+from cosim.readers._files import read_text
 
 DEFAULT_TICKS_PER_S = 1e12
 
@@ -185,12 +186,7 @@ def read_config(path: str | Path, *, ticks_per_s: float = DEFAULT_TICKS_PER_S) -
     default is 1e12), needed to turn clock periods into frequencies.
     """
     path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise CosimError(f"{path}: no such file; give config.ini or config.json from gem5's output directory") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise CosimError(f"{path}: cannot read ({err})") from None
+    text = read_text(path, missing_hint="give config.ini or config.json from gem5's output directory")
     if not text.strip():
         raise CosimError(f"{path}: empty config file")
     if path.suffix == ".json" or text.lstrip().startswith("{"):

@@ -8,6 +8,7 @@ Other tables name their columns explicitly.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError
+from cosim.readers._files import read_text
 
 _POWMON_CYCLES = re.compile(r"^Average (\w+) CycleCount$")
 
@@ -35,18 +37,13 @@ class MeasuredInputs:
 def read_table(path: str | Path) -> pd.DataFrame:
     """A CSV or TSV (separator from the first line), untouched."""
     path = Path(path)
-    try:
-        with open(path) as f:
-            first = f.readline()
-    except FileNotFoundError:
-        raise CosimError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise CosimError(f"{path}: cannot read ({err})") from None
+    text = read_text(path, missing_hint="give the measured table (CSV or TSV)")
+    first = text.split("\n", 1)[0]
     if not first.strip():
         raise CosimError(f"{path}: empty file or no header line")
     sep = "\t" if "\t" in first else ","
     try:
-        return pd.read_csv(path, sep=sep)
+        return pd.read_csv(io.StringIO(text), sep=sep)
     except (pd.errors.ParserError, ValueError) as err:
         raise CosimError(f"{path}: not a readable {'TSV' if sep == chr(9) else 'CSV'} table ({str(err).splitlines()[0]})") from None
 
