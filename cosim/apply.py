@@ -7,23 +7,42 @@ import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.models.modelfile import Model, operating_point
+from cosim.models.voltage import load_voltage
 from cosim.models.walker import cluster_power_w
 from cosim.readers.measured import MeasuredInputs
 
 
-def apply_model(model: Model, measured: MeasuredInputs) -> pd.DataFrame:
-    """Predicted power per measured row: ``power_w``, ``dynamic_w``, ``static_w``, ``term_*_w`` [W].
+VOLTAGE_SOURCES = ("measured", "table", "voltage-model")
+
+
+def apply_model(model: Model, measured: MeasuredInputs, *, voltage: str = "measured") -> pd.DataFrame:
+    """Predicted power per measured row: ``power_w``, ``dynamic_w``, ``static_w``, ``term_*_w``, ``voltage_v``.
 
     The measured rates are per-core averages [events/s], which is the model's input
-    once divided by the frequency [MHz].  Rows outside the training range are flagged in ``extrapolated``.
+    once divided by the frequency [MHz].  ``voltage`` picks the voltage the model is
+    given: the measured one, the model's V-f table, or its voltage model (Walker
+    Section VIII: what a run-time manager or a simulator, which cannot measure it, has).
+    Rows outside the training range are flagged in ``extrapolated``.
     """
+    if voltage not in VOLTAGE_SOURCES:
+        raise CosimError(f"voltage source '{voltage}': use one of {', '.join(VOLTAGE_SOURCES)}")
     with np.errstate(divide="ignore", invalid="ignore"):
         eph = {e: rate / measured.freq_mhz for e, rate in measured.rates.items()}
-    power = cluster_power_w(eph, measured.freq_mhz, measured.voltage_v, model.dynamic, model.static)
-    op = operating_point(model, measured.freq_mhz, voltage_v=None)
+    f = measured.freq_mhz
+    if voltage == "measured":
+        v = measured.voltage_v
+    elif voltage == "table":
+        v = operating_point(model, f).voltage_v
+    else:
+        if model.voltage_model is None:
+            raise CosimError(f"{model.path}: model {model.name} has no voltage_model")
+        target = load_voltage(model.voltage_model, f, np.zeros(len(f)))
+        v = load_voltage(model.voltage_model, f, cluster_power_w(eph, f, target, model.dynamic, ())["dynamic_w"])
+    power = cluster_power_w(eph, f, v, model.dynamic, model.static)
+    op = operating_point(model, f, v)
     out = pd.DataFrame(power)
-    outside_v = (measured.voltage_v < model.train_voltage_v[0] - 1e-9) | (measured.voltage_v > model.train_voltage_v[1] + 1e-9)
-    out["extrapolated"] = op.freq_outside_training | outside_v
+    out["voltage_v"] = v
+    out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training
     return out
 
 

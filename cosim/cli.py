@@ -55,6 +55,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="CPUs under config path PATH form cluster NAME (default: one cluster per clock domain)")
     p.add_argument("--voltage", action="append", default=[], metavar="NAME=VOLTS",
                    help="use this voltage [V] for cluster NAME instead of the model's V-f table")
+    p.add_argument("--voltage-model", action="store_true",
+                   help="voltage under load from the model's voltage model (when only nominal voltages are known)")
     p.add_argument("--strict", action="store_true",
                    help="refuse operating points not in the model's V-f table or training range")
     p.add_argument("-o", "--output", type=Path, default=Path("power.csv"), help="CSV, or .parquet (default: power.csv)")
@@ -72,8 +74,37 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--voltage-col", help="voltage column [V]")
     a.add_argument("--event-col", action="append", default=[], metavar="EVENT=COLUMN",
                    help="per-core average rate column [events/s] for EVENT (e.g. 0x11=cycles)")
+    a.add_argument("--voltage", choices=("measured", "table", "voltage-model"), default="measured",
+                   help="voltage given to the model: measured column (default), the model's V-f table, or its voltage model")
     a.add_argument("-o", "--output", type=Path, help="write predictions (CSV or .parquet)")
     a.set_defaults(run=_cmd_apply)
+
+    f = sub.add_parser("fit", help="build a Walker-formulation model from measured data", description=_FIT_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    f.add_argument("measured", type=Path, help="measured table: Powmon/GemStone layout, ARMPM log, or CSV/TSV")
+    f.add_argument("--format", choices=("table", "armpm"), default="table", help="input layout (default: table)")
+    f.add_argument("--power-col", required=True, metavar="COLUMN", help="measured cluster power [W]")
+    f.add_argument("--events", metavar="LIST", help="model inputs, e.g. 0x11,0x1b-0x73,0x50 (a-b: difference of events)")
+    f.add_argument("--select", type=int, metavar="N", help="choose N events (cycle counter first, then by R^2, then VIF transforms)")
+    f.add_argument("--candidates", metavar="LIST", help="events --select may choose from (default: every event column)")
+    f.add_argument("--label", help="Powmon cluster label (A7, A15)")
+    f.add_argument("--freq-col", help="frequency column [MHz]")
+    f.add_argument("--voltage-col", help="voltage column [V]")
+    f.add_argument("--event-col", action="append", default=[], metavar="EVENT=COLUMN", help="per-core rate column [events/s]")
+    f.add_argument("--group-by", metavar="COLUMN", help="workload column: grouped cross-validation and per-workload errors")
+    f.add_argument("--idle", metavar="NAME", help="workload name of idle rows: fits the voltage model (Section VIII)")
+    f.add_argument("--folds", type=int, default=10, help="k of k-fold cross-validation (default 10)")
+    f.add_argument("--cores", type=int, default=4, help="cores of the measured cluster (default 4)")
+    f.add_argument("--name", default="fitted-model", help="model name")
+    f.add_argument("--component", default="CPU cluster", help="what the model is of, in words")
+    f.add_argument("-o", "--output", type=Path, default=Path("model.json"), help="model file (a .md model card and plots go beside it)")
+    f.set_defaults(run=_cmd_fit)
+
+    r = sub.add_parser("fit-rail", help="fit a per-rail model (Tegra K1 methodology) from measured data")
+    r.add_argument("measured", type=Path, help="measured table (CSV/TSV)")
+    r.add_argument("--spec", type=Path, required=True, help="JSON: power_col and rails (see cosim/fit/rail.py)")
+    r.add_argument("-o", "--output", type=Path, default=Path("rail-model.json"), help="coefficients and fit statistics (JSON)")
+    r.set_defaults(run=_cmd_fit_rail)
 
     d = sub.add_parser("demo", help="timeline CSV + plot of the bundled real gem5 run")
     d.add_argument("--out", type=Path, default=Path("cosim-demo"), help="output folder (default: ./cosim-demo)")
@@ -89,6 +120,18 @@ example:
       --model cortex-a15-walker2017 --cluster big=system.bigCluster \\
       --model cortex-a7-gemstone2018 --cluster little=system.littleCluster \\
       -o power.csv --plot power.png
+"""
+
+
+_FIT_HELP = """\
+Fit P = sum beta*E*V^2*f + static(V, f) (Walker et al., TCAD 2017) by OLS with HC3
+errors; report R^2, F, SER, VIFs and k-fold cross-validation; write a cosim model
+file, a model card and diagnostic plots.
+
+example (the TCAD Cortex-A15 model from its published data):
+  cosim fit asrtpm-A15-powmon-data.csv --label A15 --power-col "Power A15" \\
+      --events 0x11,0x1b-0x73,0x50,0x6a,0x73,0x14,0x19 --group-by "Workload Name" --idle idle \\
+      --name my-a15 -o my-a15.json
 """
 
 
@@ -146,7 +189,8 @@ def _cluster_specs(config, args: argparse.Namespace):
     if unknown:
         raise CosimError(f"--voltage for unknown cluster(s) {', '.join(sorted(unknown))}; clusters: {', '.join(n for n, _ in paths)}")
     return [
-        ClusterSpec(name=name, path=path, model=models[i if len(models) > 1 else 0], voltage_v=voltages.get(name))
+        ClusterSpec(name=name, path=path, model=models[i if len(models) > 1 else 0], voltage_v=voltages.get(name),
+                    voltage_model=args.voltage_model)
         for i, (name, path) in enumerate(paths)
     ]
 
@@ -214,7 +258,7 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         voltage_col=args.voltage_col,
         event_cols=_pairs(args.event_col, "--event-col"),
     )
-    pred = apply_model(model, measured)
+    pred = apply_model(model, measured, voltage=args.voltage)
     print(f"{args.measured}: {len(pred)} rows, model {model.name}" + (f" on {measured.label} columns" if measured.label else ""))
     if pred["extrapolated"].any():
         print(f"  {int(pred['extrapolated'].sum())} row(s) outside the model's training V-f range (flagged)")
@@ -228,6 +272,18 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         write_table(pred, args.output)
         print(f"  predictions -> {args.output}")
     return 0
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    from cosim.fit.cli import run_fit
+
+    return run_fit(args)
+
+
+def _cmd_fit_rail(args: argparse.Namespace) -> int:
+    from cosim.fit.cli import run_fit_rail
+
+    return run_fit_rail(args)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

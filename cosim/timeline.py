@@ -19,6 +19,7 @@ import pandas as pd
 from cosim.counters.pmc import event_rates
 from cosim.errors import CosimError, CosimWarning
 from cosim.models.modelfile import Model, operating_point
+from cosim.models.voltage import load_voltage
 from cosim.models.walker import cluster_power_w
 from cosim.readers.gem5_config import Cluster, Gem5Config
 from cosim.readers.gem5_stats import StatsMeta
@@ -32,6 +33,7 @@ class ClusterSpec:
     path: str | None  # CPU path prefix in the config (``system.bigCluster``); None: the clock-domain cluster `name`
     model: Model
     voltage_v: float | None = None  # user-supplied voltage [V]; None: the model's V-f table
+    voltage_model: bool = False  # voltage under load from the model's voltage model (Walker Section VIII)
 
 
 def resolve_cluster(config: Gem5Config, spec: ClusterSpec, ticks_per_s: float) -> Cluster:
@@ -84,8 +86,6 @@ def power_timeline(
 def _cluster_timeline(stats: pd.DataFrame, meta: StatsMeta, cluster: Cluster, spec: ClusterSpec, strict: bool) -> pd.DataFrame:
     model = spec.model
     freq = _frequency_mhz(stats, cluster)
-    op = operating_point(model, freq, spec.voltage_v)
-    _check_operating_point(cluster, model, freq, op, spec, strict)
     rates = event_rates(
         stats,
         cluster,
@@ -94,6 +94,9 @@ def _cluster_timeline(stats: pd.DataFrame, meta: StatsMeta, cluster: Cluster, sp
         cores_per_cluster=model.cores_per_cluster,
         freq_mhz=freq,
     )
+    voltage = spec.voltage_v if not spec.voltage_model else _load_voltage(model, freq, rates.eph)
+    op = operating_point(model, freq, voltage)
+    _check_operating_point(cluster, model, freq, op, spec, strict)
     power = cluster_power_w(rates.eph, freq, op.voltage_v, model.dynamic, model.static)
     duration = stats["duration_s"].to_numpy()
     out = pd.DataFrame(
@@ -130,6 +133,16 @@ def _cluster_timeline(stats: pd.DataFrame, meta: StatsMeta, cluster: Cluster, sp
         bad = ", ".join(str(e) for e in out["epoch"][nan_input][:5])
         warnings.warn(CosimWarning(f"cluster '{cluster.name}': nan/inf in the inputs of epoch(s) {bad}; their power is nan"), stacklevel=3)
     return out
+
+
+def _load_voltage(model: Model, freq: np.ndarray, eph) -> np.ndarray:
+    """Walker Section VIII: dynamic power at the target voltage -> voltage under load [V]."""
+    if model.voltage_model is None:
+        raise CosimError(f"{model.path}: model {model.name} has no voltage_model; fit one with cosim fit --idle, or drop --voltage-model")
+    points = np.array(model.voltage_model)
+    target = load_voltage(points, freq, np.zeros(len(freq)))
+    p_dyn = cluster_power_w(eph, freq, target, model.dynamic, ())["dynamic_w"]
+    return load_voltage(points, freq, p_dyn)
 
 
 def _frequency_mhz(stats: pd.DataFrame, cluster: Cluster) -> np.ndarray:

@@ -42,6 +42,7 @@ class Model:
     train_voltage_v: tuple[float, float]
     ser_w: float | None  # standard error of regression [W]; None when unknown
     raw: dict[str, Any]
+    voltage_model: tuple[tuple[float, float, float], ...] | None = None  # (f [MHz], target [V], slope [V/W])
 
     @property
     def events(self) -> tuple[str, ...]:
@@ -131,6 +132,12 @@ def _parse(path: Path, data: Any) -> Model:
     train_f = tuple(float(x) for x in need(training, "freq_mhz", "training"))
     train_v = tuple(float(x) for x in need(training, "voltage_v", "training"))
     ser = data.get("fit", {}).get("ser_w")
+    vmodel = None
+    if "voltage_model" in data:
+        try:
+            vmodel = tuple((float(f), float(v), float(k)) for f, v, k in need(data["voltage_model"], "points_mhz_target_v_slope_v_per_w", "voltage_model"))
+        except (TypeError, ValueError):
+            raise CosimError(f"{path}: voltage_model.points_mhz_target_v_slope_v_per_w must be [freq_mhz, target_v, slope_v_per_w] triples") from None
     return Model(
         name=str(need(data, "name", "the file")),
         path=str(path),
@@ -144,10 +151,11 @@ def _parse(path: Path, data: Any) -> Model:
         train_voltage_v=(min(train_v), max(train_v)),
         ser_w=float(ser) if isinstance(ser, (int, float)) else None,
         raw=data,
+        voltage_model=vmodel,
     )
 
 
-def operating_point(model: Model, freq_mhz: np.ndarray, voltage_v: float | None = None) -> OperatingPoint:
+def operating_point(model: Model, freq_mhz: np.ndarray, voltage_v: float | np.ndarray | None = None) -> OperatingPoint:
     """Voltage for each epoch's frequency [MHz]: the user's ``voltage_v``, else the model's V-f table.
 
     Between table points the voltage is interpolated linearly, beyond them
@@ -158,7 +166,7 @@ def operating_point(model: Model, freq_mhz: np.ndarray, voltage_v: float | None 
     table_v = np.array([p[1] for p in model.vf_points])
     in_table = (np.abs(f[:, None] - table_f[None, :]) <= _FREQ_REL_TOL * table_f[None, :]).any(axis=1)
     if voltage_v is not None:
-        v = np.full(f.shape, float(voltage_v))
+        v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape).copy()
         not_in_table = np.zeros(f.shape, dtype=bool)
     else:
         v = _interp_extrap(f, table_f, table_v)

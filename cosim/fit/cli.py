@@ -1,0 +1,109 @@
+"""``cosim fit``: measured table -> model file, model card and plots."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+
+from cosim.errors import CosimError
+from cosim.fit.design import Term
+from cosim.fit.select import correlation_clusters, stage1, stage2
+from cosim.fit.walker_fit import fit_table, fit_walker, model_card, model_file, plot_diagnostics
+from cosim.output import write_atomic
+
+
+def _events(text: str) -> list[Term]:
+    return [Term.parse(part) for part in text.split(",") if part.strip()]
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    from cosim.cli import _pairs
+    from cosim.readers.armpm import read_armpm
+    from cosim.readers.measured import read_measured
+
+    if bool(args.events) == bool(args.select):
+        raise CosimError("give either --events LIST or --select N")
+    terms = _events(args.events) if args.events else []
+    needed = sorted({e for t in terms for e in t.events})
+    if args.format == "armpm":
+        measured = read_armpm(args.measured, cores=args.cores)
+    else:
+        wanted = needed or [e.strip().lower() for e in (args.candidates or "").split(",") if e.strip()]
+        if not wanted:
+            raise CosimError("--select on a table needs --candidates LIST (an ARMPM log names its events itself)")
+        measured = read_measured(args.measured, events=wanted, label=args.label, freq_col=args.freq_col,
+                                 voltage_col=args.voltage_col, event_cols=_pairs(args.event_col, "--event-col"))
+    groups = [c for c in (args.group_by,) if c]
+    workload_col = args.group_by or ("Workload Name" if "Workload Name" in measured.table.columns else None)
+    if args.idle and workload_col and workload_col not in groups:
+        groups.append(workload_col)
+    table = fit_table(measured, power_col=args.power_col, group_cols=groups, source=str(args.measured))
+
+    if args.select:
+        candidates = [e for e in (args.candidates.split(",") if args.candidates else table.rates) if np.ptp(table.rates[e.strip().lower()]) > 0]
+        candidates = [e.strip().lower() for e in candidates]
+        selection = stage2(table, stage1(table, candidates, n_events=args.select))
+        terms = selection.terms
+        print(f"stage 1 picked {', '.join(selection.events)} (R^2 after each: {', '.join(f'{r:.4f}' for r in selection.r2_steps)})")
+        print("  VIF: " + ", ".join(f"{e} {v:.2f}" for e, v in selection.vif.items()))
+        if selection.transforms:
+            print(f"stage 2: {'; '.join(selection.transforms)}; VIF now " + ", ".join(f"{e} {v:.2f}" for e, v in selection.terms_vif.items()))
+        clusters = correlation_clusters(table, candidates)
+        print("  correlation clusters: " + "; ".join(
+            f"{c}: {', '.join(g['event'])}" for c, g in clusters.groupby("cluster")))
+
+    idle = None
+    if args.idle:
+        if workload_col is None:
+            raise CosimError("--idle needs --group-by naming the workload column")
+        idle = (table.groups[workload_col].astype(str) == args.idle).to_numpy()
+        if not idle.any():
+            raise CosimError(f"no row has {workload_col} == '{args.idle}'")
+    fit = fit_walker(table, terms, k=args.folds, group_by=args.group_by, idle=idle)
+    data = model_file(fit, name=args.name, component=args.component, cores_per_cluster=args.cores, source_note=str(args.measured))
+    write_atomic(args.output, lambda tmp: tmp.write_text(json.dumps(data, indent=1) + "\n"))
+    plots = plot_diagnostics(fit, args.output.with_suffix(""), group_by=args.group_by)
+    card = args.output.with_suffix(".md")
+    write_atomic(card, lambda tmp: tmp.write_text(model_card(fit, data, plots)))
+
+    s = data["fit"]
+    print(f"{args.measured}: {s['n_obs']} rows -> {args.output} (model card {card})")
+    print(f"  R^2 {s['r2']:.5f}  adj R^2 {s['adj_r2']:.5f}  F {s['f_statistic']:.1f}  SER {s['ser_w']:.5f} W")
+    for key in ("cv_by_row", "cv_by_group"):
+        cv = s[key]
+        if cv:
+            split = f"grouped by {cv['grouped_by']}" if cv["grouped_by"] else "by row"
+            print(f"  {cv['k']}-fold CV {split}: MAPE {cv['mape_pct']:.2f} %  RMSE {cv['rmse_w']:.4f} W  "
+                  f"95 % PI coverage {cv['pi95_coverage'] * 100:.1f} %")
+    return 0
+
+
+def run_fit_rail(args: argparse.Namespace) -> int:
+    from cosim.fit.rail import RailSpec, fit_rail
+    from cosim.readers._files import read_text
+    from cosim.readers.measured import read_table
+
+    try:
+        spec = json.loads(read_text(args.spec, missing_hint="give the rail spec JSON"))
+        rails = [RailSpec(**r) for r in spec["rails"]]
+    except json.JSONDecodeError as err:
+        raise CosimError(f"{args.spec}:{err.lineno}: not valid JSON ({err.msg})") from None
+    except (KeyError, TypeError) as err:
+        raise CosimError(f"{args.spec}: rail spec needs 'rails': [{{name, voltage_col, predictors, ...}}] ({err})") from None
+    table = read_table(args.measured)
+    fit = fit_rail(table, rails, power_col=spec.get("power_col"))
+    out = {"schema": "cosim-rail-fit/1", "data": str(args.measured), "rails": [r.__dict__ | {"predictors": list(r.predictors), "offsets_mhz": list(r.offsets_mhz)} for r in rails], "regressions": {}}
+    for name, ols in fit.fits.items():
+        coef = ols.table()
+        out["regressions"][name] = {
+            "coefficients": {term: {"value": float(row["coefficient"]), "p_value": float(row["p_value"]), "ci95": [float(row["ci95_lo"]), float(row["ci95_hi"])]} for term, row in coef.iterrows()},
+            "units": "rho*V^2 terms: C per occurrence [coulomb/volt = W/(V^2/s)]; leak: current [A]; offset and base: [W]",
+            "fit": ols.summary(),
+        }
+        s = ols.summary()
+        print(f"{name}: R^2 {s['r2']:.5f}  SER {s['ser_w']:.4f} W  " + "  ".join(f"{t} {v['value']:.4g}" for t, v in out["regressions"][name]["coefficients"].items()))
+    write_atomic(args.output, lambda tmp: tmp.write_text(json.dumps(out, indent=1) + "\n"))
+    print(f"-> {args.output}")
+    return 0

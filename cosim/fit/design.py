@@ -1,0 +1,128 @@
+"""Measured data -> the Walker Eq. 2 design matrix.
+
+Columns: one ``E * V^2 * f`` column per dynamic term (an event, or a transformed
+event such as INST_SPEC - DP_SPEC), then the static/background polynomial in V
+and f of the published models.  E is the per-core event rate [events/s]
+divided by f [MHz], as in the Powmon "EPH" inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from cosim.errors import CosimError
+
+# (name, f exponent, V exponent): the static/background terms of the published A15/A7 models
+WALKER_STATIC = (("intercept", 0, 0), ("f", 1, 0), ("V", 0, 1), ("f*V", 1, 1), ("V^2", 0, 2), ("f*V^2", 1, 2), ("V^3", 0, 3), ("f*V^3", 1, 3))
+# With one frequency the f terms are the intercept again and V barely moves: keep what can be told apart.
+FIXED_FREQ_STATIC = (("intercept", 0, 0), ("V", 0, 1))
+
+
+@dataclass(frozen=True)
+class Term:
+    """A dynamic term: a weighted sum of events, e.g. {"0x1b": 1, "0x73": -1}."""
+
+    events: Mapping[str, float]
+
+    @property
+    def name(self) -> str:
+        parts = []
+        for event, weight in self.events.items():
+            sign = "-" if weight < 0 else ("+" if parts else "")
+            parts.append(f"{sign}{event}" if abs(weight) == 1 else f"{sign}{abs(weight):g}*{event}")
+        return "".join(parts)
+
+    @staticmethod
+    def parse(text: str) -> "Term":
+        """``"0x1b-0x73"`` -> Term({"0x1b": 1, "0x73": -1})."""
+        events: dict[str, float] = {}
+        token, sign = "", 1.0
+        for ch in text.replace(" ", "").lower() + "+":
+            if ch in "+-" and token:
+                events[token] = events.get(token, 0.0) + sign
+                token = ""
+            if ch in "+-":
+                sign = 1.0 if ch == "+" else -1.0
+            else:
+                token += ch
+        if not events:
+            raise CosimError(f"'{text}' names no event")
+        return Term(events)
+
+
+@dataclass
+class FitTable:
+    """Measured rows ready for fitting."""
+
+    source: str
+    power_w: np.ndarray
+    freq_mhz: np.ndarray
+    voltage_v: np.ndarray
+    rates: dict[str, np.ndarray]  # event -> per-core average rate [events/s]
+    groups: pd.DataFrame = field(default_factory=pd.DataFrame)  # workload, core mask ... per row
+
+    def __len__(self) -> int:
+        return len(self.power_w)
+
+    def subset(self, rows: np.ndarray) -> "FitTable":
+        return FitTable(
+            source=self.source,
+            power_w=self.power_w[rows],
+            freq_mhz=self.freq_mhz[rows],
+            voltage_v=self.voltage_v[rows],
+            rates={e: r[rows] for e, r in self.rates.items()},
+            groups=self.groups.iloc[rows].reset_index(drop=True) if len(self.groups) else self.groups,
+        )
+
+    def eph(self, event: str) -> np.ndarray:
+        """Event input E [events/s per core / MHz]."""
+        if event not in self.rates:
+            raise CosimError(f"{self.source}: no rate column for event {event}; known: {', '.join(sorted(self.rates))}")
+        return self.rates[event] / self.freq_mhz
+
+
+def static_terms_for(table: FitTable) -> tuple[tuple[str, int, int], ...]:
+    """The published polynomial, or intercept + V when the data has a single frequency."""
+    return WALKER_STATIC if len(np.unique(table.freq_mhz)) > 1 else FIXED_FREQ_STATIC
+
+
+def walker_design(
+    table: FitTable, terms: Sequence[Term], static: Sequence[tuple[str, int, int]] | None = None
+) -> pd.DataFrame:
+    """Design matrix of Eq. 2: ``E*V^2*f`` per dynamic term, then ``f^a * V^b`` per static term."""
+    f, v = table.freq_mhz, table.voltage_v
+    columns: dict[str, np.ndarray] = {}
+    for term in terms:
+        e = sum(w * table.eph(ev) for ev, w in term.events.items())
+        columns[f"dyn:{term.name}"] = e * v**2 * f
+    for name, fa, vb in static if static is not None else static_terms_for(table):
+        columns[f"static:{name}"] = f**fa * v**vb
+    return pd.DataFrame(columns)
+
+
+def check_table(table: FitTable, terms: Sequence[Term], *, min_rows_per_parameter: int = 5) -> None:
+    """Refuse data that cannot give a sound fit, naming the column and row."""
+    n_params = len(terms) + len(static_terms_for(table))
+    if len(table) < min_rows_per_parameter * n_params:
+        raise CosimError(
+            f"{table.source}: {len(table)} rows for {n_params} coefficients; need at least "
+            f"{min_rows_per_parameter * n_params} ({min_rows_per_parameter} per coefficient)"
+        )
+    named = {"power": table.power_w, "frequency": table.freq_mhz, "voltage": table.voltage_v}
+    named |= {f"event {e}": table.rates[e] for t in terms for e in t.events if e in table.rates}
+    for name, values in named.items():
+        bad = ~np.isfinite(values)
+        if bad.any():
+            raise CosimError(f"{table.source}: {name} is nan/inf in row {int(np.flatnonzero(bad)[0]) + 2}; drop or repair those rows")
+    for term in terms:
+        for event in term.events:
+            table.eph(event)  # names a missing event
+            values = table.rates[event]
+            if np.ptp(values) == 0:
+                raise CosimError(f"{table.source}: event {event} is constant ({values[0]:g}) in every row; it carries no information, leave it out")
+    if np.any(table.freq_mhz <= 0) or np.any(table.voltage_v <= 0):
+        raise CosimError(f"{table.source}: frequency and voltage must be positive in every row")

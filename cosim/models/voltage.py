@@ -1,0 +1,20 @@
+"""Evaluating a CPU voltage model (Walker et al. Section VIII); fitting it is cosim.fit.voltage."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from cosim.errors import CosimError
+
+
+def load_voltage(points: Sequence[Sequence[float]], freq_mhz: np.ndarray, p_dyn_at_target_w: np.ndarray) -> np.ndarray:
+    """Voltage under load [V] from the voltage model table, for each row's frequency."""
+    table = np.asarray(points, dtype=float)
+    f = np.asarray(freq_mhz, dtype=float)
+    idx = np.abs(f[:, None] - table[None, :, 0]).argmin(axis=1)
+    if np.any(np.abs(table[idx, 0] - f) > 0.003 * table[idx, 0]):
+        missing = sorted(set(np.round(f[np.abs(table[idx, 0] - f) > 0.003 * table[idx, 0]], 1)))
+        raise CosimError(f"the voltage model has no entry for {', '.join(map(str, missing))} MHz; it is fitted per frequency")
+    return table[idx, 1] + table[idx, 2] * np.asarray(p_dyn_at_target_w)

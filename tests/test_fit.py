@@ -1,0 +1,292 @@
+"""cosim fit: Walker et al.'s methodology, checked on the published data."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("statsmodels")
+
+from cosim import CosimError, apply_model, load_model, mape_pct, read_measured
+from cosim.fit.design import FitTable, Term, check_table
+from cosim.fit.rail import RailSpec, fit_rail
+from cosim.fit.select import correlation_clusters, stage1, stage2
+from cosim.fit.validate import folds, reduced_experiment
+from cosim.fit.walker_fit import fit_table, fit_walker, model_file
+from cosim.models.voltage import load_voltage
+from cosim.readers.armpm import read_armpm
+from helpers import GEMSTONE, POWMON, SHARED, needs_shared, write_biglittle_run
+
+TCAD_TERMS = ["0x11", "0x1b-0x73", "0x50", "0x6a", "0x73", "0x14", "0x19"]
+ARMPM_CBENCH = SHARED / "data" / "armpm" / "Concatenated_Data" / "cBench" / "xu3_cset_perfcpu_cBench_eMMC_big.data"
+
+
+def _powmon(label: str, events: list[str]) -> FitTable:
+    measured = read_measured(POWMON, events=events, label=label)
+    return fit_table(measured, power_col=f"Power {label}", group_cols=["Workload Name"], source=str(POWMON))
+
+
+@pytest.fixture(scope="module")
+def a15():
+    if not POWMON.exists():
+        pytest.skip("../shared/data is not here")
+    return _powmon("A15", ["0x11", "0x1b", "0x50", "0x6a", "0x73", "0x14", "0x19"])
+
+
+@pytest.fixture(scope="module")
+def tcad_fit(a15):
+    idle = (a15.groups["Workload Name"] == "idle").to_numpy()
+    return fit_walker(a15, [Term.parse(t) for t in TCAD_TERMS], group_by="Workload Name", idle=idle)
+
+
+def test_tcad_a15_refit_matches_the_published_model(tcad_fit):
+    published = pd.read_csv(GEMSTONE / "models" / "asrtpm-A15.params", sep="\t").set_index("Name")
+    shipped = load_model("cortex-a15-walker2017").raw
+    ours = tcad_fit.ols.table()
+    for term in shipped["dynamic_terms"] + shipped["static_terms"]:
+        column = f"dyn:{term['name']}" if "events" in term else f"static:{term['name']}"
+        lo, hi = published.loc[term["published_name"], ["Confidence Interval 95 Lower", "Confidence Interval 95 Upper"]]
+        assert lo <= ours.loc[column, "coefficient"] <= hi, column
+        # the published p-values are HC3 ones: ours agree (to 0.01 in log10; they reach 1e-136)
+        p_ours, p_pub = ours.loc[column, "p_value"], published.loc[term["published_name"], "p-Value"]
+        assert p_ours < 1e-300 if p_pub == 0 else np.log10(p_ours) == pytest.approx(np.log10(p_pub), abs=0.01)
+    s = tcad_fit.ols.summary()
+    assert s["r2"] > 0.99 and s["ser_w"] == pytest.approx(0.0517, abs=1e-4)
+    assert tcad_fit.cv_rows.mape_pct <= 2.9  # paper Table IV: 2.81 %
+    assert tcad_fit.cv_rows.mape_pct == pytest.approx(2.82, abs=0.01)
+
+
+def test_prediction_interval_coverage_in_grouped_cv(tcad_fit):
+    assert tcad_fit.cv_grouped.grouped_by == "Workload Name"
+    assert tcad_fit.cv_grouped.pi95_coverage >= 0.93
+    assert tcad_fit.cv_grouped.mape_pct > tcad_fit.cv_rows.mape_pct  # unseen workloads are harder
+
+
+def test_grouped_folds_hold_out_whole_workloads():
+    groups = np.repeat(np.arange(20), 5)
+    parts = folds(len(groups), 10, groups=groups)
+    assert sorted(np.concatenate(parts).tolist()) == list(range(100))
+    for part in parts:
+        held = set(groups[part])
+        assert all(g not in held for g in groups[np.setdiff1d(np.arange(100), part)])
+
+
+def test_reduced_experiment_costs_little(a15):
+    idle = (a15.groups["Workload Name"] == "idle").to_numpy()
+    result = reduced_experiment(a15, [Term.parse(t) for t in TCAD_TERMS], train_freq_mhz=1000, idle=idle)
+    assert result.train_rows == 272 and result.full_rows == 2160  # 240 workload rows at 1 GHz + idle at the other 8 levels
+    assert 0 < result.extra_error_pct < 1.5  # paper: +0.6 %
+    assert result.extra_error_pct == pytest.approx(0.65, abs=0.01)
+
+
+def test_voltage_model_recovers_most_of_the_voltage_error(tcad_fit, a15):
+    """Section VIII at 1800 MHz: paper 2.6 % (measured V), 8.5 % (target V), 3.0 % (voltage model)."""
+    model = load_model("cortex-a15-walker2017")
+    assert model.voltage_model is not None
+    shipped = np.array(model.voltage_model)
+    assert np.allclose(shipped, np.array(tcad_fit.voltage_model), atol=1e-5)  # the shipped one is this fit's
+    measured = read_measured(POWMON, events=model.events)
+    actual = measured.table["Power A15"].to_numpy()
+    at = measured.freq_mhz == 1800
+    target = replace(measured, voltage_v=load_voltage(model.voltage_model, measured.freq_mhz, np.zeros(len(actual))))
+    errors = {
+        "measured": mape_pct(apply_model(model, measured)["power_w"][at], actual[at]),
+        "target": mape_pct(apply_model(model, target)["power_w"][at], actual[at]),
+        "voltage-model": mape_pct(apply_model(model, measured, voltage="voltage-model")["power_w"][at], actual[at]),
+    }
+    assert errors["measured"] == pytest.approx(2.59, abs=0.01)
+    assert errors["target"] == pytest.approx(8.11, abs=0.01)
+    assert errors["voltage-model"] == pytest.approx(2.92, abs=0.01)
+
+
+@needs_shared
+def test_a7_model_from_the_a7_columns():
+    table = _powmon("A7", ["0x11", "0x14", "0x16", "0x13", "0x0f"])
+    assert set(np.unique(table.freq_mhz)) == {1000.0}
+    fit = fit_walker(table, [Term.parse(e) for e in ["0x11", "0x14", "0x16", "0x13", "0x0f"]], group_by="Workload Name")
+    assert [s[0] for s in fit.static] == ["intercept", "V"]  # one frequency: the f terms cannot be told apart
+    baseline = np.mean(np.abs(table.power_w - table.power_w.mean()) / table.power_w) * 100
+    assert fit.cv_grouped.mape_pct < baseline  # better than predicting the mean A7 power
+    assert fit.cv_rows.mape_pct == pytest.approx(3.52, abs=0.01)
+    assert fit.cv_grouped.mape_pct == pytest.approx(3.61, abs=0.01)
+
+
+@needs_shared
+def test_stage1_and_stage2_on_armpm_raw_counts():
+    measured = read_armpm(ARMPM_CBENCH)
+    table = fit_table(measured, power_col="A15 Power(W)", group_cols=["Benchmark"], source="armpm")
+    assert len(table) == 10563 and set(np.unique(table.freq_mhz)) == {1000.0, 1500.0, 2000.0}
+    candidates = [e for e in table.rates if np.ptp(table.rates[e]) > 0]  # SW_INCR is always 0
+    assert "0x00" not in candidates and len(candidates) == 12
+    selection = stage1(table, candidates, n_events=7)
+    assert selection.events == ["0x11", "0x08", "0x05", "0x04", "0x12", "0x09", "0x0b"]
+    assert all(b >= a for a, b in zip(selection.r2_steps, selection.r2_steps[1:]))
+    assert selection.vif["0x08"] == pytest.approx(8.33, abs=0.01) and selection.vif.drop("0x08").max() < 5
+    selection = stage2(table, selection)
+    assert selection.transforms == ["0x08 -> 0x08-0x12"]  # retired instructions minus branches: nested
+    assert selection.terms_vif["0x08-0x12"] == pytest.approx(6.67, abs=0.01)
+    clusters = correlation_clusters(table, candidates)
+    assert set(clusters["event"]) == set(candidates) and clusters["cluster"].nunique() > 1
+
+
+def _table(n=200, seed=1, **overrides) -> FitTable:
+    rng = np.random.default_rng(seed)
+    f = rng.choice([600.0, 1000.0, 1400.0], n)
+    v = 0.8 + f / 4000 + rng.normal(0, 0.005, n)
+    rates = {"0x11": rng.uniform(1e8, 1e9, n), "0x08": rng.uniform(1e7, 5e8, n)}
+    power = 0.3 + 5e-10 * rates["0x11"] * v**2 + 3e-10 * rates["0x08"] * v**2 + rng.normal(0, 0.01, n)
+    t = FitTable("synthetic.csv", power, f, v, rates, pd.DataFrame({"w": rng.integers(0, 20, n)}))
+    for key, value in overrides.items():
+        if key.startswith("0x"):
+            t.rates[key] = value
+        else:
+            setattr(t, key, value)
+    return t
+
+
+@pytest.mark.parametrize(
+    "make, terms, message",
+    [
+        (lambda: _table(**{"0x08": np.full(200, 5e7)}), ["0x11", "0x08"], "event 0x08 is constant"),
+        (lambda: _table(n=40), ["0x11", "0x08"], "40 rows for 10 coefficients"),
+        (lambda: _table(power_w=np.where(np.arange(200) == 7, np.nan, 1.0)), ["0x11"], "power is nan/inf in row 9"),
+        (lambda: _table(**{"0x05": np.arange(200.0) * 2e6 + 1e6}), ["0x11", "0x05", "0x05+0x11"], "exactly collinear"),
+    ],
+)
+def test_bad_data_is_refused(make, terms, message):
+    table = make()
+    with pytest.raises(CosimError, match=message) as err:
+        fit_walker(table, [Term.parse(t) for t in terms], k=0)
+    assert "\n" not in str(err.value)
+
+
+def test_check_table_accepts_sound_data():
+    check_table(_table(), [Term.parse("0x11"), Term.parse("0x08")])
+
+
+def test_term_names_round_trip():
+    for text in ("0x11", "0x1b-0x73", "0x05+0x11", "0x08-0x12"):
+        assert Term.parse(text).name == text
+
+
+def test_fitted_model_file_works_in_cosim_power(tmp_path):
+    """Fit on synthetic rows, write the model file, and price a gem5 run with it unchanged."""
+    fit = fit_walker(_table(n=400), [Term.parse("0x11"), Term.parse("0x08")], k=5, group_by="w")
+    data = model_file(fit, name="synthetic", component="test cluster", cores_per_cluster=4, source_note="synthetic")
+    (tmp_path / "synthetic.json").write_text(json.dumps(data))
+    model = load_model(tmp_path / "synthetic.json")
+    assert model.events == ("0x08", "0x11") and model.ser_w == pytest.approx(0.01, rel=0.2)
+    run = write_biglittle_run(tmp_path / "m5out")
+    result = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "power", str(run), "--model", str(tmp_path / "synthetic.json"),
+                             "--cluster", "little=system.littleCluster", "-o", str(tmp_path / "p.csv")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert pd.read_csv(tmp_path / "p.csv")["power_w"].notna().all()
+
+
+TK1 = {  # Stokke et al. Table 1, the ground truth of the synthetic rail data
+    "gpu:leak": 0.27, "gpu:clock*V^2": 2.10e-9, "gpu:l2r*V^2": 10.79e-9, "gpu:int*V^2": 41.11e-12,
+    "mem:clock*V^2": 258.66e-12, "mem:offset@204": -0.03, "mem:offset@300": 0.05, "mem:cpu*V^2": 2.25e-9,
+    "core:leak": 0.79, "core:acl*V^2": 166.62e-12, "base": 0.78,
+}
+
+
+def _tk1_table() -> pd.DataFrame:
+    """1830 rows (as many as the paper's training runs) generated from Table 1 with 10 mW noise."""
+    rng = np.random.default_rng(7)
+    n = 1830
+    gpu_f = rng.choice([72, 180, 396, 540, 648, 756, 852], n) * 1.0
+    mem_f = rng.choice([204, 300, 528, 924], n) * 1.0
+    t = pd.DataFrame({
+        "gpu_v": np.where(gpu_f < 400, 0.8, 0.8 + (gpu_f - 400) / 1500),
+        "gpu_clock": gpu_f * 1e6 * rng.uniform(0.2, 1, n),
+        "gpu_l2r": rng.uniform(0, 2e7, n), "gpu_int": rng.uniform(0, 5e9, n),
+        "mem_v": np.full(n, 1.35), "mem_f": mem_f, "mem_clock": mem_f * 1e6, "mem_cpu": rng.uniform(0, 1, n) * mem_f * 1e6,
+        "cpu_v": rng.choice([0.8, 0.9, 1.0, 1.1], n), "cpu_acl": rng.uniform(1e7, 1e9, n),
+    })
+    power = TK1["base"] + rng.normal(0, 0.01, n)
+    power += TK1["gpu:leak"] * t.gpu_v + (TK1["gpu:clock*V^2"] * t.gpu_clock + TK1["gpu:l2r*V^2"] * t.gpu_l2r + TK1["gpu:int*V^2"] * t.gpu_int) * t.gpu_v**2
+    power += (TK1["mem:clock*V^2"] * t.mem_clock + TK1["mem:cpu*V^2"] * t.mem_cpu) * t.mem_v**2 + np.where(mem_f == 204, -0.03, 0) + np.where(mem_f == 300, 0.05, 0)
+    power += TK1["core:leak"] * t.cpu_v + TK1["core:acl*V^2"] * t.cpu_acl * t.cpu_v**2
+    t["power"] = power
+    return t
+
+
+TK1_RAILS = [
+    RailSpec("gpu", "gpu_v", ["gpu_clock", "gpu_l2r", "gpu_int"]),
+    RailSpec("mem", "mem_v", ["mem_clock", "mem_cpu"], leakage=False, freq_col="mem_f", offsets_mhz=[204, 300]),
+    RailSpec("core", "cpu_v", ["cpu_acl"]),
+]
+TK1_NAMES = {"gpu:gpu_clock*V^2": "gpu:clock*V^2", "gpu:gpu_l2r*V^2": "gpu:l2r*V^2", "gpu:gpu_int*V^2": "gpu:int*V^2",
+             "mem:mem_clock*V^2": "mem:clock*V^2", "mem:mem_cpu*V^2": "mem:cpu*V^2", "core:cpu_acl*V^2": "core:acl*V^2"}
+
+
+def test_rail_fit_recovers_tegra_k1_coefficients():
+    """Synthetic rows from Table 1's coefficients plus noise: the method must give them back."""
+    t = _tk1_table()
+    coef = fit_rail(t, TK1_RAILS, power_col="power").fits["total"].params
+    for ours, truth in {**{k: k for k in TK1 if k not in TK1_NAMES.values()}, **TK1_NAMES}.items():
+        assert coef[ours] == pytest.approx(TK1[truth], rel=0.15, abs=0.02), ours
+    with pytest.raises(CosimError, match="voltage never changes"):
+        fit_rail(t, [RailSpec("mem", "mem_v", ["mem_clock"])], power_col="power")
+
+
+@needs_shared
+def test_cosim_fit_command_writes_model_card_and_plots(tmp_path):
+    out = tmp_path / "a15.json"
+    args = [sys.executable, "-I", "-m", "cosim.cli", "fit", str(POWMON), "--label", "A15", "--power-col", "Power A15",
+            "--events", ",".join(TCAD_TERMS), "--group-by", "Workload Name", "--idle", "idle", "--name", "a15", "-o", str(out)]
+    result = subprocess.run(args, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "10-fold CV by row: MAPE 2.82 %" in result.stdout
+    card = (tmp_path / "a15.md").read_text()
+    assert "| 0x1b-0x73 |" in card and "a15-residuals.png" in card and "a15-workloads.png" in card
+    assert (tmp_path / "a15-residuals.png").stat().st_size > 5000
+    applied = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "apply", str(out), str(POWMON), "--compare-with", "Power A15"],
+                             capture_output=True, text=True)
+    assert "MAPE vs 'Power A15': 2.79 %" in applied.stdout
+
+
+def test_cosim_fit_bad_input_is_one_line(tmp_path):
+    (tmp_path / "m.csv").write_text("f,v,p,c\n" + "".join(f"1000,1.0,{i},5\n" for i in range(100)))
+    args = [sys.executable, "-I", "-m", "cosim.cli", "fit", str(tmp_path / "m.csv"), "--power-col", "p", "--freq-col", "f",
+            "--voltage-col", "v", "--event-col", "0x11=c", "--events", "0x11", "-o", str(tmp_path / "o.json")]
+    result = subprocess.run(args, capture_output=True, text=True)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("cosim: error: ") and line.endswith("m.csv: event 0x11 is constant (5) in every row; it carries no information, leave it out")
+
+
+def test_fit_rail_command(tmp_path):
+    _tk1_table().to_csv(tmp_path / "tk1.csv", index=False)
+    spec = {"power_col": "power", "rails": [r.__dict__ | {"predictors": list(r.predictors), "offsets_mhz": list(r.offsets_mhz)} for r in TK1_RAILS]}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    result = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "fit-rail", str(tmp_path / "tk1.csv"), "--spec", str(tmp_path / "spec.json"),
+                             "-o", str(tmp_path / "rail.json")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    out = json.loads((tmp_path / "rail.json").read_text())
+    assert out["regressions"]["total"]["coefficients"]["base"]["value"] == pytest.approx(0.78, abs=0.02)
+    assert out["regressions"]["total"]["fit"]["r2"] > 0.99
+
+
+@needs_shared
+def test_power_with_the_voltage_model(tmp_path):
+    run = write_biglittle_run(tmp_path / "m5out")
+    args = [sys.executable, "-I", "-m", "cosim.cli", "power", str(run), "--model", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster"]
+    plain = subprocess.run(args + ["-o", str(tmp_path / "a.csv")], capture_output=True, text=True)
+    loaded = subprocess.run(args + ["--voltage-model", "-o", str(tmp_path / "b.csv")], capture_output=True, text=True)
+    assert plain.returncode == 0 and loaded.returncode == 0, loaded.stderr
+    a, b = pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv")
+    model = load_model("cortex-a15-walker2017")
+    points = np.array(model.voltage_model)
+    # each epoch: target voltage of its frequency plus slope times the dynamic power at that voltage
+    target = load_voltage(points, b["freq_mhz"].to_numpy(), np.zeros(len(b)))
+    assert np.all(np.abs(b["voltage_v"] - target) < 0.05) and not np.allclose(b["voltage_v"], a["voltage_v"])
+    unfit = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "power", str(run), "--model", "cortex-a7-gemstone2018",
+                            "--cluster", "little=system.littleCluster", "--voltage-model"], capture_output=True, text=True)
+    assert unfit.returncode == 2 and "has no voltage_model" in unfit.stderr
