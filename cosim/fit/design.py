@@ -18,8 +18,10 @@ from cosim.errors import CosimError
 
 # (name, f exponent, V exponent): the static/background terms of the published A15/A7 models
 WALKER_STATIC = (("intercept", 0, 0), ("f", 1, 0), ("V", 0, 1), ("f*V", 1, 1), ("V^2", 0, 2), ("f*V^2", 1, 2), ("V^3", 0, 3), ("f*V^3", 1, 3))
-# With one frequency the f terms are the intercept again and V barely moves: keep what can be told apart.
-FIXED_FREQ_STATIC = (("intercept", 0, 0), ("V", 0, 1))
+# Smallest/largest singular value of the column-scaled static block below which a term adds no
+# information the data can carry.  The published A15 data keeps all 8 terms (worst ratio 1.9e-6);
+# one frequency (f = intercept) or three nominal (f, V) points (rank 3) fall far below (< 1e-14).
+_STATIC_CONDITION = 1e-7
 
 
 @dataclass(frozen=True)
@@ -86,8 +88,20 @@ class FitTable:
 
 
 def static_terms_for(table: FitTable) -> tuple[tuple[str, int, int], ...]:
-    """The published polynomial, or intercept + V when the data has a single frequency."""
-    return WALKER_STATIC if len(np.unique(table.freq_mhz)) > 1 else FIXED_FREQ_STATIC
+    """The published static polynomial, less the terms the data's operating points cannot tell apart.
+
+    Terms are taken in the published order and one is skipped when it would make the
+    static block (nearly) singular: with a single frequency every f term is the
+    intercept again; with three nominal (f, V) points only three terms can be fitted.
+    """
+    kept: list[tuple[str, int, int]] = []
+    for term in WALKER_STATIC:
+        trial = kept + [term]
+        X = np.column_stack([table.freq_mhz**fa * table.voltage_v**vb for _, fa, vb in trial])
+        s = np.linalg.svd(X / np.abs(X).max(axis=0), compute_uv=False)
+        if s[-1] / s[0] > _STATIC_CONDITION:
+            kept = trial
+    return tuple(kept)
 
 
 def walker_design(
