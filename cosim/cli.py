@@ -106,6 +106,13 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", type=Path, default=Path("rail-model.json"), help="coefficients and fit statistics (JSON)")
     r.set_defaults(run=_cmd_fit_rail)
 
+    g = sub.add_parser("gem5-expr", help="print a model as gem5 MathExprPowerModel expressions, per CPU")
+    g.add_argument("model", help="model file or shipped model name")
+    g.add_argument("--cluster", required=True, metavar="NAME=PATH", help="CPUs under config path PATH")
+    g.add_argument("--config", type=Path, required=True, help="config.ini/config.json of a run of the same system")
+    g.add_argument("--generation", choices=("pre-v20.1", "v20.1+"), default="v20.1+", help="gem5 stat naming (default v20.1+)")
+    g.set_defaults(run=_cmd_gem5_expr)
+
     d = sub.add_parser("demo", help="timeline CSV + plot of the bundled real gem5 run")
     d.add_argument("--out", type=Path, default=Path("cosim-demo"), help="output folder (default: ./cosim-demo)")
     d.set_defaults(run=_cmd_demo)
@@ -168,13 +175,32 @@ def _find_config(stats_path: Path, config_path: Path | None):
     return read_config(config_path)
 
 
+def _sidecar(stats_path: Path) -> dict | None:
+    """cosim-run.json written by gem5_scripts/cosim_gem5.attach_power beside stats.txt."""
+    import json
+
+    path = stats_path.parent / "cosim-run.json"
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        return {name: (c["path"], c["model"]) for name, c in data["clusters"].items()}
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
+        raise CosimError(f"{path}: not a cosim-run.json sidecar ({err}); remove it or pass --cluster") from None
+
+
 def _cluster_specs(config, args: argparse.Namespace):
     from cosim.models.modelfile import load_model
     from cosim.timeline import ClusterSpec
 
+    clusters = _pairs(args.cluster, "--cluster")
+    sidecar = _sidecar(args.stats) if not clusters else None
+    if sidecar:
+        clusters = {name: path for name, (path, _) in sidecar.items()}
+        if not args.model:
+            args.model = [model for _, model in sidecar.values()]
     if not args.model:
         raise CosimError("give at least one --model (e.g. --model cortex-a15-walker2017)")
-    clusters = _pairs(args.cluster, "--cluster")
     voltages = {k: _volts(k, v) for k, v in _pairs(args.voltage, "--voltage").items()}
     models = [load_model(m) for m in args.model]
     if clusters:
@@ -284,6 +310,34 @@ def _cmd_fit_rail(args: argparse.Namespace) -> int:
     from cosim.fit.cli import run_fit_rail
 
     return run_fit_rail(args)
+
+
+def _cmd_gem5_expr(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    from cosim.models.modelfile import load_model
+    from cosim.readers.gem5_config import read_config
+
+    here = Path(__file__).resolve().parent
+    script = next(p for p in (here / "_gem5_scripts" / "cosim_gem5.py", here.parent / "gem5_scripts" / "cosim_gem5.py") if p.exists())
+    # the gem5-side module is stdlib-only and lives outside the package's import tree
+    spec = importlib.util.spec_from_file_location("cosim_gem5", script)
+    gem5_side = importlib.util.module_from_spec(spec)
+    sys.modules["cosim_gem5"] = gem5_side  # dataclasses look their module up here
+    spec.loader.exec_module(gem5_side)
+    ((name, path),) = _pairs([args.cluster], "--cluster").items()
+    model = load_model(args.model)
+    config = read_config(args.config)
+    cluster = config.cluster(name, path)
+    layout = gem5_side.ClusterLayout(name=name, cpus=list(cluster.cpus), l1d=cluster.l1d, l1i=cluster.l1i, l2=cluster.l2,
+                                     l2_sharers=cluster.l2_sharers)
+    try:
+        exprs = gem5_side.cpu_expressions(model.raw, layout, generation=args.generation, ticks_per_s=config.ticks_per_s)
+    except gem5_side.ExpressionError as err:
+        raise CosimError(str(err)) from None
+    for cpu, (dyn, st) in exprs.items():
+        print(f"# {cpu}\ndyn = {dyn}\nst = {st}\n")
+    return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

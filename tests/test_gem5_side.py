@@ -1,0 +1,146 @@
+"""gem5_scripts/cosim_gem5.py against the stand-in m5 package (tests/gem5_stub)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cosim import ClusterSpec, load_model, power_timeline, read_config, read_stats
+from helpers import REPO, write_biglittle_run
+
+sys.path.insert(0, str(Path(__file__).parent / "gem5_stub"))
+sys.path.insert(0, str(REPO / "gem5_scripts"))
+import cosim_gem5  # noqa: E402
+import m5  # noqa: E402
+from m5.objects import BaseCPU, Cache, MathExprPowerModel, Root, SimObject, SrcClockDomain, VoltageDomain  # noqa: E402
+
+MODELS = {"big": ("system.bigCluster", "cortex-a15-walker2017"), "little": ("system.littleCluster", "cortex-a7-gemstone2018")}
+
+
+def build_system():
+    """The hand-built big.LITTLE run of tests/helpers.py, as gem5 objects."""
+    m5.reset()
+    root = Root()
+    root.system = system = SimObject()
+    for name, clocks in (("bigCluster", ["1.8GHz", "1GHz"]), ("littleCluster", ["1.4GHz", "1GHz"])):
+        cluster = SimObject()
+        setattr(system, name, cluster)
+        cluster.voltage_domain = VoltageDomain(voltage=["1.0V"])
+        cluster.clk_domain = SrcClockDomain(clock=clocks, voltage_domain=cluster.voltage_domain)
+        cluster.cpus = [BaseCPU(clk_domain=cluster.clk_domain) for _ in range(2)]
+        for cpu in cluster.cpus:
+            cpu.dcache, cpu.icache = Cache(), Cache()
+        cluster.l2 = Cache()
+    return system
+
+
+def register_dump(stats: pd.DataFrame, epoch: int, formulas: set[str]) -> None:
+    """Load one dump into the stand-in's stats registry, each stat with its gem5 kind."""
+    row = stats.iloc[epoch]
+    for name, value in row.items():
+        if name in ("epoch", "start_tick", "end_tick", "duration_s"):
+            continue
+        if "::" in name:
+            base, _, sub = name.partition("::")
+            leaf = base.split(".", 3)[-1]
+            kind = "Formula" if sub == "total" and any(base.endswith("." + f) for f in formulas) else "Vector"
+            m5.stats.register(base if kind == "Formula" else base, kind, value)
+        else:
+            m5.stats.register(name, "Formula" if name == "simSeconds" else "Scalar", value)
+
+
+def test_sidecar_records_clusters_and_sets_vf_voltages(tmp_path):
+    system = build_system()
+    run = cosim_gem5.attach_power(system, models=MODELS, epoch="100us", outdir=str(tmp_path))
+    side = json.loads((tmp_path / "cosim-run.json").read_text())
+    assert side["gem5_version"] == "24.0.0.1" and side["naming_generation"] == "v20.1+"
+    assert side["epoch_s"] == pytest.approx(100e-6) and side["epoch_ticks"] == 100_000_000
+    big = side["clusters"]["big"]
+    assert big["cpus"] == ["system.bigCluster.cpus0", "system.bigCluster.cpus1"]
+    assert big["clk_domain"] == "system.bigCluster.clk_domain" and big["voltage_domain"] == "system.bigCluster.voltage_domain"
+    assert big["dvfs_periods_ticks"] == [556, 1000] and big["dvfs_voltages_v"] == [1.1741, 0.9437]
+    assert big["model"] == "cortex-a15-walker2017" and big["l2"]["system.bigCluster.cpus1"] == "system.bigCluster.l2"
+    assert side["clusters"]["little"]["dvfs_voltages_v"] == [1.253, 1.089]
+    assert system.bigCluster.voltage_domain.voltage == ["1.1741V", "0.9437V"]  # no longer gem5's 1.0 V default
+    m5.instantiate()
+    run.start()
+    assert m5.stats.dumps == [100_000_000]
+
+
+def test_online_and_offline_power_agree(tmp_path):
+    folder = tmp_path / "m5out"
+    stats = read_stats(write_biglittle_run(folder))
+    system = build_system()
+    cosim_gem5.attach_power(system, models={"little": MODELS["little"]}, outdir=str(tmp_path), online=True)
+    models = [cpu.power_model.pm[0] for cpu in system.littleCluster.cpus]
+    assert all(cpu.power_state.default_state == "ON" for cpu in system.littleCluster.cpus)
+    for pm in models:
+        assert "::" not in pm.dyn and "::" not in pm.st
+    formulas = set(cosim_gem5.load_event_map("v20.1+")["formulas"])
+    register_dump(stats, 0, formulas)
+    m5.instantiate()  # startup: every variable resolves
+    offline = power_timeline(stats, read_config(folder / "config.ini"),
+                             [ClusterSpec("little", "system.littleCluster", load_model("cortex-a7-gemstone2018"))])
+    for epoch in range(len(stats)):
+        register_dump(stats, epoch, formulas)
+        online = sum(pm.evaluate(pm.dyn, voltage=1.253, clock_period=714) + pm.evaluate(pm.st, voltage=1.253, clock_period=714)
+                     for pm in models)
+        assert online == pytest.approx(offline["power_w"][epoch], rel=1e-9)
+
+
+def test_online_refused_where_a_stat_is_a_vector(tmp_path):
+    with pytest.raises(cosim_gem5.ExpressionError, match=r"0x73 \(DP_SPEC\).*statIssuedInstType_0::IntAlu") as err:
+        cosim_gem5.attach_power(build_system(), models={"big": MODELS["big"]}, outdir=str(tmp_path), online=True)
+    assert "0x19 (BUS_ACCESS)" in str(err.value) and "cosim power" in str(err.value)
+
+
+def test_vf_table_must_cover_the_dvfs_clocks(tmp_path):
+    system = build_system()
+    with pytest.raises(ValueError, match=r"DVFS clock 1798.6 MHz is not in the V-f table of cortex-a7-gemstone2018"):
+        cosim_gem5.attach_power(system, models={"big": ("system.bigCluster", "cortex-a7-gemstone2018")}, outdir=str(tmp_path))
+
+
+def test_the_stand_in_refuses_what_gem5_refuses(tmp_path):
+    system = build_system()
+    with pytest.raises(RuntimeError, match="before m5.instantiate"):
+        m5.stats.periodicStatDump(1000)
+    bad = MathExprPowerModel(dyn="system.bigCluster.l2.writebacks::total * 2", st="0")
+    system.bigCluster.cpus[0].power_model = bad
+    m5.stats.register("system.bigCluster.l2.writebacks", "Vector", 5)
+    with pytest.raises(RuntimeError, match="fatal: Failed to evaluate system.bigCluster.l2.writebacks::total"):
+        m5.instantiate()
+    with pytest.raises(RuntimeError, match="after m5.instantiate"):
+        system.bigCluster.voltage_domain.voltage = ["1.2V"]
+    with pytest.raises(RuntimeError, match="Unknown stat type"):
+        bad.evaluate("system.bigCluster.l2.writebacks * 2", voltage=1.0, clock_period=500)
+    assert bad.evaluate("2 * voltage + clock_period / 1e3", voltage=1.5, clock_period=500) == 3.5
+
+
+def _cosim(*args):
+    return subprocess.run([sys.executable, "-I", "-m", "cosim.cli", *map(str, args)], capture_output=True, text=True)
+
+
+def test_cosim_power_reads_the_sidecar(tmp_path):
+    folder = tmp_path / "m5out"
+    run = write_biglittle_run(folder)
+    cosim_gem5.attach_power(build_system(), models=MODELS, outdir=str(folder))
+    result = _cosim("power", run, "-o", tmp_path / "p.csv")  # no --cluster, no --model
+    assert result.returncode == 0, result.stderr
+    timeline = pd.read_csv(tmp_path / "p.csv")
+    assert dict(zip(timeline["cluster"], timeline["model"])) == {"big": "cortex-a15-walker2017", "little": "cortex-a7-gemstone2018"}
+
+
+def test_gem5_expr_command(tmp_path):
+    write_biglittle_run(tmp_path)
+    ok = _cosim("gem5-expr", "cortex-a7-gemstone2018", "--cluster", "little=system.littleCluster", "--config", tmp_path / "config.ini")
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.count("dyn = ") == 2 and "system.littleCluster.cpus1.dcache.overallAccesses" in ok.stdout and "::" not in ok.stdout
+    refused = _cosim("gem5-expr", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster", "--config", tmp_path / "config.ini")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert refused.stderr.count("\n") == 1 and "cannot run online in gem5" in refused.stderr
