@@ -106,6 +106,39 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", type=Path, default=Path("rail-model.json"), help="coefficients and fit statistics (JSON)")
     r.set_defaults(run=_cmd_fit_rail)
 
+    w = sub.add_parser("whatif", help="rescale a gem5 run to other DVFS points: runtime, energy, Pareto, choice")
+    w.add_argument("stats", type=Path, help="gem5 stats.txt")
+    w.add_argument("--config", type=Path, help="config.ini or config.json (default: beside stats.txt)")
+    w.add_argument("--model", action="append", default=[], metavar="MODEL", help="as for cosim power")
+    w.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH", help="as for cosim power")
+    w.add_argument("--freqs", action="append", default=[], metavar="NAME=F1,F2,...",
+                   help="frequencies [MHz] to try for cluster NAME (default: its model's V-f table)")
+    w.add_argument("--power-cap", type=float, metavar="WATTS", help="choose the fastest configuration under this peak power")
+    w.add_argument("--deadline", type=float, metavar="SECONDS", help="choose the least energy within this runtime")
+    w.add_argument("-o", "--output", type=Path, default=Path("whatif.csv"), help="one row per configuration")
+    w.add_argument("--plot", type=Path, help="Pareto plot (energy against runtime)")
+    w.set_defaults(run=_cmd_whatif, voltage=[], voltage_model=False)
+
+    sw = sub.add_parser("sweep", help="one table of runtime, energy, EDP and power over many gem5 runs")
+    sw.add_argument("runs", type=Path, nargs="+", help="gem5 output folders, or folders of them")
+    sw.add_argument("--model", action="append", default=[], metavar="MODEL", help="as for cosim power (default: each run's cosim-run.json)")
+    sw.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH", help="as for cosim power")
+    sw.add_argument("--workers", type=int, default=1, help="processes parsing runs in parallel (default 1)")
+    sw.add_argument("--power-cap", type=float, metavar="WATTS", help="choose the fastest run under this peak power")
+    sw.add_argument("--deadline", type=float, metavar="SECONDS", help="choose the least-energy run within this runtime")
+    sw.add_argument("-o", "--output", type=Path, default=Path("sweep.csv"), help="one row per run")
+    sw.add_argument("--plot", type=Path, help="Pareto plot (energy against runtime)")
+    sw.add_argument("--progress", action="store_true", help="progress bar (needs tqdm)")
+    sw.set_defaults(run=_cmd_sweep)
+
+    rf = sub.add_parser("roofline", help="platform Roofline per DVFS point, balance points, and a run's epochs on it")
+    rf.add_argument("--platform", required=True, help="processor in models/jetson-roofline.json, e.g. jetson-tk1-cpu")
+    rf.add_argument("--freqs", required=True, metavar="F1,F2,...", help="frequencies [MHz]")
+    rf.add_argument("--stats", type=Path, help="gem5 stats.txt whose epochs to place (FP op classes and DRAM bytes)")
+    rf.add_argument("-o", "--output", type=Path, help="epochs' intensity and GFLOP/s (CSV)")
+    rf.add_argument("--plot", type=Path, help="Roofline plot")
+    rf.set_defaults(run=_cmd_roofline)
+
     g = sub.add_parser("gem5-expr", help="print a model as gem5 MathExprPowerModel expressions, per CPU")
     g.add_argument("model", help="model file or shipped model name")
     g.add_argument("--cluster", required=True, metavar="NAME=PATH", help="CPUs under config path PATH")
@@ -310,6 +343,85 @@ def _cmd_fit_rail(args: argparse.Namespace) -> int:
     from cosim.fit.cli import run_fit_rail
 
     return run_fit_rail(args)
+
+
+def _cmd_whatif(args: argparse.Namespace) -> int:
+    from cosim.dse.choose import choose, pareto_front, plot_pareto
+    from cosim.dse.whatif import dvfs_grid, recorded_run, whatif
+    from cosim.output import write_table
+    from cosim.readers.gem5_stats import read_stats
+
+    config = _find_config(args.stats, args.config)
+    specs = _cluster_specs(config, args)
+    stats = read_stats(args.stats)
+    run = recorded_run(stats, config, specs)
+    freqs = {}
+    for name, text in _pairs(args.freqs, "--freqs").items():
+        try:
+            freqs[name] = [float(x) for x in text.split(",")]
+        except ValueError:
+            raise CosimError(f"--freqs {name}={text}: expected MHz values separated by commas") from None
+    table = whatif(run, dvfs_grid(run, freqs))
+    table["pareto"] = pareto_front(table)
+    choice = choose(table, power_cap_w=args.power_cap, deadline_s=args.deadline)
+    write_table(table, args.output)
+    print(f"{args.stats}: {len(stats)} epochs, {len(table)} DVFS configurations -> {args.output} "
+          f"({int(table['pareto'].sum())} on the Pareto front)")
+    if choice.row is None:
+        print(f"  {choice.reason}")
+    else:
+        point = ", ".join(f"{c.removesuffix('_freq_mhz')} {choice.row[c]:g} MHz" for c in table.columns if c.endswith("_freq_mhz"))
+        print(f"  chosen ({choice.reason}): {point}: runtime {choice.row['runtime_s']:.6g} s, energy {choice.row['energy_j']:.6g} J, "
+              f"peak {choice.row['peak_power_w']:.3f} W")
+    if args.plot:
+        plot_pareto(table, args.plot, choice=choice, title=args.stats.parent.name)
+        print(f"  plot -> {args.plot}")
+    return 0
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from cosim.dse.choose import choose, pareto_front, plot_pareto
+    from cosim.dse.sweep import SweepSpec, find_runs, sweep
+    from cosim.output import write_table
+
+    clusters = _pairs(args.cluster, "--cluster")
+    if clusters and len(args.model) not in (1, len(clusters)):
+        raise CosimError(f"{len(args.model)} --model for {len(clusters)} --cluster: give one model, or one per cluster in order")
+    spec = SweepSpec(tuple((n, p, args.model[i if len(args.model) > 1 else 0]) for i, (n, p) in enumerate(clusters.items())) if clusters else None)
+    runs = find_runs(args.runs)
+    table = sweep(runs, spec, workers=max(1, args.workers), progress=args.progress)
+    table["pareto"] = pareto_front(table)
+    write_table(table, args.output)
+    print(f"{len(table)} runs -> {args.output} ({int(table['pareto'].sum())} on the Pareto front)")
+    choice = choose(table, power_cap_w=args.power_cap, deadline_s=args.deadline)
+    print(f"  {choice.reason}" + (f": {choice.row['run']}" if choice.row is not None else ""))
+    if args.plot:
+        plot_pareto(table, args.plot, choice=choice, title="sweep")
+    return 0
+
+
+def _cmd_roofline(args: argparse.Namespace) -> int:
+    from cosim.dse.roofline import balance_point, load_platform, peaks, plot_roofline, run_points
+    from cosim.output import write_table
+    from cosim.readers.gem5_stats import read_stats
+
+    platform = load_platform(args.platform)
+    try:
+        freqs = [float(x) for x in args.freqs.split(",")]
+    except ValueError:
+        raise CosimError(f"--freqs {args.freqs}: expected MHz values separated by commas") from None
+    gflops, gbps = peaks(platform, freqs)
+    for f, p, b, bal in zip(freqs, gflops, gbps, balance_point(platform, freqs)):
+        print(f"{args.platform} {f:g} MHz: {p:.2f} GFLOP/s, {b:.2f} GB/s, balance {bal:.2f} FLOP/B")
+    points = None
+    if args.stats:
+        points = run_points(read_stats(args.stats))
+        if args.output:
+            write_table(points, args.output)
+        print(f"{args.stats}: {len(points)} epochs, median intensity {np.nanmedian(points['intensity_flop_per_byte']):.3g} FLOP/B")
+    if args.plot:
+        plot_roofline(platform, freqs, points, args.plot)
+    return 0
 
 
 def _cmd_gem5_expr(args: argparse.Namespace) -> int:

@@ -227,7 +227,7 @@ def attach_power(system, *, models: dict[str, tuple[str, str]], epoch: str = "10
         cluster_obj = _lookup(system, path)
         model = load_model(model_name)
         layout = _layout(name, cluster_obj)
-        clk = cluster_obj.clk_domain
+        clk = _clock_domain(cluster_obj)
         periods = [int(m5.ticks.fromSeconds(1.0 / _hz(c))) for c in _as_list(clk.clock)]
         volts = _vf_voltages(model, [1e6 / p for p in periods], name) if set_voltages else None
         if volts is not None:
@@ -285,9 +285,21 @@ def _seconds(text: str) -> float:
     return float(m.group(1)) * _UNITS[m.group(2)]
 
 
+def _clock_domain(obj):
+    """The clock domain of ``obj``, or of the nearest parent that sets one (stdlib boards set it on the board)."""
+    while obj is not None:
+        dom = getattr(obj, "clk_domain", None)
+        if dom is not None and hasattr(dom, "clock"):
+            return dom
+        obj = getattr(obj, "_parent", None)
+    raise ValueError("no clock domain with a 'clock' found on the cluster or its parents")
+
+
 def _hz(clock) -> float:
-    """A gem5 clock ('2GHz', '500ps', or a Clock param) -> Hz."""
-    text = str(clock)
+    """A gem5 clock ('2GHz', '500ps', or a Clock param) -> Hz.  Only checked against the m5 stand-in."""
+    if isinstance(clock, (int, float)):
+        return float(clock)
+    text = str(getattr(clock, "value", clock))
     m = re.fullmatch(r"([0-9.]+)\s*([kMG]?Hz|ps|ns)", text)
     if not m:
         raise ValueError(f"clock {text!r}: expected e.g. '1.8GHz' or '556ps'")

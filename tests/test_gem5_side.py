@@ -144,3 +144,11 @@ def test_gem5_expr_command(tmp_path):
     refused = _cosim("gem5-expr", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster", "--config", tmp_path / "config.ini")
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert refused.stderr.count("\n") == 1 and "cannot run online in gem5" in refused.stderr
+
+
+def test_example_configs_compile():
+    """gem5 cannot run here: the examples are only compiled (their gem5 calls are not exercised)."""
+    import py_compile
+
+    for path in sorted((REPO / "gem5_scripts" / "examples").glob("*.py")):
+        py_compile.compile(str(path), doraise=True)

@@ -1,0 +1,79 @@
+"""Choosing a configuration: Pareto front of energy against runtime, and the best one under a
+power cap, a deadline, or for minimum EDP (as Fig. 10 of the Jetson Roofline paper)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def pareto_front(df: pd.DataFrame, *, x: str = "runtime_s", y: str = "energy_j") -> pd.Series:
+    """True for rows no other row beats on both ``x`` and ``y`` (both minimised)."""
+    order = np.lexsort((df[y].to_numpy(), df[x].to_numpy()))
+    best_y = np.inf
+    on_front = np.zeros(len(df), dtype=bool)
+    for i in order:
+        if df[y].iloc[i] < best_y:
+            on_front[i] = True
+            best_y = df[y].iloc[i]
+    return pd.Series(on_front, index=df.index)
+
+
+@dataclass(frozen=True)
+class Choice:
+    row: pd.Series | None  # None: no configuration meets the constraints
+    reason: str
+
+
+def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: float | None = None) -> Choice:
+    """Under a peak-power cap: the fastest; under a deadline: the least energy; both: least energy; neither: least EDP."""
+    ok = pd.Series(True, index=df.index)
+    if power_cap_w is not None:
+        ok &= df["peak_power_w"] <= power_cap_w
+    if deadline_s is not None:
+        ok &= df["runtime_s"] <= deadline_s
+    if not ok.any():
+        limits = " and ".join(s for s in (f"peak power <= {power_cap_w:g} W" if power_cap_w is not None else "",
+                                         f"runtime <= {deadline_s:g} s" if deadline_s is not None else "") if s)
+        lowest = df.loc[df["peak_power_w"].idxmin()] if power_cap_w is not None else df.loc[df["runtime_s"].idxmin()]
+        return Choice(None, f"no configuration meets {limits} (the lowest peak power is {lowest['peak_power_w']:.3f} W, "
+                            f"the shortest runtime {df['runtime_s'].min():.6g} s)")
+    pool = df[ok]
+    if deadline_s is not None:
+        key, what = "energy_j", "least energy"
+    elif power_cap_w is not None:
+        key, what = "runtime_s", "fastest"
+    else:
+        key, what = "edp_js", "least energy-delay product"
+    row = pool.loc[pool[key].idxmin()]
+    return Choice(row, f"{what} of {int(ok.sum())} configuration(s) meeting the constraints")
+
+
+def plot_pareto(df: pd.DataFrame, path: str | Path, *, choice: Choice | None = None, title: str = "") -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cosim.output import write_atomic
+
+    front = pareto_front(df)
+    # seconds and joules for long runs, milli- for short ones
+    k, t_unit, e_unit = (1.0, "s", "J") if df["runtime_s"].max() >= 1 else (1e3, "ms", "mJ")
+    fig, ax = plt.subplots(figsize=(6.5, 4.5), layout="constrained")
+    ax.scatter(df["runtime_s"] * k, df["energy_j"] * k, s=12, c="0.6", label="configurations")
+    f = df[front].sort_values("runtime_s")
+    ax.plot(f["runtime_s"] * k, f["energy_j"] * k, "o-", ms=4, label="Pareto front")
+    if choice is not None and choice.row is not None:
+        ax.plot(choice.row["runtime_s"] * k, choice.row["energy_j"] * k, "r*", ms=14, label="chosen")
+    ax.set_xlabel(f"runtime [{t_unit}]")
+    ax.set_ylabel(f"energy [{e_unit}]")
+    ax.set_title(title or "DVFS what-if")
+    ax.legend(fontsize="small")
+    path = Path(path)
+    write_atomic(path, lambda tmp: fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=120))
+    plt.close(fig)
+    return path

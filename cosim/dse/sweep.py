@@ -1,0 +1,107 @@
+"""A folder of gem5 runs -> one table: runtime, energy, EDP, average and peak power per run and cluster."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from cosim.errors import CosimError
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """How to price every run: (name, config path prefix, model) per cluster; None: each run's cosim-run.json."""
+
+    clusters: tuple[tuple[str, str, str], ...] | None = None
+
+
+def find_runs(paths: Sequence[Path]) -> list[Path]:
+    """Run folders: each path that holds a stats.txt, or the sub-folders of a path that do."""
+    runs = []
+    for path in paths:
+        path = Path(path)
+        if (path / "stats.txt").exists():
+            runs.append(path)
+        elif path.is_dir() and (subs := sorted(p for p in path.iterdir() if (p / "stats.txt").exists())):
+            runs += subs
+        else:
+            raise CosimError(f"{path}: no stats.txt in this folder or its sub-folders; is it a gem5 output directory?")
+    return runs
+
+
+def summarize_run(run: Path, spec: SweepSpec) -> dict:
+    """One row: the run's configuration and its totals (module-level so worker processes can run it)."""
+    import warnings
+
+    from cosim.models.modelfile import load_model
+    from cosim.readers.gem5_config import read_config
+    from cosim.readers.gem5_stats import read_stats
+    from cosim.timeline import ClusterSpec, power_timeline, resolve_cluster
+
+    config_path = next((run / n for n in ("config.ini", "config.json") if (run / n).exists()), None)
+    if config_path is None:
+        raise CosimError(f"{run}: no config.ini or config.json beside stats.txt")
+    clusters = spec.clusters
+    if clusters is None:
+        sidecar = run / "cosim-run.json"
+        if not sidecar.exists():
+            raise CosimError(f"{run}: no cosim-run.json; name the clusters with --model/--cluster")
+        data = json.loads(sidecar.read_text())["clusters"]
+        clusters = tuple((name, c["path"], c["model"]) for name, c in data.items())
+    config = read_config(config_path)
+    specs = [ClusterSpec(name, path, load_model(model)) for name, path, model in clusters]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # flags stay in the table; a sweep prints one line per run at most
+        stats = read_stats(run / "stats.txt")
+        timeline = power_timeline(stats, config, specs)
+    total = timeline.groupby("epoch")["power_w"].sum()
+    duration = stats.set_index("epoch")["duration_s"]
+    row = {"run": run.name, "epochs": len(stats), "runtime_s": float(duration.sum()),
+           "energy_j": float(timeline["energy_j"].sum()), "peak_power_w": float(total.max())}
+    row["avg_power_w"] = row["energy_j"] / row["runtime_s"]
+    row["edp_js"] = row["energy_j"] * row["runtime_s"]
+    for spec_ in specs:
+        cluster = resolve_cluster(config, spec_, stats.attrs["gem5"].ticks_per_s)
+        rows = timeline[timeline["cluster"] == spec_.name]
+        l2 = sorted(set(cluster.l2.values()))
+        row |= {
+            f"{spec_.name}_freq_mhz": float(np.round(rows["freq_mhz"].mean(), 2)),
+            f"{spec_.name}_n_cpus": cluster.n_cpus,
+            f"{spec_.name}_l2_bytes": sum(cluster.cache_bytes.get(c, 0) for c in l2),
+            f"{spec_.name}_energy_j": float(rows["energy_j"].sum()),
+            f"{spec_.name}_avg_power_w": float(rows["energy_j"].sum() / row["runtime_s"]),
+            f"{spec_.name}_peak_power_w": float(rows["power_w"].max()),
+            f"{spec_.name}_flags": ";".join(sorted({f for text in rows["flags"] for f in text.split(";") if f})),
+        }
+    return row
+
+
+def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: bool = False) -> pd.DataFrame:
+    """Summaries of ``runs``, parsed in ``workers`` processes; every run must have the same clusters."""
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            rows = list(_progress(pool.map(summarize_run, runs, [spec] * len(runs), chunksize=1), len(runs), progress))
+    else:
+        rows = [summarize_run(r, spec) for r in _progress(runs, len(runs), progress)]
+    names = [tuple(sorted(k.removesuffix("_n_cpus") for k in row if k.endswith("_n_cpus"))) for row in rows]
+    for run, row_names in zip(runs, names):
+        if row_names != names[0]:
+            raise CosimError(f"{run}: clusters {', '.join(row_names)} differ from {runs[0]}'s ({', '.join(names[0])}); "
+                             "sweep runs of one system design")
+    return pd.DataFrame(rows)
+
+
+def _progress(items, total: int, enabled: bool):
+    if not enabled:
+        return items
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return items
+    return tqdm(items, total=total, unit="run")

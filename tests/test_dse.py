@@ -1,0 +1,186 @@
+"""DVFS what-if, choosing a configuration, and sweeps over runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cosim import ClusterSpec, CosimError, load_model, power_timeline, read_config, read_stats
+from cosim.dse.choose import choose, pareto_front
+from cosim.dse.sweep import SweepSpec, find_runs, sweep
+from cosim.dse.whatif import dvfs_grid, recorded_run, whatif
+from helpers import BIG_PERIODS, GEM5_RUNS, biglittle_config, biglittle_dumps, needs_shared, write_biglittle_run, write_stats
+
+SPECS = [("big", "system.bigCluster", "cortex-a15-walker2017"), ("little", "system.littleCluster", "cortex-a7-gemstone2018")]
+
+
+def _run(folder, *, big_period=BIG_PERIODS[0], miss_latency_ticks=0.0):
+    """The hand-built run with the big cluster at one clock throughout, and a given L2 miss latency sum per epoch."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.ini").write_text(biglittle_config())
+    dumps = biglittle_dumps()
+    for d in dumps:
+        d["system.bigCluster.clk_domain.clock"] = big_period
+        d["system.bigCluster.l2.demandMissLatency::total"] = miss_latency_ticks
+    write_stats(folder / "stats.txt", dumps)
+    stats = read_stats(folder / "stats.txt")
+    config = read_config(folder / "config.ini")
+    specs = [ClusterSpec(n, p, load_model(m)) for n, p, m in SPECS]
+    return stats, config, specs
+
+
+def test_recorded_operating_point_reproduces_the_timeline(tmp_path):
+    stats, config, specs = _run(tmp_path)
+    run = recorded_run(stats, config, specs)
+    grid = pd.DataFrame({"big_freq_mhz": [1e6 / 556], "little_freq_mhz": [1e6 / 714]})
+    row = whatif(run, grid).iloc[0]
+    timeline = power_timeline(stats, config, specs)
+    assert row["runtime_s"] == pytest.approx(stats["duration_s"].sum())
+    assert row["energy_j"] == pytest.approx(timeline["energy_j"].sum(), rel=1e-9)
+    for name in ("big", "little"):
+        assert row[f"{name}_energy_j"] == pytest.approx(timeline.loc[timeline["cluster"] == name, "energy_j"].sum(), rel=1e-9)
+    assert row["peak_power_w"] == pytest.approx(timeline.groupby("epoch")["power_w"].sum().max())
+
+
+def test_core_bound_time_scales_with_one_over_f(tmp_path):
+    stats, config, specs = _run(tmp_path)
+    run = recorded_run(stats, config, specs)
+    big = run.clusters[0]
+    half = whatif(run, pd.DataFrame({"big_freq_mhz": [1e6 / 556 / 2], "little_freq_mhz": [1e6 / 714]})).iloc[0]
+    # busy time of the busiest big CPU doubles; the rest of each epoch stays
+    expected = (stats["duration_s"] - big.busy_s + 2 * big.busy_s).sum()
+    assert half["runtime_s"] == pytest.approx(expected)
+
+
+def test_memory_bound_time_does_not_scale(tmp_path):
+    # every busy second of the big cluster waits on memory: 2 CPUs x 1 ms of outstanding misses
+    stats, config, specs = _run(tmp_path, miss_latency_ticks=2 * 10**9)
+    run = recorded_run(stats, config, specs)
+    assert np.allclose(run.clusters[0].mem_s, run.clusters[0].busy_s)
+    slow = whatif(run, pd.DataFrame({"big_freq_mhz": [600.0], "little_freq_mhz": [1e6 / 714]})).iloc[0]
+    assert slow["runtime_s"] == pytest.approx(stats["duration_s"].sum())
+
+
+def test_full_grid_and_choice_on_the_biglittle_run(tmp_path):
+    stats, config, specs = _run(tmp_path)
+    table = whatif(recorded_run(stats, config, specs), dvfs_grid(recorded_run(stats, config, specs)))
+    assert len(table) == 9 * 4  # A15 table x A7 table
+    assert set(table["big_freq_mhz"]) == {200.0, 400.0, 600.0, 800.0, 1000.0, 1200.0, 1400.0, 1600.0, 1800.0}
+    front = pareto_front(table)
+    assert front.any()
+    for i in np.flatnonzero(front):  # nothing beats a front point on both counts
+        r = table.iloc[i]
+        assert not ((table["runtime_s"] < r["runtime_s"]) & (table["energy_j"] < r["energy_j"])).any()
+    capped = choose(table, power_cap_w=2.5)
+    assert capped.row["peak_power_w"] <= 2.5
+    assert capped.row["runtime_s"] == table.loc[table["peak_power_w"] <= 2.5, "runtime_s"].min()
+    impossible = choose(table, power_cap_w=0.01)
+    assert impossible.row is None and "no configuration meets peak power <= 0.01 W" in impossible.reason
+    edp = choose(table)
+    assert edp.row["edp_js"] == table["edp_js"].min()
+
+
+def test_pareto_front_by_hand():
+    df = pd.DataFrame({"runtime_s": [1, 2, 3, 2, 4], "energy_j": [5, 3, 1, 4, 2]})
+    assert pareto_front(df).tolist() == [True, True, True, False, False]
+
+
+def test_whatif_command_power_cap_not_met_is_an_answer(tmp_path):
+    run = write_biglittle_run(tmp_path / "m5out")
+    args = [sys.executable, "-I", "-m", "cosim.cli", "whatif", str(run), "--model", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster",
+            "--model", "cortex-a7-gemstone2018", "--cluster", "little=system.littleCluster", "-o", str(tmp_path / "w.csv")]
+    result = subprocess.run(args + ["--power-cap", "0.01", "--plot", str(tmp_path / "p.png")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "no configuration meets peak power <= 0.01 W" in result.stdout
+    assert len(pd.read_csv(tmp_path / "w.csv")) == 36 and (tmp_path / "p.png").exists()
+
+
+def _sweep_dirs(root, n=4):
+    for i in range(n):
+        folder = root / f"run{i}"
+        _run(folder, big_period=[556, 714, 1000, 1667][i % 4])
+    return root
+
+
+def test_sweep_table_and_pool(tmp_path):
+    root = _sweep_dirs(tmp_path / "runs")
+    spec = SweepSpec(tuple(SPECS))
+    one = sweep(find_runs([root]), spec, workers=1)
+    two = sweep(find_runs([root]), spec, workers=2)
+    pd.testing.assert_frame_equal(one, two)
+    assert one["run"].tolist() == ["run0", "run1", "run2", "run3"]
+    assert one["big_freq_mhz"].round(0).tolist() == [1799.0, 1401.0, 1000.0, 600.0]
+    assert (one["big_n_cpus"] == 2).all() and (one["big_l2_bytes"] == 1048576).all()
+    assert (one["edp_js"] == one["energy_j"] * one["runtime_s"]).all()
+    # every run repeats the same workload: the slower big clock, the less big-cluster energy at these voltages
+    assert one["big_energy_j"].is_monotonic_decreasing
+
+
+def test_sweep_bad_inputs(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CosimError, match="no stats.txt in this folder"):
+        find_runs([tmp_path / "empty"])
+    root = _sweep_dirs(tmp_path / "runs", n=2)
+    (root / "run1" / "config.ini").write_text(biglittle_config().replace("bigCluster", "midCluster"))
+    with pytest.raises(CosimError, match="no CPU under 'system.bigCluster'"):
+        sweep(find_runs([root]), SweepSpec(tuple(SPECS)))
+
+
+@needs_shared
+def test_whatif_on_the_demo_run(tmp_path):
+    """The demo run has one cluster (two O3 CPUs at 2 GHz): the what-if covers the A15 table."""
+    run = GEM5_RUNS / "public-old2016-arm64-fs-o3-dual"
+    stats, config = read_stats(run / "stats.txt"), read_config(run / "config.ini")
+    table = whatif(recorded := recorded_run(stats, config, [ClusterSpec("big", "system.cpu", load_model("cortex-a15-walker2017"))]),
+                   dvfs_grid(recorded))
+    assert len(table) == 9 and table["runtime_s"].is_monotonic_decreasing
+
+
+def test_roofline_platform_matches_the_paper():
+    from cosim.dse.roofline import balance_point, load_platform, peaks
+
+    tk1, tx1 = load_platform("jetson-tk1-cpu"), load_platform("jetson-tx1-cpu")
+    assert balance_point(tk1, [2321])[0] == pytest.approx(5.32, abs=0.01)  # paper: 5.32 FLOP/B
+    assert balance_point(tx1, [1735])[0] == pytest.approx(2.68, abs=0.01)  # paper: 2.68 FLOP/B
+    assert peaks(tk1, [2321])[0][0] == pytest.approx(73.02, rel=1e-3)
+    for name, (lo, hi) in (("jetson-tk1-gpu", (6, 18)), ("jetson-tx1-gpu", (11, 27))):
+        gpu = load_platform(name)
+        freqs = np.linspace(72, gpu["max_freq_mhz"]["value"], 50)
+        bal = balance_point(gpu, freqs)
+        assert bal.min() == pytest.approx(lo, abs=0.1) and bal.max() == pytest.approx(hi, abs=0.3)  # paper's ranges
+        assert np.allclose(bal[freqs < 250], bal[0])  # constant at low clocks, rising above the knee
+        assert np.all(np.diff(bal[freqs > 450]) > 0)
+    with pytest.raises(CosimError, match="known: jetson-tk1-cpu"):
+        load_platform("jetson-nano")
+
+
+@needs_shared
+def test_roofline_places_a_real_run(tmp_path):
+    from cosim.dse.roofline import run_points
+
+    stats = read_stats(GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "stats.txt")
+    points = run_points(stats)
+    dram = stats["system.physmem.bytes_read::total"][0] + stats["system.physmem.bytes_written::total"][0]
+    assert points["dram_bytes"][0] == dram
+    assert points["flops"][0] > 0 and points["gflops"][0] == pytest.approx(points["flops"][0] / stats["duration_s"][0] / 1e9)
+    result = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "roofline", "--platform", "jetson-tk1-cpu", "--freqs", "204,1092,2321",
+                             "--stats", str(GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "stats.txt"), "--plot", str(tmp_path / "r.png")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "2321 MHz: 73.02 GFLOP/s, 13.72 GB/s, balance 5.32 FLOP/B" in result.stdout and (tmp_path / "r.png").exists()
+
+
+def test_sweep_refuses_runs_of_different_systems(tmp_path):
+    import json
+
+    root = _sweep_dirs(tmp_path / "runs", n=2)
+    for i, clusters in enumerate(({"big": ("system.bigCluster", "cortex-a15-walker2017")},
+                                  {"little": ("system.littleCluster", "cortex-a7-gemstone2018")})):
+        side = {"clusters": {n: {"path": p, "model": m} for n, (p, m) in clusters.items()}}
+        (root / f"run{i}" / "cosim-run.json").write_text(json.dumps(side))
+    with pytest.raises(CosimError, match=r"run1: clusters little differ from .*run0's \(big\)"):
+        sweep(find_runs([root]), SweepSpec(None))
