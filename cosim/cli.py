@@ -136,7 +136,8 @@ def _parser() -> argparse.ArgumentParser:
     rf.add_argument("--freqs", required=True, metavar="F1,F2,...", help="frequencies [MHz]")
     rf.add_argument("--stats", type=Path, help="gem5 stats.txt whose epochs to place (FP op classes and DRAM bytes)")
     rf.add_argument("-o", "--output", type=Path, help="epochs' intensity and GFLOP/s (CSV)")
-    rf.add_argument("--plot", type=Path, help="Roofline plot")
+    rf.add_argument("--plot", type=Path, help="Roofline plot (a line per frequency, the epochs as points)")
+    rf.add_argument("--plot-balance", type=Path, help="balance point, bandwidth and GFLOP/s against frequency")
     rf.set_defaults(run=_cmd_roofline)
 
     g = sub.add_parser("gem5-expr", help="print a model as gem5 MathExprPowerModel expressions, per CPU")
@@ -401,7 +402,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_roofline(args: argparse.Namespace) -> int:
-    from cosim.dse.roofline import balance_point, load_platform, peaks, plot_roofline, run_points
+    from cosim.dse.roofline import balance_point, load_platform, peaks, plot_balance, plot_roofline, run_points
     from cosim.output import write_table
     from cosim.readers.gem5_stats import read_stats
 
@@ -421,6 +422,8 @@ def _cmd_roofline(args: argparse.Namespace) -> int:
         print(f"{args.stats}: {len(points)} epochs, median intensity {np.nanmedian(points['intensity_flop_per_byte']):.3g} FLOP/B")
     if args.plot:
         plot_roofline(platform, freqs, points, args.plot)
+    if args.plot_balance:
+        plot_balance(platform, freqs, args.plot_balance)
     return 0
 
 

@@ -168,10 +168,12 @@ def test_roofline_places_a_real_run(tmp_path):
     assert points["dram_bytes"][0] == dram
     assert points["flops"][0] > 0 and points["gflops"][0] == pytest.approx(points["flops"][0] / stats["duration_s"][0] / 1e9)
     result = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "roofline", "--platform", "jetson-tk1-cpu", "--freqs", "204,1092,2321",
-                             "--stats", str(GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "stats.txt"), "--plot", str(tmp_path / "r.png")],
+                             "--stats", str(GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "stats.txt"), "--plot", str(tmp_path / "r.png"),
+                             "--plot-balance", str(tmp_path / "b.svg")],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "2321 MHz: 73.02 GFLOP/s, 13.72 GB/s, balance 5.32 FLOP/B" in result.stdout and (tmp_path / "r.png").exists()
+    assert (tmp_path / "b.svg").read_text().startswith("<?xml")
 
 
 def test_sweep_refuses_runs_of_different_systems(tmp_path):

@@ -96,3 +96,30 @@ def plot_roofline(platform: dict, freqs_mhz, points: pd.DataFrame | None, path: 
     write_atomic(path, lambda tmp: fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=120))
     plt.close(fig)
     return path
+
+
+def plot_balance(platform: dict, freqs_mhz, path: str | Path, *, title: str = "") -> Path:
+    """Balance point and peak bandwidth (left axis) and peak GFLOP/s (right axis) against frequency (the paper's Fig. 7)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cosim.output import write_atomic
+
+    f = np.asarray(sorted(freqs_mhz), dtype=float)
+    gflops, gbps = peaks(platform, f)
+    fig, left = plt.subplots(figsize=(6.5, 4.2), layout="constrained")
+    left.plot(f, gflops / gbps, "o-", label="balance point [FLOP/B]")
+    left.plot(f, gbps, "s--", label="peak bandwidth [GB/s]")
+    left.set_xlabel("frequency [MHz]")
+    right = left.twinx()
+    right.plot(f, gflops, "^:", color="C2", label="peak GFLOP/s")
+    right.set_ylabel("GFLOP/s")
+    lines = left.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
+    left.legend(lines, [ln.get_label() for ln in lines], fontsize="small", loc="upper left")
+    left.set_title(title or platform.get("description", ""))
+    path = Path(path)
+    write_atomic(path, lambda tmp: fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=120))
+    plt.close(fig)
+    return path
