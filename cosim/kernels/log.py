@@ -1,0 +1,95 @@
+"""Kernel launch logs: one row per measured kernel launch.
+
+Schema (CSV):
+
+| column | meaning |
+|---|---|
+| network | network the launch belongs to (e.g. resnet18) |
+| kernel | kernel type (conv2d, matmul, relu, ...) |
+| params | kernel parameters, ``name=value`` pairs separated by ``;`` (numbers) |
+| input_shape | input tensor shape, dimensions separated by ``x`` (e.g. ``1x64x56x56``) |
+| cpu_mhz, gpu_mhz, emc_mhz | the DVFS configuration [MHz] |
+| runtime_ms | measured runtime [ms] |
+| power_w | measured average power [W] |
+| board | board identifier (boards of one model differ: that variability is modelled) |
+
+``read_kernel_log`` returns a tidy table: those columns, plus one numeric column per
+parameter (``p_<name>``) and per input dimension (``in0``, ``in1``, ...).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from cosim.errors import CosimError
+from cosim.readers.measured import read_table
+
+REQUIRED = ("network", "kernel", "params", "input_shape", "cpu_mhz", "gpu_mhz", "emc_mhz", "runtime_ms", "power_w", "board")
+FREQS = ("cpu_mhz", "gpu_mhz", "emc_mhz")
+
+
+def board_levels(path: str | Path) -> dict[str, np.ndarray]:
+    """DVFS levels [MHz] per domain (cpu, gpu, emc) from a board file."""
+    data = json.loads(Path(path).read_text())
+    return {d: np.linspace(v["min"], v["max"], v["count"]) for d, v in data["levels_mhz"].items()}
+
+
+def read_kernel_log(path: str | Path, *, levels: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """Read and check a kernel log; with ``levels``, every frequency must be one of the board's."""
+    path = Path(path)
+    table = read_table(path)
+    missing = [c for c in REQUIRED if c not in table.columns]
+    if missing:
+        raise CosimError(f"{path}: missing column(s) {', '.join(missing)}; a kernel log has {', '.join(REQUIRED)}")
+    return tidy(table, source=str(path), levels=levels)
+
+
+def tidy(table: pd.DataFrame, *, source: str, levels: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+    out = table[list(REQUIRED)].copy()
+    for col in (*FREQS, "runtime_ms", "power_w"):
+        values = pd.to_numeric(out[col], errors="coerce")
+        bad = values.isna() | (values <= 0)
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise CosimError(f"{source}: row {row + 2}: {col} must be a positive number, not {out[col].iloc[row]!r}")
+        out[col] = values
+    if levels is not None:
+        for col in FREQS:
+            domain = col.removesuffix("_mhz")
+            table_f = levels[domain]
+            off = np.abs(out[col].to_numpy()[:, None] - table_f[None, :]).min(axis=1) > 0.5
+            if off.any():
+                row = int(np.flatnonzero(off)[0])
+                raise CosimError(f"{source}: row {row + 2}: {col} {out[col].iloc[row]:g} is not one of the board's "
+                                 f"{len(table_f)} {domain} levels ({table_f[0]:g}-{table_f[-1]:g} MHz)")
+    params = [_params(text, source, i) for i, text in enumerate(out["params"].fillna("").astype(str))]  # no parameters: empty
+    for name in sorted({k for p in params for k in p}):
+        out[f"p_{name}"] = [p.get(name, np.nan) for p in params]
+    dims = [_shape(text, source, i) for i, text in enumerate(out["input_shape"].astype(str))]
+    for d in range(max(len(x) for x in dims)):
+        out[f"in{d}"] = [x[d] if d < len(x) else np.nan for x in dims]
+    return out
+
+
+def _params(text: str, source: str, row: int) -> dict[str, float]:
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, sep, value = part.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise CosimError(f"{source}: row {row + 2}: params '{text}': expected name=number pairs separated by ';'") from None
+        if not sep:
+            raise CosimError(f"{source}: row {row + 2}: params '{text}': expected name=number pairs separated by ';'")
+    return out
+
+
+def _shape(text: str, source: str, row: int) -> list[float]:
+    try:
+        return [float(x) for x in text.lower().split("x")]
+    except ValueError:
+        raise CosimError(f"{source}: row {row + 2}: input_shape '{text}': expected dimensions like 1x64x56x56") from None
