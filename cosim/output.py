@@ -52,13 +52,29 @@ def write_table(df: pd.DataFrame, path: str | Path) -> Path:
     return write_atomic(path, lambda tmp: df.to_csv(tmp, index=False, float_format="%.9g"))
 
 
-def plot_timeline(timeline: pd.DataFrame, path: str | Path, *, title: str = "") -> Path:
-    """Stacked per-cluster power over simulated time, with the +-2*SER interval band of the total."""
+def pyplot():
+    """matplotlib's pyplot on the file-only Agg backend (no display needed)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig, path: str | Path, *, dpi: int = 120) -> Path:
+    """Write ``fig`` atomically in the format of ``path``'s suffix (PNG by default), then close it."""
+    path = Path(path)
+    write_atomic(path, lambda tmp: fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=dpi))
+    pyplot().close(fig)
+    return path
+
+
+def plot_timeline(timeline: pd.DataFrame, path: str | Path, *, title: str = "") -> Path:
+    """Stacked per-cluster power over simulated time, with the +-2*SER interval band of the total."""
     import numpy as np
+
+    plt = pyplot()
 
     clusters = list(dict.fromkeys(timeline["cluster"]))
     wide = timeline.pivot_table(index=["epoch", "start_s", "end_s"], columns="cluster", values="power_w", sort=True)
@@ -85,6 +101,4 @@ def plot_timeline(timeline: pd.DataFrame, path: str | Path, *, title: str = "") 
     ax.set_title(title or "cosim power timeline")
     ax.legend(loc="upper right", fontsize="small")
     ax.set_ylim(bottom=0)
-    write_atomic(path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png", dpi=120))
-    plt.close(fig)
-    return Path(path)
+    return save_figure(fig, path)

@@ -53,12 +53,9 @@ def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: fl
 
 
 def plot_pareto(df: pd.DataFrame, path: str | Path, *, choice: Choice | None = None, title: str = "") -> Path:
-    import matplotlib
+    from cosim.output import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from cosim.output import write_atomic
+    plt = pyplot()
 
     front = pareto_front(df)
     # seconds and joules for long runs, milli- for short ones
@@ -73,7 +70,4 @@ def plot_pareto(df: pd.DataFrame, path: str | Path, *, choice: Choice | None = N
     ax.set_ylabel(f"energy [{e_unit}]")
     ax.set_title(title or "DVFS what-if")
     ax.legend(fontsize="small")
-    path = Path(path)
-    write_atomic(path, lambda tmp: fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=120))
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

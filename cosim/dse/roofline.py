@@ -71,12 +71,9 @@ def run_points(stats: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_roofline(platform: dict, freqs_mhz, points: pd.DataFrame | None, path: str | Path, *, title: str = "") -> Path:
-    import matplotlib
+    from cosim.output import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from cosim.output import write_atomic
+    plt = pyplot()
 
     x = np.logspace(-3, 3, 200)
     fig, ax = plt.subplots(figsize=(6.5, 4.5), layout="constrained")
@@ -92,20 +89,14 @@ def plot_roofline(platform: dict, freqs_mhz, points: pd.DataFrame | None, path: 
     ax.set_ylabel("GFLOP/s")
     ax.set_title(title or platform.get("description", "Roofline"))
     ax.legend(fontsize="x-small")
-    path = Path(path)
-    write_atomic(path, lambda tmp: fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=120))
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_balance(platform: dict, freqs_mhz, path: str | Path, *, title: str = "") -> Path:
     """Balance point and peak bandwidth (left axis) and peak GFLOP/s (right axis) against frequency (the paper's Fig. 7)."""
-    import matplotlib
+    from cosim.output import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from cosim.output import write_atomic
+    plt = pyplot()
 
     f = np.asarray(sorted(freqs_mhz), dtype=float)
     gflops, gbps = peaks(platform, f)
@@ -119,7 +110,4 @@ def plot_balance(platform: dict, freqs_mhz, path: str | Path, *, title: str = ""
     lines = left.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
     left.legend(lines, [ln.get_label() for ln in lines], fontsize="small", loc="upper left")
     left.set_title(title or platform.get("description", ""))
-    path = Path(path)
-    write_atomic(path, lambda tmp: fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=120))
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

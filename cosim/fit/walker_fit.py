@@ -151,12 +151,9 @@ def model_file(fit: WalkerFit, *, name: str, component: str, cores_per_cluster: 
 
 def plot_diagnostics(fit: WalkerFit, prefix: Path, *, group_by: str | None) -> list[Path]:
     """Residuals against fitted power, and mean held-out error per workload (PNG files)."""
-    import matplotlib
+    from cosim.output import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from cosim.output import write_atomic
+    plt = pyplot()
 
     paths = []
     fitted = fit.fitted_w
@@ -169,8 +166,7 @@ def plot_diagnostics(fit: WalkerFit, prefix: Path, *, group_by: str | None) -> l
     ax.set_xlabel("fitted power [W]")
     ax.set_ylabel("residual [W]")
     ax.set_title("residuals (dashed: ±2·SER)")
-    paths.append(write_atomic(prefix.with_name(prefix.name + "-residuals.png"), lambda t: fig.savefig(t, format="png", dpi=110)))
-    plt.close(fig)
+    paths.append(save_figure(fig, prefix.with_name(prefix.name + "-residuals.png"), dpi=110))
     cv = fit.cv_grouped or fit.cv_rows
     if cv is not None and group_by and group_by in fit.table.groups:
         errors = pd.Series(np.abs(cv.per_row_error_pct)).groupby(fit.table.groups[group_by].to_numpy()).mean().sort_values()
@@ -178,8 +174,7 @@ def plot_diagnostics(fit: WalkerFit, prefix: Path, *, group_by: str | None) -> l
         ax.barh(errors.index.astype(str), errors.to_numpy())
         ax.set_xlabel(f"mean |held-out error| [%] ({cv.k}-fold CV{', grouped' if cv.grouped_by else ''})")
         ax.tick_params(axis="y", labelsize=6)
-        paths.append(write_atomic(prefix.with_name(prefix.name + "-workloads.png"), lambda t: fig.savefig(t, format="png", dpi=110)))
-        plt.close(fig)
+        paths.append(save_figure(fig, prefix.with_name(prefix.name + "-workloads.png"), dpi=110))
     return paths
 
 
