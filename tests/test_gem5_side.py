@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -48,9 +47,8 @@ def register_dump(stats: pd.DataFrame, epoch: int, formulas: set[str]) -> None:
             continue
         if "::" in name:
             base, _, sub = name.partition("::")
-            leaf = base.split(".", 3)[-1]
             kind = "Formula" if sub == "total" and any(base.endswith("." + f) for f in formulas) else "Vector"
-            m5.stats.register(base if kind == "Formula" else base, kind, value)
+            m5.stats.register(base, kind, value)
         else:
             m5.stats.register(name, "Formula" if name == "simSeconds" else "Scalar", value)
 

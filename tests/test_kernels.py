@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pandas as pd
 import pytest
 
 pytest.importorskip("sklearn")

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.readers.measured import MeasuredInputs

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import m5
-from m5.objects import Root
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # gem5_scripts/
 import cosim_gem5  # noqa: E402

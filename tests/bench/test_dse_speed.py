@@ -47,7 +47,7 @@ def test_whatif_1000_points_10000_epochs(benchmark, big_run):
 def run_folders(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     dumps = []
-    for i in range(100):  # 100 epochs a run
+    for _ in range(100):  # 100 x 3 epochs a run
         for d in biglittle_dumps():
             dumps.append(d | {"finalTick": d["simTicks"] * (len(dumps) + 1)})
     for i in range(50):
