@@ -7,7 +7,7 @@ import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.models.modelfile import Model, operating_point
-from cosim.models.voltage import load_voltage
+from cosim.models.voltage import voltage_under_load
 from cosim.models.walker import cluster_power_w
 from cosim.readers.measured import MeasuredInputs
 
@@ -34,10 +34,7 @@ def apply_model(model: Model, measured: MeasuredInputs, *, voltage: str = "measu
     elif voltage == "table":
         v = operating_point(model, f).voltage_v
     else:
-        if model.voltage_model is None:
-            raise CosimError(f"{model.path}: model {model.name} has no voltage_model")
-        target = load_voltage(model.voltage_model, f, np.zeros(len(f)))
-        v = load_voltage(model.voltage_model, f, cluster_power_w(eph, f, target, model.dynamic, ())["dynamic_w"])
+        v = voltage_under_load(model, f, eph)
     power = cluster_power_w(eph, f, v, model.dynamic, model.static)
     op = operating_point(model, f, v)
     out = pd.DataFrame(power)

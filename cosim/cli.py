@@ -221,26 +221,15 @@ def _find_config(stats_path: Path, config_path: Path | None):
     return read_config(config_path)
 
 
-def _sidecar(stats_path: Path) -> dict | None:
-    """cosim-run.json written by gem5_scripts/cosim_gem5.attach_power beside stats.txt."""
-    import json
-
-    path = stats_path.parent / "cosim-run.json"
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text())
-        return {name: (c["path"], c["model"]) for name, c in data["clusters"].items()}
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
-        raise CosimError(f"{path}: not a cosim-run.json sidecar ({err}); remove it or pass --cluster") from None
-
-
 def _cluster_specs(config, args: argparse.Namespace):
     from cosim.models.modelfile import load_model
     from cosim.timeline import ClusterSpec
 
+    from cosim.readers.sidecar import SIDECAR, read_sidecar
+
     clusters = _pairs(args.cluster, "--cluster")
-    sidecar = _sidecar(args.stats) if not clusters else None
+    path = args.stats.parent / SIDECAR
+    sidecar = read_sidecar(path) if not clusters and path.exists() else None
     if sidecar:
         clusters = {name: path for name, (path, _) in sidecar.items()}
         if not args.model:

@@ -19,7 +19,7 @@ import pandas as pd
 from cosim.counters.pmc import event_rates
 from cosim.errors import CosimError, CosimWarning
 from cosim.models.modelfile import Model, operating_point
-from cosim.models.voltage import load_voltage
+from cosim.models.voltage import voltage_under_load
 from cosim.models.walker import cluster_power_w
 from cosim.readers.gem5_config import Cluster, Gem5Config
 from cosim.readers.gem5_stats import StatsMeta
@@ -85,7 +85,7 @@ def power_timeline(
 
 def _cluster_timeline(stats: pd.DataFrame, meta: StatsMeta, cluster: Cluster, spec: ClusterSpec, strict: bool) -> pd.DataFrame:
     model = spec.model
-    freq = _frequency_mhz(stats, cluster)
+    freq = frequency_mhz(stats, cluster)
     rates = event_rates(
         stats,
         cluster,
@@ -94,7 +94,7 @@ def _cluster_timeline(stats: pd.DataFrame, meta: StatsMeta, cluster: Cluster, sp
         cores_per_cluster=model.cores_per_cluster,
         freq_mhz=freq,
     )
-    voltage = spec.voltage_v if not spec.voltage_model else _load_voltage(model, freq, rates.eph)
+    voltage = spec.voltage_v if not spec.voltage_model else voltage_under_load(model, freq, rates.eph)
     op = operating_point(model, freq, voltage)
     _check_operating_point(cluster, model, freq, op, spec, strict)
     power = cluster_power_w(rates.eph, freq, op.voltage_v, model.dynamic, model.static)
@@ -135,17 +135,7 @@ def _cluster_timeline(stats: pd.DataFrame, meta: StatsMeta, cluster: Cluster, sp
     return out
 
 
-def _load_voltage(model: Model, freq: np.ndarray, eph) -> np.ndarray:
-    """Walker Section VIII: dynamic power at the target voltage -> voltage under load [V]."""
-    if model.voltage_model is None:
-        raise CosimError(f"{model.path}: model {model.name} has no voltage_model; fit one with cosim fit --idle, or drop --voltage-model")
-    points = np.array(model.voltage_model)
-    target = load_voltage(points, freq, np.zeros(len(freq)))
-    p_dyn = cluster_power_w(eph, freq, target, model.dynamic, ())["dynamic_w"]
-    return load_voltage(points, freq, p_dyn)
-
-
-def _frequency_mhz(stats: pd.DataFrame, cluster: Cluster) -> np.ndarray:
+def frequency_mhz(stats: pd.DataFrame, cluster: Cluster) -> np.ndarray:
     """Per-epoch frequency [MHz]: the clock-domain period dumped in stats.txt (follows DVFS), else the config's."""
     column = f"{cluster.clk_domain}.clock"
     freq = np.full(len(stats), cluster.freq_mhz)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError
+from cosim.readers.sidecar import SIDECAR, read_sidecar
 
 
 @dataclass(frozen=True)
@@ -49,11 +49,9 @@ def summarize_run(run: Path, spec: SweepSpec) -> dict:
         raise CosimError(f"{run}: no config.ini or config.json beside stats.txt")
     clusters = spec.clusters
     if clusters is None:
-        sidecar = run / "cosim-run.json"
-        if not sidecar.exists():
-            raise CosimError(f"{run}: no cosim-run.json; name the clusters with --model/--cluster")
-        data = json.loads(sidecar.read_text())["clusters"]
-        clusters = tuple((name, c["path"], c["model"]) for name, c in data.items())
+        if not (run / SIDECAR).exists():
+            raise CosimError(f"{run}: no {SIDECAR}; name the clusters with --model/--cluster")
+        clusters = tuple((name, path, model) for name, (path, model) in read_sidecar(run / SIDECAR).items())
     config = read_config(config_path)
     specs = [ClusterSpec(name, path, load_model(model)) for name, path, model in clusters]
     with warnings.catch_warnings():

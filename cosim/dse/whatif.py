@@ -34,7 +34,7 @@ from cosim.errors import CosimError
 from cosim.models.modelfile import Model, operating_point
 from cosim.models.walker import static_power_w
 from cosim.readers.gem5_config import Gem5Config
-from cosim.timeline import ClusterSpec, _frequency_mhz, resolve_cluster
+from cosim.timeline import ClusterSpec, frequency_mhz, resolve_cluster
 
 # L2 demand miss latency (sum over misses, ticks) in both naming generations
 MISS_LATENCY = ("demandMissLatency::total", "demand_miss_latency::total")
@@ -66,17 +66,16 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
     for spec in specs:
         cluster = resolve_cluster(config, spec, meta.ticks_per_s)
         model = spec.model
-        freq = _frequency_mhz(stats, cluster)
+        freq = frequency_mhz(stats, cluster)
         rates = event_rates(stats, cluster, model.events, generation=meta.generation,
                             cores_per_cluster=model.cores_per_cluster, freq_mhz=freq)
         sum_beta_e = sum(t.coefficient * sum(w * rates.eph[e].to_numpy() for e, w in t.events.items()) for t in model.dynamic)
         active = np.zeros((len(cluster.cpus), len(stats)))
         for i, cpu in enumerate(cluster.cpus):
-            cycles = next((stats[f"{cpu}.{n}"].to_numpy() for n in ("numCycles",) if f"{cpu}.{n}" in stats), None)
-            if cycles is None:
+            if f"{cpu}.numCycles" not in stats:
                 raise CosimError(f"{meta.path}: no {cpu}.numCycles; the what-if needs each CPU's cycles")
             idle = stats[f"{cpu}.idleCycles"].to_numpy() if f"{cpu}.idleCycles" in stats else 0.0
-            active[i] = cycles - idle
+            active[i] = stats[f"{cpu}.numCycles"].to_numpy() - idle
         busy = np.minimum(active.max(axis=0) / (freq * 1e6), duration)
         latency = np.zeros(len(stats))
         for l2 in set(cluster.l2.values()):

@@ -42,8 +42,8 @@ def run_fit(args: argparse.Namespace) -> int:
     table = fit_table(measured, power_col=args.power_col, group_cols=groups, source=str(args.measured))
 
     if args.select:
-        candidates = [e for e in (args.candidates.split(",") if args.candidates else table.rates) if np.ptp(table.rates[e.strip().lower()]) > 0]
-        candidates = [e.strip().lower() for e in candidates]
+        named = [e.strip().lower() for e in args.candidates.split(",") if e.strip()] if args.candidates else list(table.rates)
+        candidates = [e for e in named if np.ptp(table.rates[e]) > 0]  # a constant event carries nothing
         selection = stage2(table, stage1(table, candidates, n_events=args.select))
         terms = selection.terms
         print(f"stage 1 picked {', '.join(selection.events)} (R^2 after each: {', '.join(f'{r:.4f}' for r in selection.r2_steps)})")

@@ -10,7 +10,7 @@ each rail is regressed on its own.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -77,13 +77,3 @@ def fit_rail(table: pd.DataFrame, rails: Sequence[RailSpec], *, power_col: str |
         X = pd.concat([pd.Series(1.0, index=table.index, name="base"), designs[rail.name]], axis=1)
         fits[rail.name] = fit_ols_hc3(X, table[rail.power_col].to_numpy(dtype=float))
     return RailFit(list(rails), fits, {n: f.columns for n, f in fits.items()})
-
-
-def predict_rail(fit: RailFit, table: pd.DataFrame) -> Mapping[str, np.ndarray]:
-    """Predicted power [W] of each regression on new rows."""
-    designs = {rail.name: rail_design(table, rail) for rail in fit.rails}
-    out = {}
-    for name, ols in fit.fits.items():
-        X = pd.concat([pd.Series(1.0, index=table.index, name="base"), *([designs[name]] if name in designs else designs.values())], axis=1)
-        out[name] = ols.predict(X)
-    return out

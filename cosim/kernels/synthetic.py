@@ -90,7 +90,7 @@ def kernel_log(*, n_boards: int = 13, rows_per_board: dict[str, int] | None = No
 
     rng = np.random.default_rng(seed)
     levels = board_levels(shipped_models_dir() / "jetson-agx-dvfs.json")
-    boards = {f"agx{b:02d}": (rng.normal(1, 0.03), rng.normal(1, 0.05)) for b in range(1, n_boards + 1)}
+    boards = _draw_boards(rng, n_boards)
     nets = networks(np.random.default_rng(seed + 1))
     rows = []
     for kernel in MODELLED:
@@ -124,7 +124,11 @@ def network_log(boards: dict[str, tuple[float, float]], *, n_configs: int = 20, 
 
 def board_factors(n_boards: int = 13, seed: int = 0) -> dict[str, tuple[float, float]]:
     """The same per-board factors :func:`kernel_log` draws for ``seed``."""
-    rng = np.random.default_rng(seed)
+    return _draw_boards(np.random.default_rng(seed), n_boards)
+
+
+def _draw_boards(rng: np.random.Generator, n_boards: int) -> dict[str, tuple[float, float]]:
+    """Board id -> (runtime factor, power factor); the first draws of a log's generator."""
     return {f"agx{b:02d}": (rng.normal(1, 0.03), rng.normal(1, 0.05)) for b in range(1, n_boards + 1)}
 
 

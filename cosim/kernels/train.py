@@ -94,15 +94,14 @@ def fit_kernel(log: pd.DataFrame, kernel: str, *, budget: int = 4, seed: int = 0
     out = KernelModel(kernel=kernel, columns=list(X.columns), runtime=None, power=None)
     for target, col in TARGETS.items():
         y = np.log(rows[col].to_numpy(dtype=float))
-        best, best_score = None, np.inf
         candidates = [dict(max_iter=300, max_depth=8, min_samples_leaf=10, learning_rate=0.1, l2_regularization=1e-3)]
         candidates += [_sample_params(rng) for _ in range(max(0, budget - 1))]
         if len(candidates) == 1:  # nothing to choose between: no cross-validation needed
             best, best_score = candidates[0], float("nan")
-        for params in candidates if len(candidates) > 1 else []:
-            score = _lobo_rmse(model_cls, params, X, y, boards, seed)
-            if score < best_score:
-                best, best_score = params, score
+        else:
+            scores = [_lobo_rmse(model_cls, params, X, y, boards, seed) for params in candidates]
+            best_score = min(scores)
+            best = candidates[scores.index(best_score)]
         final = model_cls(**best, random_state=seed).fit(X, y)
         setattr(out, target, final)
         out.params[target] = best

@@ -1,0 +1,20 @@
+"""Reader for ``cosim-run.json``, the sidecar gem5_scripts/cosim_gem5.attach_power writes beside stats.txt."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cosim.errors import CosimError
+
+SIDECAR = "cosim-run.json"
+
+
+def read_sidecar(path: str | Path) -> dict[str, tuple[str, str]]:
+    """``{cluster name: (config path of its CPUs, model name)}``."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+        return {name: (c["path"], c["model"]) for name, c in data["clusters"].items()}
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
+        raise CosimError(f"{path}: not a cosim-run.json sidecar ({err}); remove it or name the clusters") from None
