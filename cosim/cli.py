@@ -1,4 +1,4 @@
-"""The ``cosim`` command: ``power``, ``apply`` and ``demo``.
+"""The ``cosim`` command: ``power``, ``apply``, ``gpu``, ``soc``, ``demo`` and the rest.
 
 Exit status: 0 done; 2 bad input or request (one-line message, nothing written);
 3 done, outputs written, but some dumps of the input were unusable (reported;
@@ -162,6 +162,10 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="timeline CSV + plot of the bundled real gem5 run")
     d.add_argument("--out", type=Path, default=Path("cosim-demo"), help="output folder (default: ./cosim-demo)")
     d.set_defaults(run=_cmd_demo)
+
+    from cosim.gpu_cli import add_parsers
+
+    add_parsers(sub)  # gpu, soc
     return parser
 
 

@@ -1,0 +1,137 @@
+"""GPU counts -> Tegra K1 model inputs, per kernel launch.
+
+Both GPU inputs become one table with a row per kernel and the counts the rail
+model prices: ``n_l2r n_l1r n_l1w n_int n_f32 n_f64 n_cnv n_msc n_control``,
+``n_mem_other_busy`` (EMC cycles, where the input can estimate them) and
+``elapsed_cycles`` (GPU cycles; duration = cycles / f_gpu, Eq. 11).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from cosim.errors import CosimError
+from cosim.readers.nvprof import TEGRA_K1_METRICS
+from cosim.readers.ocelot import OCELOT_CLASSES
+
+TK1_COUNTS = ("l2r", "l1r", "l1w", "int", "f32", "f64", "cnv", "msc", "control", "mem_other_busy")
+
+
+def tegra_k1_counts_from_nvprof(metrics: pd.DataFrame) -> pd.DataFrame:
+    """nvprof per-kernel averages -> Tegra K1 counts per launch (paper Section 4.2, Eq. 6).
+
+    L1 reads = global load hits + local load hits + shared load transactions x
+    shared efficiency; L1 writes = local store hits + shared store transactions x
+    shared efficiency.  GPU memory cycles are not in nvprof's metrics: they come
+    from ACTMON-style activity (see :func:`cosim.gpu_timeline.tegra_k1_timeline`).
+    """
+    path = metrics.attrs.get("nvprof", {}).get("path", "nvprof file")
+    for _, row in metrics.iterrows():
+        missing = [m for m in TEGRA_K1_METRICS if m not in row or pd.isna(row[m])]
+        if missing:
+            raise CosimError(
+                f"{path}:{row['line']}: kernel '{row['kernel']}' lacks metric(s) {', '.join(missing)}; "
+                "collect them with nvprof --metrics (elapsed_cycles_sm with --events)"
+            )
+    eff = metrics["shared_efficiency"]
+    out = pd.DataFrame(
+        {
+            "kernel": metrics["kernel"],
+            "kernel_display": metrics["kernel"],
+            "device": metrics["device"],
+            "invocations": metrics["invocations"],
+            "n_l2r": metrics["l2_subp0_total_read_sector_queries"],
+            "n_l1r": metrics["l1_global_load_hit"] + metrics["l1_local_load_hit"] + metrics["l1_shared_load_transactions"] * eff,
+            "n_l1w": metrics["l1_local_store_hit"] + metrics["l1_shared_store_transactions"] * eff,
+            "n_int": metrics["inst_integer"],
+            "n_f32": metrics["inst_fp_32"],
+            "n_f64": metrics["inst_fp_64"],
+            "n_cnv": metrics["inst_bit_convert"],
+            "n_msc": metrics["inst_misc"],
+            "n_control": metrics["inst_control"],
+            "n_mem_other_busy": np.nan,
+            "elapsed_cycles": metrics["elapsed_cycles_sm"],
+            "approximations": "",
+        }
+    )
+    zero = out["elapsed_cycles"] <= 0
+    if zero.any():
+        row = metrics[zero].iloc[0]
+        raise CosimError(f"{path}:{row['line']}: kernel '{row['kernel']}' has elapsed_cycles_sm 0, so its duration is zero; re-profile it")
+    out.attrs = dict(metrics.attrs)
+    return out
+
+
+@functools.cache
+def ocelot_map() -> dict:
+    """The shipped Ocelot class -> Tegra K1 predictor map (``counters/maps/ocelot-to-tegra-k1.toml``)."""
+    text = (resources.files("cosim.counters") / "maps" / "ocelot-to-tegra-k1.toml").read_text()
+    data = tomllib.loads(text)
+    unknown = set(data["predictors"]) ^ set(OCELOT_CLASSES)
+    if unknown:  # a packaging error, not a user error
+        raise RuntimeError(f"ocelot-to-tegra-k1.toml and OCELOT_CLASSES disagree on {sorted(unknown)}")
+    return data
+
+
+def tegra_k1_counts_from_ocelot(trace: pd.DataFrame, *, mapping: dict | None = None) -> pd.DataFrame:
+    """Ocelot per-launch class counts -> Tegra K1 counts, via the documented map.
+
+    ``elapsed_cycles`` comes from thesis Eq. 6.8 with the map's GK20A
+    throughputs (cycles = sum of count / throughput per clock).  Every row's
+    ``approximations`` lists the map's approximations that apply to it.
+    """
+    mapping = mapping or ocelot_map()
+    out = pd.DataFrame({"kernel": trace["kernel"], "kernel_display": trace["kernel_display"], "launch": trace["launch"]})
+    for name in TK1_COUNTS:
+        out[f"n_{name}"] = 0.0
+    cycles = np.zeros(len(trace))
+    for cls, weights in mapping["predictors"].items():
+        counts = trace[f"n_{cls}"].to_numpy(dtype=float)
+        for predictor, weight in weights.items():
+            out[f"n_{predictor}"] += weight * counts
+        cycles += counts / float(mapping["throughput_per_clock"][cls])
+    out["elapsed_cycles"] = cycles
+    if (cycles <= 0).any():
+        row = trace[cycles <= 0].iloc[0]
+        raise CosimError(f"{trace.attrs.get('ocelot', {}).get('path', 'trace')}:{row['line']}: kernel '{row['kernel']}' has no instructions, so its duration is zero")
+    out["approximations"] = [_ocelot_flags(trace.iloc[i]) for i in range(len(trace))]
+    out.attrs = dict(trace.attrs)
+    return out
+
+
+def _ocelot_flags(row: pd.Series) -> str:
+    flags = ["no_cnv", "division_as_one"] if row["n_integer_division"] + row["n_float_division"] + row["n_double_division"] else ["no_cnv"]
+    if row["n_memory_onchip"]:
+        flags.append("l1_split")
+    if row["n_memory_offchip"]:
+        flags += ["l2_from_offchip", "mem_from_offchip"]
+    if row["n_special"]:
+        flags.append("no_special")
+    return ";".join(sorted(flags))
+
+
+def dram_busy_cycles(stats: pd.DataFrame, *, bytes_per_cycle: float = 4.0) -> np.ndarray:
+    """Per-epoch memory cycles serving the CPU, from a gem5 run's DRAM controller bytes.
+
+    bytes read + written at the system interface (``bytesReadSys``/``bytesWrittenSys``;
+    2016-era and later, every controller), or ``bytes_read/bytes_written::total``
+    (older), divided by the CPU memory controller's 4 B per active memory cycle
+    (Stokke et al., Section 6.3).
+    """
+    for pattern in (r"\.bytes(ReadSys|WrittenSys)$", r"\.bytes_(read|written)::total$"):
+        cols = [c for c in stats.columns if re.search(pattern, c)]
+        if cols:
+            return np.nan_to_num(stats[cols].to_numpy(dtype=float)).sum(axis=1) / bytes_per_cycle
+    path = stats.attrs.get("gem5").path if "gem5" in stats.attrs else "stats.txt"
+    raise CosimError(f"{path}: no DRAM byte counts (bytesReadSys/bytesWrittenSys or bytes_read::total); give --mem-cpu-busy-per-s")
+
+
+def shipped_map_path() -> Path:
+    return Path(str(resources.files("cosim.counters") / "maps" / "ocelot-to-tegra-k1.toml"))

@@ -1,0 +1,259 @@
+"""``cosim gpu`` and ``cosim soc``: GPU kernel timelines, and the whole-SoC timeline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from cosim.errors import CosimError
+
+_GPU_HELP = """\
+Per-kernel power and energy of a GPU Ocelot instruction-class trace or an nvprof
+metrics file (CSV or text), with the Tegra K1 rail model (default) or the Ocelot
+access-rate model (--model ocelot-fermi-aalto2013, Ocelot traces only).
+
+examples:
+  cosim gpu traces/cosim-nvprof-dct.csv --gpu-mhz 852 --emc-mhz 924 --activity traces/cosim-dct-activity.csv -o dct.csv --plot dct.png
+  cosim gpu traces/cosim-ocelot-video.trace --model ocelot-fermi-aalto2013 --breakdown classes.png -o video.csv
+"""
+
+
+def add_parsers(sub) -> None:
+    g = sub.add_parser("gpu", help="per-kernel GPU power/energy from an Ocelot trace or nvprof metrics", description=_GPU_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    g.add_argument("input", type=Path, help="GPU Ocelot trace or nvprof --metrics output (format detected)")
+    _gpu_args(g)
+    g.add_argument("--model", default="tegra-k1-stokke2016",
+                   help="tegra-k1-stokke2016 (rail model), ocelot-fermi-aalto2013 (access-rate model) or a model file")
+    g.add_argument("--gpu-clock-mhz", type=float, help="access-rate model: GPU clock [MHz] (default: the model's)")
+    g.add_argument("--idle-power", action="append", default=[], metavar="LEVEL=W", help="access-rate model: idle power of a level [W]")
+    g.add_argument("--transfers", type=Path, help="access-rate model: CSV launch,size_bytes of PCI Express copies before launches")
+    g.add_argument("--measured", type=Path, help="Corsair Link power log to compare the mean power with")
+    g.add_argument("--breakdown", type=Path, help="write the per-class energy bar chart here")
+    g.add_argument("-o", "--output", type=Path, default=Path("cosim-gpu.csv"), help="timeline CSV or .parquet")
+    g.add_argument("--plot", type=Path, help="write the stacked power plot here")
+    g.set_defaults(run=cmd_gpu)
+
+    s = sub.add_parser("soc", help="CPU clusters (gem5) + Tegra K1 GPU/memory rails on one time axis")
+    s.add_argument("stats", type=Path, help="gem5 stats.txt of the CPU side")
+    s.add_argument("--gpu", type=Path, required=True, help="GPU Ocelot trace or nvprof metrics file")
+    s.add_argument("--config", type=Path, help="config.ini or config.json (default: beside stats.txt)")
+    s.add_argument("--cpu-model", dest="model", action="append", default=[], metavar="MODEL", help="CPU model per --cluster")
+    s.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH")
+    s.add_argument("--voltage", action="append", default=[], metavar="NAME=VOLTS")
+    s.add_argument("--voltage-model", action="store_true")
+    s.add_argument("--gpu-offset-s", type=float, default=0.0, help="time of the first GPU launch on the gem5 time axis [s]")
+    _gpu_args(s)
+    s.add_argument("-o", "--output", type=Path, default=Path("cosim-soc.csv"))
+    s.add_argument("--plot", type=Path)
+    s.set_defaults(run=cmd_soc, progress=False)
+
+
+    r = sub.add_parser("rate-baseline", help="Eq. 1 rate-based model fitted at one clock pair vs the rail model at all (Fig. 1a)")
+    r.add_argument("--train-gpu-mhz", type=float, default=540.0, help="GPU clock of the training data [MHz]")
+    r.add_argument("--train-emc-mhz", type=float, default=600.0, help="memory clock of the training data [MHz]")
+    r.add_argument("-o", "--output", type=Path, default=Path("cosim-rate-baseline.csv"))
+    r.add_argument("--plot", type=Path, help="write the error map here")
+    r.set_defaults(run=cmd_rate_baseline)
+
+
+def _gpu_args(p) -> None:
+    p.add_argument("--gpu-mhz", type=float, default=852.0, help="Tegra K1 GPU clock [MHz] (default 852)")
+    p.add_argument("--emc-mhz", type=float, default=924.0, help="Tegra K1 memory clock [MHz] (default 924)")
+    p.add_argument("--cpu-lp-mhz", type=float, default=1092.0, help="LP core clock [MHz] (default 1092, as in the paper)")
+    p.add_argument("--activity", type=Path, help="CSV of memory busy cycles and LP-core rates per kernel (ACTMON-style)")
+    p.add_argument("--launch-times", type=Path, help="CSV launch,start_s[,kernel]: when each kernel starts [s]")
+    p.add_argument("--gap-s", type=float, default=0.0, help="idle time between kernels [s] when no launch times are given")
+    p.add_argument("--railgate-delay-s", type=float, help="GPU inactivity time before power-gating [s] (default: the model's)")
+    p.add_argument("--class-map", type=Path, help="TOML [classes] renaming or ignoring unknown Ocelot classes")
+    p.add_argument("--ignore-metric", action="append", default=[], metavar="NAME", help="skip this nvprof metric")
+
+
+def _model_kind(name: str) -> tuple[str, Path | str]:
+    from cosim.models.modelfile import shipped_models_dir
+
+    path = Path(name)
+    if not path.exists() and (shipped_models_dir() / f"{path.stem}.json").exists():
+        path = shipped_models_dir() / f"{path.stem}.json"
+    try:
+        schema = json.loads(path.read_text()).get("schema")
+    except FileNotFoundError:
+        raise CosimError(f"{name}: no such model; shipped GPU models: tegra-k1-stokke2016, ocelot-fermi-aalto2013") from None
+    except (OSError, ValueError, AttributeError) as err:
+        raise CosimError(f"{path}: not a readable model file ({err})") from None
+    kinds = {"cosim-rail-model/1": "rail", "cosim-access-rate-model/1": "access-rate"}
+    if schema not in kinds:
+        raise CosimError(f"{path}: schema {schema!r} is not a GPU model ({', '.join(kinds)})")
+    return kinds[schema], path
+
+
+def _is_ocelot(path: Path) -> bool:
+    try:
+        with open(path, errors="replace") as f:
+            head = f.read(65536)
+    except OSError:
+        return False
+    return "Kernel name:" in head
+
+
+def _read_gpu(args) -> tuple[str, object]:
+    """('ocelot', trace) or ('nvprof', metrics)."""
+    if _is_ocelot(args.input):
+        from cosim.readers.ocelot import read_class_map, read_ocelot_trace
+
+        class_map = read_class_map(args.class_map) if args.class_map else None
+        return "ocelot", read_ocelot_trace(args.input, class_map=class_map)
+    from cosim.readers.nvprof import read_nvprof
+
+    return "nvprof", read_nvprof(args.input, ignore_metrics=args.ignore_metric)
+
+
+def _tk1(args, kind: str, data):
+    from cosim.counters.gpu import tegra_k1_counts_from_nvprof, tegra_k1_counts_from_ocelot
+    from cosim.gpu_timeline import tegra_k1_background, tegra_k1_timeline
+    from cosim.models.tegrak1 import load_rail_model
+    from cosim.readers.activity import read_activity, read_launch_times
+
+    model = load_rail_model(getattr(args, "model_path", None) or "tegra-k1-stokke2016")
+    kernels = tegra_k1_counts_from_ocelot(data) if kind == "ocelot" else tegra_k1_counts_from_nvprof(data)
+    activity = read_activity(args.activity) if args.activity else None
+    launch_times = read_launch_times(args.launch_times) if args.launch_times else None
+    clocks = dict(gpu_mhz=args.gpu_mhz, emc_mhz=args.emc_mhz, cpu_lp_mhz=args.cpu_lp_mhz)
+    timeline = tegra_k1_timeline(kernels, model, activity=activity, launch_times=launch_times, gap_s=args.gap_s,
+                                 railgate_delay_s=args.railgate_delay_s, **clocks)
+    return model, timeline, tegra_k1_background(model, activity=activity, **clocks)
+
+
+def cmd_gpu(args: argparse.Namespace) -> int:
+    from cosim.gpu_plots import plot_breakdown, plot_gpu_timeline
+    from cosim.output import write_table
+
+    kind_of_model, args.model_path = _model_kind(args.model)
+    kind, data = _read_gpu(args)
+    if kind_of_model == "rail":
+        _, timeline, _ = _tk1(args, kind, data)
+    else:
+        if kind != "ocelot":
+            raise CosimError(f"{args.input}: the access-rate model prices Ocelot instruction classes; nvprof metrics need --model tegra-k1-stokke2016")
+        timeline = _ocelot(args, data)
+    write_table(timeline, args.output)
+    kernels = timeline[timeline["kind"] == "kernel"]
+    span = timeline["end_s"].max() - timeline["start_s"].min()
+    print(f"{args.input}: {len(kernels)} kernel launch(es), {kernels['kernel'].nunique()} kernel(s) ({kind}) -> {args.output}")
+    print(f"  model {timeline.attrs['model']}: {span * 1e3:.4g} ms, mean {timeline['energy_j'].sum() / span:.4g} W, "
+          f"energy {timeline['energy_j'].sum():.4g} J (kernels {kernels['energy_j'].sum():.4g} J)")
+    flags = sorted({f for text in timeline["flags"] for f in str(text).split(";") if f})
+    if flags:
+        print(f"  flags: {', '.join(flags)}")
+    if args.measured:
+        _compare_measured(args.measured, timeline)
+    if args.plot:
+        print(f"  plot -> {plot_gpu_timeline(timeline, args.plot, title=args.input.name)}")
+    if args.breakdown:
+        print(f"  breakdown -> {plot_breakdown(timeline, args.breakdown)}")
+    return 0
+
+
+def _ocelot(args, trace):
+    from cosim.cli import _pairs
+    from cosim.gpu_timeline import ocelot_timeline
+    from cosim.models.ocelot import load_access_rate_model
+    from cosim.readers.activity import read_launch_times
+    from cosim.readers.measured import read_table
+
+    model = load_access_rate_model(args.model_path)
+    idle = {}
+    for name, text in _pairs(args.idle_power, "--idle-power").items():
+        try:
+            idle[name] = float(text)
+        except ValueError:
+            raise CosimError(f"--idle-power {name}={text}: not a number of watts") from None
+        if not np.isfinite(idle[name]) or idle[name] < 0:
+            raise CosimError(f"--idle-power {name}={text}: must be a power >= 0 [W]")
+    transfers = None
+    if args.transfers:
+        transfers = read_table(args.transfers)
+        if not {"launch", "size_bytes"} <= set(transfers.columns):
+            raise CosimError(f"{args.transfers}: needs columns launch,size_bytes")
+    if args.gpu_clock_mhz is not None and not (np.isfinite(args.gpu_clock_mhz) and args.gpu_clock_mhz > 0):
+        raise CosimError(f"--gpu-clock-mhz {args.gpu_clock_mhz}: must be a clock > 0 [MHz]")
+    launch_times = read_launch_times(args.launch_times) if args.launch_times else None
+    return ocelot_timeline(trace, model, clock_mhz=args.gpu_clock_mhz, idle_power_w=idle, launch_times=launch_times,
+                           gap_s=args.gap_s, transfers=transfers)
+
+
+def _compare_measured(path: Path, timeline) -> None:
+    from cosim.readers.corsair import read_corsair_log
+
+    log = read_corsair_log(path)
+    predicted = timeline["energy_j"].sum() / (timeline["end_s"].max() - timeline["start_s"].min())
+    measured = log["power_in_w"].mean()
+    print(f"  measured ({path.name}, {len(log)} s at 1 Hz): mean {measured:.2f} W in at the PSU; "
+          f"predicted mean {predicted:.2f} W ({100 * (predicted - measured) / measured:+.1f} %)")
+
+
+def cmd_soc(args: argparse.Namespace) -> int:
+    from cosim.cli import _cluster_specs, _find_config
+    from cosim.counters.gpu import dram_busy_cycles
+    from cosim.output import write_table
+    from cosim.readers.gem5_stats import read_stats
+    from cosim.soc import plot_soc, soc_timeline
+    from cosim.timeline import power_timeline
+
+    config = _find_config(args.stats, args.config)
+    specs = _cluster_specs(config, args)
+    stats = read_stats(args.stats)
+    cpu = power_timeline(stats, config, specs)
+    args.input = args.gpu
+    kind, data = _read_gpu(args)
+    model, gpu, background = _tk1(args, kind, data)
+    try:
+        busy = dram_busy_cycles(stats) / stats["duration_s"].to_numpy()
+    except CosimError as err:
+        print(f"cosim: warning: {err}; the memory rail's CPU cycles come from --activity")
+        busy = None
+    out = soc_timeline(cpu, gpu, background, model, gpu_offset_s=args.gpu_offset_s, cpu_mem_busy_per_s=busy,
+                       railgate_delay_s=args.railgate_delay_s)
+    write_table(out, args.output)
+    span = out["end_s"].max() - out["start_s"].min()
+    print(f"{args.stats} + {args.gpu}: {len(out)} segment(s) over {span:.4g} s -> {args.output}")
+    for col in [c for c in out.columns if c.endswith("_w") and c not in ("mem_cpu_busy_w",)]:
+        print(f"  {col:<22} mean {(out[col].fillna(0) * out['duration_s']).sum() / span:8.4f} W")
+    print(f"  energy {out['energy_j'].sum():.4g} J")
+    if args.plot:
+        print(f"  plot -> {plot_soc(out, args.plot, title=f'{args.stats.parent.name} + {args.gpu.name}')}")
+    return 0
+
+
+def cmd_rate_baseline(args: argparse.Namespace) -> int:
+    from cosim.models.rate_based import rate_based_error_map
+    from cosim.models.tegrak1 import clock_voltage_v, load_rail_model
+    from cosim.output import pyplot, save_figure, write_table
+
+    model = load_rail_model()
+    clock_voltage_v(model, "gpu", args.train_gpu_mhz)  # one-line error for a clock not in the table
+    clock_voltage_v(model, "emc", args.train_emc_mhz)
+    sweep = rate_based_error_map(model, train_gpu_mhz=args.train_gpu_mhz, train_emc_mhz=args.train_emc_mhz)
+    write_table(sweep, args.output)
+    err = sweep["error_pct"]
+    at = sweep[(sweep["gpu_mhz"] == args.train_gpu_mhz) & (sweep["emc_mhz"] == args.train_emc_mhz)]["error_pct"].iloc[0]
+    print(f"rate-based model (Eq. 1) trained at GPU {args.train_gpu_mhz:g} / EMC {args.train_emc_mhz:g} MHz on the synthetic benchmarks,")
+    print(f"  tested on 'motion_estimation' at {len(sweep)} clock pairs against the rail model -> {args.output}")
+    print(f"  error at the training clocks {at:+.1f} %; from {err.min():+.1f} % (underestimate) to {err.max():+.1f} % (overestimate)")
+    if args.plot:
+        plt = pyplot()
+        grid = sweep.pivot(index="gpu_mhz", columns="emc_mhz", values="error_pct")
+        fig, ax = plt.subplots(figsize=(7, 5), layout="constrained")
+        lim = float(np.nanmax(np.abs(grid.to_numpy())))
+        im = ax.imshow(grid.to_numpy(), origin="lower", cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
+        ax.set_xticks(range(grid.shape[1]), [f"{f:g}" for f in grid.columns], rotation=45)
+        ax.set_yticks(range(grid.shape[0]), [f"{f:g}" for f in grid.index])
+        ax.set_xlabel("memory (EMC) clock [MHz]")
+        ax.set_ylabel("GPU clock [MHz]")
+        ax.set_title("rate-based model error [%] (cf. Stokke et al. Fig. 1a)")
+        fig.colorbar(im, ax=ax, label="(rate-based - rail model) / rail model [%]")
+        print(f"  plot -> {save_figure(fig, args.plot)}")
+    return 0

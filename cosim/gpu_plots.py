@@ -1,0 +1,72 @@
+"""Plots of GPU timelines: stacked per-kernel power, and the per-class energy breakdown (thesis Fig. 6.5b)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from cosim.gpu_timeline import GPU_PREDICTORS
+from cosim.output import pyplot, save_figure
+from cosim.readers.ocelot import OCELOT_CLASSES
+
+
+def _layers(timeline: pd.DataFrame) -> list[tuple[str, str]]:
+    if "gpu_w" in timeline.columns:  # Tegra K1 rail model
+        return [("GPU rail", "gpu_w"), ("memory rail", "mem_w"), ("core rail (LP core)", "core_w"), ("base", "base_w")]
+    return [("idle (performance level)", "idle_w"), ("dynamic", "dynamic_w")]
+
+
+def plot_gpu_timeline(timeline: pd.DataFrame, path: str | Path, *, title: str = "") -> Path:
+    """Stacked power [W] over time, one step per kernel launch or idle stretch."""
+    plt = pyplot()
+    t = timeline.sort_values("start_s")
+    span = t["end_s"].max()
+    unit, scale = next((u, k) for u, k in (("s", 1.0), ("ms", 1e3), ("µs", 1e6)) if span * k >= 1 or u == "µs")
+    # contiguous steps: fill holes between rows with zero-height steps
+    edges = np.unique(np.concatenate([t["start_s"], t["end_s"]]))
+    mid = (edges[:-1] + edges[1:]) / 2
+    idx = np.searchsorted(t["start_s"].to_numpy(), mid, side="right") - 1
+    inside = (idx >= 0) & (mid < t["end_s"].to_numpy()[np.clip(idx, 0, None)])
+    fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
+    base = np.zeros(len(mid))
+    for label, col in _layers(t):
+        values = np.where(inside, t[col].to_numpy()[np.clip(idx, 0, None)], 0.0)
+        ax.stairs(base + values, edges * scale, baseline=base, fill=True, alpha=0.8, label=label)
+        base = base + values
+    if {"power_lo_w", "power_hi_w"} <= set(t.columns) and (t["power_hi_w"] > t["power_w"]).any():
+        lo = np.where(inside, t["power_lo_w"].to_numpy()[np.clip(idx, 0, None)], 0.0)
+        hi = np.where(inside, t["power_hi_w"].to_numpy()[np.clip(idx, 0, None)], 0.0)
+        ax.stairs(hi, edges * scale, baseline=lo, fill=True, color="k", alpha=0.12, label="published error band")
+    ax.set_xlabel(f"time [{unit}]")
+    ax.set_ylabel("power [W]")
+    ax.set_title(title or f"cosim GPU timeline ({timeline.attrs.get('model', '')})")
+    ax.legend(loc="upper right", fontsize="small")
+    ax.set_ylim(bottom=0)
+    return save_figure(fig, path)
+
+
+def breakdown_energy_j(timeline: pd.DataFrame) -> pd.Series:
+    """Energy [J] per instruction class (access-rate model) or per model term (rail model), over all kernels."""
+    kernels = timeline[timeline["kind"] == "kernel"]
+    if "gpu_w" not in timeline.columns:
+        return pd.Series({cls: kernels[f"{cls}_j"].sum() for cls in OCELOT_CLASSES})
+    terms = {f"GPU {p.upper()}": f"gpu_{p}_w" for p in GPU_PREDICTORS}
+    terms |= {"GPU clock": "gpu_clock_w", "GPU leakage": "gpu_static_w", "memory clock": "mem_clock_w",
+              "memory GPU cycles": "mem_other_busy_w", "memory CPU cycles": "mem_cpu_busy_w",
+              "LP core": "core_w", "base": "base_w"}
+    return pd.Series({label: float((kernels[col] * kernels["duration_s"]).sum()) for label, col in terms.items()})
+
+
+def plot_breakdown(timeline: pd.DataFrame, path: str | Path, *, title: str = "") -> Path:
+    """Bar chart of :func:`breakdown_energy_j` in mJ."""
+    plt = pyplot()
+    energy = breakdown_energy_j(timeline) * 1e3
+    fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
+    ax.bar(range(len(energy)), energy.to_numpy(), color="tab:blue")
+    ax.set_xticks(range(len(energy)), [str(i).replace("_", " ") for i in energy.index], rotation=45, ha="right")
+    ax.set_ylabel("energy over all kernels [mJ]")
+    kind = "dynamic energy per instruction class" if "gpu_w" not in timeline.columns else "energy per model term"
+    ax.set_title(title or f"{timeline.attrs.get('model', '')}: {kind}")
+    return save_figure(fig, path)

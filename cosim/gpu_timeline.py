@@ -1,0 +1,332 @@
+"""Per-kernel GPU timelines: the Tegra K1 rail model and the Ocelot access-rate model.
+
+One row per kernel launch (``kind`` = ``kernel``) and per stretch of time
+between launches (``idle``: GPU on and idle; ``gated``: GPU rail power-gated
+after its inactivity timer; ``transfer``: a PCI Express copy), with start,
+duration, power [W] per rail or per instruction class, and energy [J].
+Kernels run one after another from t = 0, ``gap_s`` apart, unless a
+launch-times table gives their starts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from cosim.errors import CosimError
+from cosim.models.ocelot import AccessRateModel, dynamic_energy_j, dynamic_power_w, kernel_duration_s, pcie_transfer
+from cosim.models.tegrak1 import RailModel, rail_power_w, rail_voltages_v
+from cosim.readers.activity import ACTIVITY_COLUMNS, DEFAULT
+from cosim.readers.ocelot import OCELOT_CLASSES
+
+GPU_PREDICTORS = ("l2r", "l1r", "l1w", "int", "f32", "f64", "cnv", "msc")
+_ACT_KEYS = {"mem_other_busy": "mem_other_busy_per_s", "mem_cpu_busy": "mem_cpu_busy_per_s", "cpu_ipc": "cpu_ipc",
+             "cpu_active": "cpu_active_cycles_per_s"}
+
+
+def expand_launches(kernels: pd.DataFrame) -> pd.DataFrame:
+    """One row per launch: nvprof summaries (``invocations`` > 1) are repeated, in file order."""
+    if "launch" in kernels.columns:
+        return kernels.reset_index(drop=True)
+    reps = kernels["invocations"].to_numpy(dtype=int) if "invocations" in kernels else np.ones(len(kernels), dtype=int)
+    out = kernels.loc[kernels.index.repeat(reps)].reset_index(drop=True)
+    out.insert(0, "launch", np.arange(len(out)))
+    return out
+
+
+def _starts(launches: pd.DataFrame, duration_s: np.ndarray, launch_times: pd.DataFrame | None, gap_s: float) -> np.ndarray:
+    if gap_s < 0 or not np.isfinite(gap_s):
+        raise CosimError(f"--gap-s {gap_s}: the time between kernels must be >= 0 [s]")
+    if launch_times is None:
+        return np.concatenate([[0.0], np.cumsum(duration_s[:-1] + gap_s)])
+    where = launch_times.attrs.get("path", "launch times")
+    if len(launch_times) != len(launches) or (launch_times["launch"].to_numpy() != launches["launch"].to_numpy()).any():
+        raise CosimError(f"{where}: lists {len(launch_times)} launches, the GPU input has {len(launches)} (launch 0..{len(launches) - 1}); give one row per launch")
+    if "kernel" in launch_times.columns:
+        for i, (given, row) in enumerate(zip(launch_times["kernel"].astype(str), launches.itertuples(), strict=True)):
+            if given not in (row.kernel, row.kernel_display):
+                raise CosimError(f"{where}:{i + 2}: launch {row.launch} is kernel '{row.kernel_display}' in the GPU input, not '{given}'")
+    start = launch_times["start_s"].to_numpy(dtype=float)
+    overlap = np.flatnonzero(start[1:] < start[:-1] + duration_s[:-1] * (1 - 1e-9))
+    if len(overlap):
+        i = overlap[0] + 1
+        raise CosimError(f"{where}: launch {i} starts at {start[i]:g} s, before launch {i - 1} ends ({start[i - 1] + duration_s[i - 1]:g} s); the GPU runs kernels one at a time")
+    return start
+
+
+def _activity_for(launches: pd.DataFrame, activity: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.Series]:
+    """Per-launch activity rates (nan = not given), and the default row for idle time."""
+    rates = pd.DataFrame(np.nan, index=launches.index, columns=list(ACTIVITY_COLUMNS))
+    default = pd.Series(np.nan, index=list(ACTIVITY_COLUMNS))
+    if activity is None:
+        return rates, default
+    where = activity.attrs.get("path", "activity")
+    known = set(launches["kernel"]) | set(launches["kernel_display"])
+    stray = [k for k in activity.index if k != DEFAULT and k not in known]
+    if stray:
+        names = ", ".join(sorted(set(launches["kernel_display"])))[:300]
+        raise CosimError(f"{where}: kernel '{stray[0]}' is not in the GPU input (kernels: {names}); names must match the trace or nvprof file")
+    if DEFAULT in activity.index:
+        default = activity.loc[DEFAULT].reindex(list(ACTIVITY_COLUMNS))
+    for i, row in launches.iterrows():
+        key = row["kernel"] if row["kernel"] in activity.index else row["kernel_display"] if row["kernel_display"] in activity.index else None
+        own = activity.loc[key].reindex(list(ACTIVITY_COLUMNS)) if key is not None else pd.Series(np.nan, index=list(ACTIVITY_COLUMNS))
+        rates.loc[i] = own.fillna(default)
+    return rates, default
+
+
+def tegra_k1_timeline(
+    kernels: pd.DataFrame,
+    model: RailModel,
+    *,
+    gpu_mhz: float,
+    emc_mhz: float,
+    cpu_lp_mhz: float = 1092.0,
+    activity: pd.DataFrame | None = None,
+    launch_times: pd.DataFrame | None = None,
+    gap_s: float = 0.0,
+    railgate_delay_s: float | None = None,
+) -> pd.DataFrame:
+    """Tegra K1 rail power per kernel launch and per idle stretch.
+
+    Parameters
+    ----------
+    kernels
+        :func:`cosim.counters.gpu.tegra_k1_counts_from_nvprof` or ``..._from_ocelot`` output.
+    gpu_mhz, emc_mhz, cpu_lp_mhz
+        Clocks [MHz]; each must be a step of the model's V-f table.
+    activity
+        :func:`cosim.readers.activity.read_activity` output: EMC busy cycles and
+        LP-core rates.  Rates neither given nor estimable are 0 and flagged.
+    railgate_delay_s
+        GPU inactivity time before its rail is power-gated [s] (default: the model's).
+
+    Returns
+    -------
+    One row per launch and idle stretch: ``start_s end_s duration_s``, rail powers
+    ``gpu_w mem_w core_w base_w`` and their sum ``power_w`` [W] (Eq. 8), the
+    published error band ``power_lo_w/power_hi_w``, ``energy_j``, every term
+    (``gpu_<term>_w``, ``mem_<term>_w``, ``core_<term>_w``), the predictor rates
+    ``rho_*`` [1/s] and ``flags``.
+    """
+    volts = rail_voltages_v(model, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz, cpu_lp_mhz=cpu_lp_mhz)
+    launches = expand_launches(kernels)
+    duration = launches["elapsed_cycles"].to_numpy(dtype=float) / (gpu_mhz * 1e6)  # Eq. 11
+    # estimated DRAM cycles (Ocelot input) cannot exceed the EMC clock: such a kernel is memory-bound
+    mem_s = launches["n_mem_other_busy"].to_numpy(dtype=float) / (emc_mhz * 1e6)
+    memory_bound = np.isfinite(mem_s) & (mem_s > duration)
+    duration = np.where(memory_bound, mem_s, duration)
+    start = _starts(launches, duration, launch_times, gap_s)
+    rates, default = _activity_for(launches, activity)
+    flags = [[f"approx:{a}" for a in str(text).split(";") if a] for text in launches.get("approximations", [""] * len(launches))]
+    flags = [f + [f"voltage_interpolated:{r}" for r, (_, interp) in volts.items() if interp] for f in flags]
+    for i in np.flatnonzero(memory_bound):
+        flags[i].append("memory_bound_time")
+
+    rho = {p: launches[f"n_{p}"].to_numpy(dtype=float) / duration for p in GPU_PREDICTORS}
+    other = rates["mem_other_busy_per_s"].to_numpy(dtype=float)
+    from_counts = launches["n_mem_other_busy"].to_numpy(dtype=float) / duration
+    use_counts = np.isnan(other) & np.isfinite(from_counts)
+    other = np.where(use_counts, from_counts, other)
+    for i in range(len(launches)):
+        for col, flag in (("mem_other_busy_per_s", "no_gpu_memory_activity"), ("mem_cpu_busy_per_s", "no_cpu_memory_activity"),
+                          ("cpu_active_cycles_per_s", "no_lp_core_activity")):
+            value = other[i] if col == "mem_other_busy_per_s" else rates[col].iloc[i]
+            if np.isnan(value):
+                flags[i].append(flag)
+    act = {
+        "mem_other_busy": np.nan_to_num(other),
+        "mem_cpu_busy": np.nan_to_num(rates["mem_cpu_busy_per_s"].to_numpy(dtype=float)),
+        "cpu_ipc": np.nan_to_num(rates["cpu_ipc"].to_numpy(dtype=float)),
+        "cpu_active": np.nan_to_num(rates["cpu_active_cycles_per_s"].to_numpy(dtype=float)),
+    }
+    rows = _tk1_rows(model, volts, gpu_mhz, emc_mhz, gpu_on=np.ones(len(launches), bool), rho=rho, act=act)
+    rows.insert(0, "kind", "kernel")
+    rows.insert(1, "launch", launches["launch"].to_numpy())
+    rows.insert(2, "kernel", launches["kernel"].to_numpy())
+    rows.insert(3, "kernel_display", launches["kernel_display"].to_numpy())
+    rows.insert(4, "start_s", start)
+    rows.insert(5, "duration_s", duration)
+    rows["flags"] = [";".join(dict.fromkeys(f)) for f in flags]
+
+    idle = _tk1_idle_rows(model, volts, gpu_mhz, emc_mhz, start, duration, default,
+                          model.railgate_delay_s if railgate_delay_s is None else railgate_delay_s)
+    out = pd.concat([rows, idle], ignore_index=True) if len(idle) else rows
+    out = out.sort_values(["start_s", "kind"], kind="stable", ignore_index=True)
+    out.insert(out.columns.get_loc("duration_s") + 1, "end_s", out["start_s"] + out["duration_s"])
+    out["gpu_mhz"], out["emc_mhz"], out["cpu_lp_mhz"] = gpu_mhz, emc_mhz, cpu_lp_mhz
+    out["v_gpu"], out["v_mem"], out["v_core"] = volts["gpu"][0], volts["mem"][0], volts["core"][0]
+    band = (model.error_band_pct or 0.0) / 100.0
+    out["power_lo_w"] = out["power_w"] * (1 - band)
+    out["power_hi_w"] = out["power_w"] * (1 + band)
+    out["energy_j"] = out["power_w"] * out["duration_s"]
+    out.attrs["model"] = model.name
+    return out
+
+
+def _tk1_rows(model, volts, gpu_mhz, emc_mhz, *, gpu_on, rho, act) -> pd.DataFrame:
+    n = len(gpu_on)
+    gpu = rail_power_w(model.rails["gpu"], rates=rho, voltage_v=np.full(n, volts["gpu"][0]), freq_mhz=gpu_mhz)
+    mem = rail_power_w(model.rails["mem"], rates={"cpu_busy": act["mem_cpu_busy"], "other_busy": act["mem_other_busy"]},
+                       voltage_v=np.full(n, volts["mem"][0]), freq_mhz=emc_mhz)
+    core = rail_power_w(model.rails["core"], rates={"ipc": act["cpu_ipc"], "active_cycles": act["cpu_active"]},
+                        voltage_v=np.full(n, volts["core"][0]))
+    cols: dict[str, np.ndarray] = {}
+    for rail, terms in (("gpu", gpu), ("mem", mem), ("core", core)):
+        for key, value in terms.items():
+            if key == "power_w":
+                continue
+            name = key.removeprefix("term_").removesuffix("_w")
+            cols[f"{rail}_{name}_w"] = np.where(gpu_on, value, 0.0) if rail == "gpu" else value
+        cols[f"{rail}_w"] = np.where(gpu_on, terms["power_w"], 0.0) if rail == "gpu" else terms["power_w"]
+    cols["base_w"] = np.full(n, model.base_w)
+    cols["power_w"] = cols["gpu_w"] + cols["mem_w"] + cols["core_w"] + cols["base_w"]
+    for p, values in rho.items():
+        cols[f"rho_{p}"] = values
+    cols["rho_mem_other_busy"] = act["mem_other_busy"]
+    cols["rho_mem_cpu_busy"] = act["mem_cpu_busy"]
+    cols["cpu_ipc"] = act["cpu_ipc"]
+    cols["rho_cpu_active"] = act["cpu_active"]
+    return pd.DataFrame(cols)
+
+
+def _tk1_idle_rows(model, volts, gpu_mhz, emc_mhz, start, duration, default: pd.Series, delay_s: float) -> pd.DataFrame:
+    end = start + duration
+    pieces = []  # (kind, start, duration)
+    for i in range(len(start) - 1):
+        gap = start[i + 1] - end[i]
+        if gap <= 0:
+            continue
+        on = min(gap, delay_s)
+        pieces.append(("idle", end[i], on))
+        if gap > on:
+            pieces.append(("gated", end[i] + on, gap - on))
+    if not pieces:
+        return pd.DataFrame()
+    n = len(pieces)
+    zero = np.zeros(n)
+    act = {key: np.full(n, np.nan_to_num(default[col])) for key, col in _ACT_KEYS.items()}
+    gpu_on = np.array([kind == "idle" for kind, _, _ in pieces])
+    rows = _tk1_rows(model, volts, gpu_mhz, emc_mhz, gpu_on=gpu_on, rho={p: zero for p in GPU_PREDICTORS}, act=act)
+    rows.insert(0, "kind", [k for k, _, _ in pieces])
+    rows.insert(1, "launch", -1)
+    rows.insert(2, "kernel", "")
+    rows.insert(3, "kernel_display", "")
+    rows.insert(4, "start_s", [s for _, s, _ in pieces])
+    rows.insert(5, "duration_s", [d for _, _, d in pieces])
+    rows["flags"] = ""
+    return rows
+
+
+def ocelot_timeline(
+    trace: pd.DataFrame,
+    model: AccessRateModel,
+    *,
+    clock_mhz: float | None = None,
+    idle_power_w: dict[str, float] | None = None,
+    launch_times: pd.DataFrame | None = None,
+    gap_s: float = 0.0,
+    transfers: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Access-rate model power per kernel launch (whole-system power, as the thesis measured it).
+
+    Kernel rows: ``idle_w`` (the highest performance level's idle power),
+    ``dynamic_w`` (Eq. 6.7 summed), ``power_w``, ``energy_j`` and per class
+    ``<class>_w`` and ``<class>_j`` (dynamic).  Between kernels the GPU steps
+    down through its performance levels after their tail times.  ``transfers``
+    (columns ``launch``, ``size_bytes``) adds a PCI Express copy right before
+    that launch (Ocelot runs copies synchronously).
+    """
+    levels = {lv.name: lv.idle_power_w for lv in model.levels}
+    for name, value in (idle_power_w or {}).items():
+        if name not in levels:
+            raise CosimError(f"--idle-power {name}: {model.name} has levels {', '.join(levels)}")
+        levels[name] = value
+    top = model.levels[0]
+    if levels[top.name] is None:
+        raise CosimError(f"{model.name}: idle power of level '{top.name}' is not in the model; pass --idle-power {top.name}=W")
+    counts = {cls: trace[f"n_{cls}"].to_numpy(dtype=float) for cls in OCELOT_CLASSES}
+    duration = kernel_duration_s(model, counts, clock_mhz=clock_mhz)
+    zero = np.flatnonzero(duration <= 0)
+    if len(zero):
+        row = trace.iloc[zero[0]]
+        raise CosimError(f"{trace.attrs.get('ocelot', {}).get('path', 'trace')}:{row['line']}: kernel '{row['kernel_display']}' has no instructions, so its duration is zero")
+    copy_s = np.zeros(len(trace))
+    if transfers is not None:
+        for row in transfers.itertuples():
+            if not 0 <= int(row.launch) < len(trace):
+                raise CosimError(f"transfers: launch {row.launch} is not in the trace (0..{len(trace) - 1})")
+            copy_s[int(row.launch)] += pcie_transfer(model, [row.size_bytes])[0][0]
+    busy = duration + copy_s
+    start = _starts(trace.assign(kernel_display=trace["kernel_display"]), busy, launch_times, gap_s) + copy_s
+    dyn = dynamic_power_w(model, counts, clock_mhz=clock_mhz)
+    energy = dynamic_energy_j(model, counts)
+    idle_top = float(levels[top.name])
+    kernel_rows = pd.DataFrame(
+        {
+            "kind": "kernel",
+            "launch": trace["launch"].to_numpy(),
+            "kernel": trace["kernel"].to_numpy(),
+            "kernel_display": trace["kernel_display"].to_numpy(),
+            "level": top.name,
+            "start_s": start,
+            "duration_s": duration,
+            "idle_w": idle_top,
+            "dynamic_w": dyn["power_w"],
+            "power_w": idle_top + dyn["power_w"],
+            **{f"{cls}_w": dyn[cls] for cls in OCELOT_CLASSES},
+            **{f"{cls}_j": energy[cls] for cls in OCELOT_CLASSES},
+        }
+    )
+    extra = []
+    for i in np.flatnonzero(copy_s > 0):
+        extra.append({"kind": "transfer", "launch": int(trace["launch"].iloc[i]), "level": top.name, "start_s": start[i] - copy_s[i],
+                      "duration_s": copy_s[i], "idle_w": idle_top, "dynamic_w": model.pcie_extra_power_w,
+                      "power_w": idle_top + model.pcie_extra_power_w})
+    end = start + duration
+    for i in range(len(trace) - 1):
+        gap_start, gap_end = end[i], start[i + 1] - copy_s[i + 1]
+        since = 0.0  # time since the GPU went idle; levels change at the tail times
+        for level in model.levels:
+            if since >= gap_end - gap_start - 1e-15:
+                break
+            stop = gap_end - gap_start if level.tail_s is None else min(gap_end - gap_start, since + level.tail_s)
+            watts = levels[level.name]
+            if watts is None:
+                raise CosimError(f"{model.name}: the GPU idles {gap_end - gap_start:g} s, into level '{level.name}', whose idle power is unpublished; pass --idle-power {level.name}=W")
+            extra.append({"kind": "idle", "launch": -1, "level": level.name, "start_s": gap_start + since, "duration_s": stop - since,
+                          "idle_w": watts, "dynamic_w": 0.0, "power_w": watts})
+            since = stop
+    out = pd.concat([kernel_rows, pd.DataFrame(extra)], ignore_index=True) if extra else kernel_rows
+    out = out.sort_values(["start_s"], kind="stable", ignore_index=True)
+    out.insert(out.columns.get_loc("duration_s") + 1, "end_s", out["start_s"] + out["duration_s"])
+    out["energy_j"] = out["power_w"] * out["duration_s"]
+    for cls in OCELOT_CLASSES:
+        out[f"{cls}_w"] = out[f"{cls}_w"].fillna(0.0)
+        out[f"{cls}_j"] = out[f"{cls}_j"].fillna(0.0)
+    out[["kernel", "kernel_display"]] = out[["kernel", "kernel_display"]].fillna("")
+    out["flags"] = "timing_reconstructed"
+    out.attrs["model"] = model.name
+    return out
+
+
+def tegra_k1_background(
+    model: RailModel,
+    *,
+    gpu_mhz: float,
+    emc_mhz: float,
+    cpu_lp_mhz: float = 1092.0,
+    activity: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Power with no kernel running: one ``idle`` row (GPU rail on) and one ``gated`` row (GPU rail off).
+
+    Memory and LP-core rates are the activity's ``*`` row (0 where not given).
+    """
+    volts = rail_voltages_v(model, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz, cpu_lp_mhz=cpu_lp_mhz)
+    default = activity.loc[DEFAULT].reindex(list(ACTIVITY_COLUMNS)) if activity is not None and DEFAULT in activity.index \
+        else pd.Series(np.nan, index=list(ACTIVITY_COLUMNS))
+    act = {key: np.full(2, np.nan_to_num(default[col])) for key, col in _ACT_KEYS.items()}
+    zero = np.zeros(2)
+    rows = _tk1_rows(model, volts, gpu_mhz, emc_mhz, gpu_on=np.array([True, False]), rho={p: zero for p in GPU_PREDICTORS}, act=act)
+    rows.insert(0, "kind", ["idle", "gated"])
+    return rows

@@ -1,0 +1,116 @@
+"""Whole-SoC timeline: the CPU clusters of a gem5 run and the Tegra K1 GPU/memory rails on one time axis.
+
+Total power = CPU clusters + GPU rail + memory rail + base power (Stokke et al.,
+Eq. 8, with the gem5 CPU clusters in place of the LP-core rail).  Between and
+after kernels the GPU rail is on and idle until its inactivity timer expires,
+then power-gated; before the first kernel it is gated.  With gem5 DRAM byte
+counts, the memory rail's CPU busy cycles come from the run (4 B per cycle).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from cosim.models.tegrak1 import RailModel
+from cosim.output import pyplot, save_figure
+
+
+def soc_timeline(
+    cpu: pd.DataFrame,
+    gpu: pd.DataFrame,
+    background: pd.DataFrame,
+    model: RailModel,
+    *,
+    gpu_offset_s: float = 0.0,
+    cpu_mem_busy_per_s: np.ndarray | None = None,
+    railgate_delay_s: float | None = None,
+) -> pd.DataFrame:
+    """Merge a CPU timeline (:func:`cosim.power_timeline`) and a Tegra K1 GPU timeline.
+
+    Parameters
+    ----------
+    cpu
+        Long per-(epoch, cluster) timeline.
+    gpu
+        :func:`cosim.gpu_timeline.tegra_k1_timeline` output; shifted by ``gpu_offset_s`` [s].
+    background
+        :func:`cosim.gpu_timeline.tegra_k1_background` output (idle and gated power).
+    cpu_mem_busy_per_s
+        Per-epoch EMC cycles per second serving the CPU; replaces the GPU
+        input's CPU memory activity where the CPU timeline covers the time.
+
+    Returns
+    -------
+    One row per stretch where nothing changes: ``start_s end_s duration_s``,
+    ``cpu_<cluster>_w``, ``gpu_w mem_w base_w power_w`` [W], ``energy_j`` [J],
+    ``gpu_state`` (kernel/idle/gated), ``kernel_display`` and ``flags``.
+    """
+    delay = model.railgate_delay_s if railgate_delay_s is None else railgate_delay_s
+    wide = cpu.pivot_table(index=["epoch", "start_s", "end_s"], columns="cluster", values="power_w", sort=True).reset_index()
+    clusters = [c for c in dict.fromkeys(cpu["cluster"])]
+    g = gpu.assign(start_s=gpu["start_s"] + gpu_offset_s, end_s=gpu["end_s"] + gpu_offset_s)
+    lo = min(wide["start_s"].min(), g["start_s"].min())
+    hi = max(wide["end_s"].max(), g["end_s"].max())
+    edges = [wide["start_s"], wide["end_s"], g["start_s"], g["end_s"], [lo, hi]]
+    last_end = g["end_s"].max()
+    if last_end + delay < hi:
+        edges.append([last_end + delay])
+    edges = np.unique(np.concatenate([np.asarray(e, dtype=float) for e in edges]))
+    start, end = edges[:-1], edges[1:]
+    keep = end - start > 1e-15
+    start, end = start[keep], end[keep]
+    mid = (start + end) / 2
+
+    out = pd.DataFrame({"start_s": start, "end_s": end, "duration_s": end - start})
+    c_idx = np.searchsorted(wide["start_s"].to_numpy(), mid, side="right") - 1
+    in_cpu = (c_idx >= 0) & (mid < wide["end_s"].to_numpy()[np.clip(c_idx, 0, None)])
+    for name in clusters:
+        out[f"cpu_{name}_w"] = np.where(in_cpu, wide[name].to_numpy()[np.clip(c_idx, 0, None)], np.nan)
+
+    g_idx = np.searchsorted(g["start_s"].to_numpy(), mid, side="right") - 1
+    in_gpu = (g_idx >= 0) & (mid < g["end_s"].to_numpy()[np.clip(g_idx, 0, None)])
+    idle_row, gated_row = background.iloc[0], background.iloc[1]
+    after_idle = (mid >= last_end) & (mid < last_end + delay)
+    state = np.where(in_gpu, g["kind"].to_numpy()[np.clip(g_idx, 0, None)], np.where(after_idle, "idle", "gated"))
+    out["gpu_state"] = state
+    out["kernel_display"] = np.where(in_gpu, g["kernel_display"].to_numpy()[np.clip(g_idx, 0, None)], "")
+    for col in ("gpu_w", "mem_w", "mem_cpu_busy_w", "base_w"):
+        fallback = np.where(state == "idle", idle_row[col], gated_row[col])
+        out[col] = np.where(in_gpu, g[col].to_numpy()[np.clip(g_idx, 0, None)], fallback)
+    if cpu_mem_busy_per_s is not None:
+        rail = model.rails["mem"]
+        busy_w = rail.coefficients["cpu_busy"] * np.asarray(cpu_mem_busy_per_s)[np.clip(c_idx, 0, None)] * rail.voltage_v**2
+        new = np.where(in_cpu, busy_w, out["mem_cpu_busy_w"])
+        out["mem_w"] = out["mem_w"] - out["mem_cpu_busy_w"] + new
+        out["mem_cpu_busy_w"] = new
+    cpu_cols = [f"cpu_{n}_w" for n in clusters]
+    out["power_w"] = out[cpu_cols].fillna(0.0).sum(axis=1) + out["gpu_w"] + out["mem_w"] + out["base_w"]
+    out["energy_j"] = out["power_w"] * out["duration_s"]
+    out["flags"] = np.where(in_cpu, "", "no_cpu_timeline")
+    out.attrs["clusters"] = clusters
+    return out
+
+
+def plot_soc(timeline: pd.DataFrame, path: str | Path, *, title: str = "") -> Path:
+    """Stacked power of the CPU clusters, GPU rail, memory rail and base over time."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
+    span = timeline["end_s"].max()
+    unit, scale = next((u, k) for u, k in (("s", 1.0), ("ms", 1e3), ("µs", 1e6)) if span * k >= 1 or u == "µs")
+    edges = np.append(timeline["start_s"].to_numpy(), timeline["end_s"].to_numpy()[-1]) * scale
+    layers = [(f"CPU {n}", f"cpu_{n}_w") for n in timeline.attrs.get("clusters", [])]
+    layers += [("GPU rail", "gpu_w"), ("memory rail", "mem_w"), ("base", "base_w")]
+    base = np.zeros(len(timeline))
+    for label, col in layers:
+        values = timeline[col].fillna(0.0).to_numpy()
+        ax.stairs(base + values, edges, baseline=base, fill=True, alpha=0.8, label=label)
+        base = base + values
+    ax.set_xlabel(f"time [{unit}]")
+    ax.set_ylabel("power [W]")
+    ax.set_title(title or "cosim SoC timeline (Tegra K1 rails + CPU clusters)")
+    ax.legend(loc="upper right", fontsize="small")
+    ax.set_ylim(bottom=0)
+    return save_figure(fig, path)
