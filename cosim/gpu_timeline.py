@@ -128,12 +128,12 @@ def tegra_k1_timeline(
     from_counts = launches["n_mem_other_busy"].to_numpy(dtype=float) / duration
     use_counts = np.isnan(other) & np.isfinite(from_counts)
     other = np.where(use_counts, from_counts, other)
-    for i in range(len(launches)):
-        for col, flag in (("mem_other_busy_per_s", "no_gpu_memory_activity"), ("mem_cpu_busy_per_s", "no_cpu_memory_activity"),
-                          ("cpu_active_cycles_per_s", "no_lp_core_activity")):
-            value = other[i] if col == "mem_other_busy_per_s" else rates[col].iloc[i]
-            if np.isnan(value):
-                flags[i].append(flag)
+    missing = {"no_gpu_memory_activity": np.isnan(other),
+               "no_cpu_memory_activity": rates["mem_cpu_busy_per_s"].isna().to_numpy(),
+               "no_lp_core_activity": rates["cpu_active_cycles_per_s"].isna().to_numpy()}
+    for flag, where in missing.items():
+        for i in np.flatnonzero(where):
+            flags[i].append(flag)
     act = {
         "mem_other_busy": np.nan_to_num(other),
         "mem_cpu_busy": np.nan_to_num(rates["mem_cpu_busy_per_s"].to_numpy(dtype=float)),

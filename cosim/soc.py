@@ -41,6 +41,8 @@ def soc_timeline(
     cpu_mem_busy_per_s
         Per-epoch EMC cycles per second serving the CPU; replaces the GPU
         input's CPU memory activity where the CPU timeline covers the time.
+        More cycles than the EMC clock has are capped and flagged
+        ``cpu_memory_saturated``.
 
     Returns
     -------
@@ -80,16 +82,20 @@ def soc_timeline(
     for col in ("gpu_w", "mem_w", "mem_cpu_busy_w", "base_w"):
         fallback = np.where(state == "idle", idle_row[col], gated_row[col])
         out[col] = np.where(in_gpu, g[col].to_numpy()[np.clip(g_idx, 0, None)], fallback)
+    saturated = np.zeros(len(out), dtype=bool)
     if cpu_mem_busy_per_s is not None:
         rail = model.rails["mem"]
-        busy_w = rail.coefficients["cpu_busy"] * np.asarray(cpu_mem_busy_per_s)[np.clip(c_idx, 0, None)] * rail.voltage_v**2
+        emc_hz = float(g["emc_mhz"].iloc[0]) * 1e6
+        busy = np.asarray(cpu_mem_busy_per_s, dtype=float)[np.clip(c_idx, 0, None)]
+        saturated = in_cpu & (busy > emc_hz)  # the simulated memory moved more than this EMC clock can
+        busy_w = rail.coefficients["cpu_busy"] * np.minimum(busy, emc_hz) * rail.voltage_v**2
         new = np.where(in_cpu, busy_w, out["mem_cpu_busy_w"])
         out["mem_w"] = out["mem_w"] - out["mem_cpu_busy_w"] + new
         out["mem_cpu_busy_w"] = new
     cpu_cols = [f"cpu_{n}_w" for n in clusters]
     out["power_w"] = out[cpu_cols].fillna(0.0).sum(axis=1) + out["gpu_w"] + out["mem_w"] + out["base_w"]
     out["energy_j"] = out["power_w"] * out["duration_s"]
-    out["flags"] = np.where(in_cpu, "", "no_cpu_timeline")
+    out["flags"] = np.where(in_cpu, np.where(saturated, "cpu_memory_saturated", ""), "no_cpu_timeline")
     out.attrs["clusters"] = clusters
     return out
 

@@ -419,3 +419,58 @@ def test_rate_based_model_mispredicts_at_other_frequencies(tk1):
     # the rail model itself has no such bias: it is the ground truth here, and its clock pairs differ only by physics
     fitted = sweep.attrs["fitted"]
     assert fitted.beta0_w > tk1.base_w
+
+
+_metric_values = st.fixed_dictionaries(
+    {m: st.integers(0, 10**10) for m in ("inst_integer", "inst_fp_32", "l2_subp0_total_read_sector_queries", "elapsed_cycles_sm")}
+    | {"shared_efficiency": st.integers(0, 10000)}
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.from_regex(r"[a-z][a-z0-9_]{0,10}\((float\*|int|double const \*)(, int)?\)", fullmatch=True),
+                          st.integers(1, 50), _metric_values), min_size=1, max_size=5, unique_by=lambda k: k[0]))
+def test_nvprof_csv_and_text_round_trip(tmp_path_factory, kernels):
+    """Values written in either documented nvprof layout are read back the same (percent as a fraction)."""
+    folder = tmp_path_factory.mktemp("nv")
+    csv_lines = ['"Device","Kernel","Invocations","Metric Name","Metric Description","Min","Max","Avg"']
+    txt_lines = ["Invocations   Metric Name   Metric Description   Min   Max   Avg", 'Device "GK20A (0)"']
+    for name, n, values in kernels:
+        txt_lines.append(f"    Kernel: {name}")
+        for metric, v in values.items():
+            shown = f"{v / 100:.2f}%" if metric == "shared_efficiency" else str(v)
+            csv_lines.append(f'"GK20A (0)","{name}",{n},"{metric}","Some Description",{shown},{shown},{shown}')
+            txt_lines.append(f"    {n:>6}  {metric:>40}  Some Description  {shown}  {shown}  {shown}")
+    (folder / "m.csv").write_text("==1== Metric result:\n" + "\n".join(csv_lines) + "\n")
+    (folder / "m.txt").write_text("==1== Metric result:\n" + "\n".join(txt_lines) + "\n")
+    a, b = read_nvprof(folder / "m.csv"), read_nvprof(folder / "m.txt")
+    pd.testing.assert_frame_equal(a.drop(columns="line"), b.drop(columns="line"))
+    for i, (name, n, values) in enumerate(kernels):
+        assert a["kernel"].iloc[i] == name and a["invocations"].iloc[i] == n
+        assert a["inst_integer"].iloc[i] == values["inst_integer"]
+        assert a["shared_efficiency"].iloc[i] == pytest.approx(values["shared_efficiency"] / 10000)
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "message"),
+    [
+        ("tegra-k1-stokke2016", lambda d: d["rails"]["gpu"]["predictors"]["f64"].update(c="115.33 pCV"), r"rails.gpu.predictors.f64 'c' must be a finite number"),
+        ("tegra-k1-stokke2016", lambda d: d.pop("base_w"), r"the file 'base_w' must be a finite number"),
+        ("tegra-k1-stokke2016", lambda d: d["rails"].pop("mem"), r"rails has no 'mem' rail"),
+        ("ocelot-fermi-aalto2013", lambda d: d["class_to_energy"].update(special="sfu"), r"class_to_energy.special must name a row"),
+        ("ocelot-fermi-aalto2013", lambda d: d["timing"]["throughput_per_clock_per_sm"].update(control=0), r"throughput_per_clock_per_sm.control must be a positive"),
+        ("ocelot-fermi-aalto2013", lambda d: d.update(schema="cosim-model/1"), r"schema is 'cosim-model/1'"),
+    ],
+)
+def test_bad_gpu_model_files(tmp_path, name, edit, message):
+    import json
+
+    from cosim.models.modelfile import shipped_models_dir
+
+    data = json.loads((shipped_models_dir() / f"{name}.json").read_text())
+    edit(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    load = load_rail_model if name.startswith("tegra") else load_access_rate_model
+    with pytest.raises(CosimError, match=message):
+        load(path)

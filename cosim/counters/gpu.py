@@ -101,20 +101,26 @@ def tegra_k1_counts_from_ocelot(trace: pd.DataFrame, *, mapping: dict | None = N
     if (cycles <= 0).any():
         row = trace[cycles <= 0].iloc[0]
         raise CosimError(f"{trace.attrs.get('ocelot', {}).get('path', 'trace')}:{row['line']}: kernel '{row['kernel']}' has no instructions, so its duration is zero")
-    out["approximations"] = [_ocelot_flags(trace.iloc[i]) for i in range(len(trace))]
+    out["approximations"] = _ocelot_flags(trace)
     out.attrs = dict(trace.attrs)
     return out
 
 
-def _ocelot_flags(row: pd.Series) -> str:
-    flags = ["no_cnv", "division_as_one"] if row["n_integer_division"] + row["n_float_division"] + row["n_double_division"] else ["no_cnv"]
-    if row["n_memory_onchip"]:
-        flags.append("l1_split")
-    if row["n_memory_offchip"]:
-        flags += ["l2_from_offchip", "mem_from_offchip"]
-    if row["n_special"]:
-        flags.append("no_special")
-    return ";".join(sorted(flags))
+def _ocelot_flags(trace: pd.DataFrame) -> list[str]:
+    """Per launch, the map's approximations its counts rely on (``;``-joined, sorted)."""
+    def has(*classes: str) -> np.ndarray:
+        return sum(trace[f"n_{c}"].to_numpy() for c in classes) > 0
+
+    conditions = {
+        "division_as_one": has("integer_division", "float_division", "double_division"),
+        "l1_split": has("memory_onchip"),
+        "l2_from_offchip": has("memory_offchip"),
+        "mem_from_offchip": has("memory_offchip"),
+        "no_cnv": np.ones(len(trace), dtype=bool),
+        "no_special": has("special"),
+    }
+    names = sorted(conditions)
+    return [";".join(n for n in names if conditions[n][i]) for i in range(len(trace))]
 
 
 def dram_busy_cycles(stats: pd.DataFrame, *, bytes_per_cycle: float = 4.0) -> np.ndarray:
