@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.gpu_timeline import GPU_PREDICTORS
-from cosim.output import pyplot, save_figure
+from cosim.output import finish_power_axes, pyplot, save_figure, time_unit
 from cosim.readers.ocelot import OCELOT_CLASSES
 
 
@@ -23,7 +23,7 @@ def plot_gpu_timeline(timeline: pd.DataFrame, path: str | Path, *, title: str = 
     plt = pyplot()
     t = timeline.sort_values("start_s")
     span = t["end_s"].max()
-    unit, scale = next((u, k) for u, k in (("s", 1.0), ("ms", 1e3), ("µs", 1e6)) if span * k >= 1 or u == "µs")
+    unit, scale = time_unit(span)
     # contiguous steps: fill holes between rows with zero-height steps
     edges = np.unique(np.concatenate([t["start_s"], t["end_s"]]))
     mid = (edges[:-1] + edges[1:]) / 2
@@ -39,11 +39,7 @@ def plot_gpu_timeline(timeline: pd.DataFrame, path: str | Path, *, title: str = 
         lo = np.where(inside, t["power_lo_w"].to_numpy()[np.clip(idx, 0, None)], 0.0)
         hi = np.where(inside, t["power_hi_w"].to_numpy()[np.clip(idx, 0, None)], 0.0)
         ax.stairs(hi, edges * scale, baseline=lo, fill=True, color="k", alpha=0.12, label="published error band")
-    ax.set_xlabel(f"time [{unit}]")
-    ax.set_ylabel("power [W]")
-    ax.set_title(title or f"cosim GPU timeline ({timeline.attrs.get('model', '')})")
-    ax.legend(loc="upper right", fontsize="small")
-    ax.set_ylim(bottom=0)
+    finish_power_axes(ax, xlabel=f"time [{unit}]", title=title or f"cosim GPU timeline ({timeline.attrs.get('model', '')})")
     return save_figure(fig, path)
 
 

@@ -70,6 +70,20 @@ def save_figure(fig, path: str | Path, *, dpi: int = 120) -> Path:
     return path
 
 
+def time_unit(span_s: float) -> tuple[str, float]:
+    """The largest of s, ms, µs, ns in which ``span_s`` [s] is at least 1, and its scale factor."""
+    return next((u, k) for u, k in (("s", 1.0), ("ms", 1e3), ("µs", 1e6), ("ns", 1e9)) if span_s * k >= 1 or u == "ns")
+
+
+def finish_power_axes(ax, *, xlabel: str, title: str) -> None:
+    """Label a stacked power-over-time plot the same way everywhere."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("power [W]")
+    ax.set_title(title)
+    ax.legend(loc="upper right", fontsize="small")
+    ax.set_ylim(bottom=0)
+
+
 def plot_timeline(timeline: pd.DataFrame, path: str | Path, *, title: str = "") -> Path:
     """Stacked per-cluster power over simulated time, with the +-2*SER interval band of the total."""
     import numpy as np
@@ -82,7 +96,7 @@ def plot_timeline(timeline: pd.DataFrame, path: str | Path, *, title: str = "") 
     fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
     # a step plot: each epoch's power is constant from its start to its end
     span_s = wide["end_s"].to_numpy()[-1]
-    unit, scale = next((u, k) for u, k in (("s", 1.0), ("ms", 1e3), ("µs", 1e6), ("ns", 1e9)) if span_s * k >= 1 or u == "ns")
+    unit, scale = time_unit(span_s)
     edges = np.append(wide["start_s"].to_numpy(), span_s) * scale
     base = np.zeros(len(wide))
     for name in clusters:
@@ -96,9 +110,5 @@ def plot_timeline(timeline: pd.DataFrame, path: str | Path, *, title: str = "") 
     flagged = timeline.groupby("epoch")["flags"].apply(lambda s: any("outside" in f or "not_in" in f for f in s))
     if flagged.any():
         ax.plot([], [], " ", label="(some epochs extrapolated: see flags column)")
-    ax.set_xlabel(f"simulated time [{unit}]")
-    ax.set_ylabel("power [W]")
-    ax.set_title(title or "cosim power timeline")
-    ax.legend(loc="upper right", fontsize="small")
-    ax.set_ylim(bottom=0)
+    finish_power_axes(ax, xlabel=f"simulated time [{unit}]", title=title or "cosim power timeline")
     return save_figure(fig, path)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.models.tegrak1 import RailModel
-from cosim.output import pyplot, save_figure
+from cosim.output import finish_power_axes, pyplot, save_figure, time_unit
 
 
 def soc_timeline(
@@ -105,7 +105,7 @@ def plot_soc(timeline: pd.DataFrame, path: str | Path, *, title: str = "") -> Pa
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
     span = timeline["end_s"].max()
-    unit, scale = next((u, k) for u, k in (("s", 1.0), ("ms", 1e3), ("µs", 1e6)) if span * k >= 1 or u == "µs")
+    unit, scale = time_unit(span)
     edges = np.append(timeline["start_s"].to_numpy(), timeline["end_s"].to_numpy()[-1]) * scale
     layers = [(f"CPU {n}", f"cpu_{n}_w") for n in timeline.attrs.get("clusters", [])]
     layers += [("GPU rail", "gpu_w"), ("memory rail", "mem_w"), ("base", "base_w")]
@@ -114,9 +114,5 @@ def plot_soc(timeline: pd.DataFrame, path: str | Path, *, title: str = "") -> Pa
         values = timeline[col].fillna(0.0).to_numpy()
         ax.stairs(base + values, edges, baseline=base, fill=True, alpha=0.8, label=label)
         base = base + values
-    ax.set_xlabel(f"time [{unit}]")
-    ax.set_ylabel("power [W]")
-    ax.set_title(title or "cosim SoC timeline (Tegra K1 rails + CPU clusters)")
-    ax.legend(loc="upper right", fontsize="small")
-    ax.set_ylim(bottom=0)
+    finish_power_axes(ax, xlabel=f"time [{unit}]", title=title or "cosim SoC timeline (Tegra K1 rails + CPU clusters)")
     return save_figure(fig, path)

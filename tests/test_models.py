@@ -115,7 +115,7 @@ def _write_model(tmp_path, mutate):
         (lambda d: d["static_terms"][0].update(coefficient="big"), r"static_terms\[0\] \(intercept\) 'coefficient' must be a finite number"),
         (lambda d: d["dynamic_terms"][0].update(coefficient=float("nan")), "must be a finite number"),
         (lambda d: d.pop("vf_table"), "the file has no 'vf_table'"),
-        (lambda d: d.update(schema="other/2"), "cosim reads 'cosim-model/1'"),
+        (lambda d: d.update(schema="other/2"), "reads 'cosim-model/1'"),
         (lambda d: d["vf_table"].update(points_mhz_v=[]), "points_mhz_v is empty"),
     ],
 )

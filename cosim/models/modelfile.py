@@ -68,8 +68,8 @@ def shipped_models_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "models"
 
 
-def load_model(path: str | Path) -> Model:
-    """Read and check a cosim model file; a bare name (``cortex-a15-walker2017``) means a shipped model."""
+def read_model_json(path: str | Path, *, schema: str, kind: str) -> tuple[Path, dict]:
+    """Resolve a model file (a bare name means a shipped model), parse its JSON and check its schema."""
     path = Path(path)
     if not path.exists() and path.parent == Path(".") and (shipped_models_dir() / f"{path.stem}.json").exists():
         path = shipped_models_dir() / f"{path.stem}.json"
@@ -79,6 +79,15 @@ def load_model(path: str | Path) -> Model:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise CosimError(f"{path}:{err.lineno}: model file is not valid JSON ({err.msg})") from None
+    got = data.get("schema") if isinstance(data, dict) else None
+    if got != schema:
+        raise CosimError(f"{path}: schema is {got!r}; a {kind} reads '{schema}' (see models/README.md)")
+    return path, data
+
+
+def load_model(path: str | Path) -> Model:
+    """Read and check a cosim model file; a bare name (``cortex-a15-walker2017``) means a shipped model."""
+    path, data = read_model_json(path, schema=SCHEMA, kind="CPU model (cosim)")
     return _parse(path, data)
 
 
@@ -94,8 +103,6 @@ def _parse(path: Path, data: Any) -> Model:
             raise CosimError(f"{path}: {where} '{key}' must be a finite number, not {value!r}")
         return float(value)
 
-    if need(data, "schema", "the file") != SCHEMA:
-        raise CosimError(f"{path}: schema is {data.get('schema')!r}; cosim reads '{SCHEMA}'")
     dynamic = []
     for i, t in enumerate(need(data, "dynamic_terms", "the file")):
         where = f"dynamic_terms[{i}]"

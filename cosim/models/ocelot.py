@@ -14,7 +14,6 @@ so a kernel's dynamic energy is sum_i c_i * E_i whatever the timing.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,8 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cosim.errors import CosimError
-from cosim.models.modelfile import shipped_models_dir
-from cosim.readers._files import read_text
+from cosim.models.modelfile import read_model_json
 from cosim.readers.ocelot import OCELOT_CLASSES
 
 SCHEMA = "cosim-access-rate-model/1"
@@ -59,17 +57,7 @@ class AccessRateModel:
 
 def load_access_rate_model(path: str | Path = "ocelot-fermi-aalto2013") -> AccessRateModel:
     """Read and check an access-rate model file; a bare name means a shipped model."""
-    path = Path(path)
-    if not path.exists() and path.parent == Path(".") and (shipped_models_dir() / f"{path.stem}.json").exists():
-        path = shipped_models_dir() / f"{path.stem}.json"
-    text = read_text(path, missing_hint="give an access-rate model file or the shipped 'ocelot-fermi-aalto2013'")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise CosimError(f"{path}:{err.lineno}: model file is not valid JSON ({err.msg})") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        got = data.get("schema") if isinstance(data, dict) else None
-        raise CosimError(f"{path}: schema is {got!r}; an access-rate model needs '{SCHEMA}' (see models/README.md)")
+    path, data = read_model_json(path, schema=SCHEMA, kind="access-rate model")
 
     def positive(value: Any, where: str) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:

@@ -11,7 +11,6 @@ Total power is the rails plus a constant base power (Eqs. 8 and 10).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,8 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cosim.errors import CosimError
-from cosim.models.modelfile import shipped_models_dir
-from cosim.readers._files import read_text
+from cosim.models.modelfile import read_model_json
 
 SCHEMA = "cosim-rail-model/1"
 _FREQ_REL_TOL = 0.003  # as for the CPU models: clocks within 0.3 % are the same table point
@@ -60,17 +58,7 @@ class RailModel:
 
 def load_rail_model(path: str | Path = "tegra-k1-stokke2016") -> RailModel:
     """Read and check a rail-model file; a bare name means a shipped model."""
-    path = Path(path)
-    if not path.exists() and path.parent == Path(".") and (shipped_models_dir() / f"{path.stem}.json").exists():
-        path = shipped_models_dir() / f"{path.stem}.json"
-    text = read_text(path, missing_hint="give a rail model file or the shipped 'tegra-k1-stokke2016'")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise CosimError(f"{path}:{err.lineno}: model file is not valid JSON ({err.msg})") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        got = data.get("schema") if isinstance(data, dict) else None
-        raise CosimError(f"{path}: schema is {got!r}; a rail model needs '{SCHEMA}' (see models/README.md)")
+    path, data = read_model_json(path, schema=SCHEMA, kind="rail model")
     return _parse(path, data)
 
 
