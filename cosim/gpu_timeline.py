@@ -258,7 +258,7 @@ def ocelot_timeline(
                 raise CosimError(f"transfers: launch {row.launch} is not in the trace (0..{len(trace) - 1})")
             copy_s[int(row.launch)] += pcie_transfer(model, [row.size_bytes])[0][0]
     busy = duration + copy_s
-    start = _starts(trace.assign(kernel_display=trace["kernel_display"]), busy, launch_times, gap_s) + copy_s
+    start = _starts(trace, busy, launch_times, gap_s) + copy_s
     dyn = dynamic_power_w(model, counts, clock_mhz=clock_mhz)
     energy = dynamic_energy_j(model, counts)
     idle_top = float(levels[top.name])

@@ -101,31 +101,36 @@ def read_ocelot_trace(path: str | Path, *, class_map: dict[str, str] | None = No
         mapping.update(class_map)
     rows: list[dict] = []
     current: dict | None = None
+    classes: dict[str, str] = {}  # raw label (before ':') -> canonical class
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        if m := _KERNEL.match(line):
+        if "Kernel name:" in line and (m := _KERNEL.match(line)):
             _close(path, current)
             kernel, config, threads = _split_launch(m["rest"])
             current = {"launch": len(rows), "kernel": kernel, "launch_config": config, "threads": threads, "line": lineno, "_seen": {}}
             rows.append(current)
             continue
-        m = _COUNT.match(line)
-        if m is None:
-            raise CosimError(f"{path}:{lineno}: expected 'Kernel name: <name>' or '<Class>: <count>', got '{line.strip()[:60]}'")
+        label, sep, value = line.partition(":")
+        cls = classes.get(label)  # class labels repeat in every block: look each spelling up once
+        if cls is None:
+            m = _COUNT.match(line)
+            if m is None:
+                raise CosimError(f"{path}:{lineno}: expected 'Kernel name: <name>' or '<Class>: <count>', got '{line.strip()[:60]}'")
+            cls = mapping.get(_squeeze(m["cls"]))
+            if cls is None:
+                raise CosimError(
+                    f"{path}:{lineno}: unknown instruction class '{m['cls']}'; known: "
+                    f"{', '.join(OCELOT_CLASSES)}; pass --class-map FILE to rename or ignore it"
+                )
+            classes[label] = cls
         if current is None:
             raise CosimError(f"{path}:{lineno}: class count before any 'Kernel name:' line")
-        cls = mapping.get(_squeeze(m["cls"]))
-        if cls is None:
-            raise CosimError(
-                f"{path}:{lineno}: unknown instruction class '{m['cls']}'; known: "
-                f"{', '.join(OCELOT_CLASSES)}; pass --class-map FILE to rename or ignore it"
-            )
-        count = _count(path, lineno, m["cls"], m["count"])
+        count = _count(path, lineno, label.strip(), value.strip())
         if cls == IGNORE:
             continue
         if cls in current["_seen"]:
-            raise CosimError(f"{path}:{lineno}: class '{m['cls']}' appears twice in the kernel block of line {current['line']}")
+            raise CosimError(f"{path}:{lineno}: class '{label.strip()}' appears twice in the kernel block of line {current['line']}")
         current["_seen"][cls] = lineno
         current[f"n_{cls}"] = count
     _close(path, current)
@@ -148,6 +153,8 @@ def _close(path: Path, block: dict | None) -> None:
 
 
 def _count(path: Path, lineno: int, cls: str, text: str) -> int:
+    if text.isdigit():
+        return int(text)
     try:
         value = float(text)
     except ValueError:
