@@ -120,6 +120,8 @@ def tegra_k1_timeline(
     rates, default = _activity_for(launches, activity)
     flags = [[f"approx:{a}" for a in str(text).split(";") if a] for text in launches.get("approximations", [""] * len(launches))]
     flags = [f + [f"voltage_interpolated:{r}" for r, (_, interp) in volts.items() if interp] for f in flags]
+    outside = _outside_training(model, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz, cpu_lp_mhz=cpu_lp_mhz)
+    flags = [f + outside for f in flags]
     for i in np.flatnonzero(memory_bound):
         flags[i].append("memory_bound_time")
 
@@ -162,6 +164,17 @@ def tegra_k1_timeline(
     out["energy_j"] = out["power_w"] * out["duration_s"]
     out.attrs["model"] = model.name
     return out
+
+
+def _outside_training(model: RailModel, **clocks_mhz: float) -> list[str]:
+    """``<clock>_outside_training`` for each clock outside the model's training range (e.g. the LP core, trained at 1092 MHz only)."""
+    training = model.raw.get("training", {})
+    flags = []
+    for name, mhz in clocks_mhz.items():
+        lo, hi = training.get(name, (-np.inf, np.inf))
+        if not lo * (1 - 1e-3) <= mhz <= hi * (1 + 1e-3):
+            flags.append(f"{name.removesuffix('_mhz')}_outside_training")
+    return flags
 
 
 def _tk1_rows(model, volts, gpu_mhz, emc_mhz, *, gpu_on, rho, act) -> pd.DataFrame:

@@ -319,6 +319,15 @@ def test_tk1_flags_missing_activity(tk1):
     assert set(timeline["flags"].iloc[0].split(";")) == {"no_gpu_memory_activity", "no_cpu_memory_activity", "no_lp_core_activity"}
 
 
+def test_lp_core_clock_other_than_trained_is_flagged(tk1):
+    counts = tegra_k1_counts_from_nvprof(read_nvprof(NVPROF_CSV))
+    timeline = tegra_k1_timeline(counts, tk1, gpu_mhz=852, emc_mhz=204, cpu_lp_mhz=600, activity=read_activity(ACTIVITY))
+    flags = timeline["flags"].iloc[0].split(";")
+    assert "cpu_lp_outside_training" in flags and "voltage_interpolated:core" in flags
+    # the core rail follows the LP core (0.92 V, between Table 3's end points) above the EMC clock's need at 204 MHz (0.84 V)
+    assert timeline["v_core"].iloc[0] == pytest.approx(0.80 + (600 - 51) / (1092 - 51) * 0.25)
+
+
 def test_tk1_frequency_outside_the_table(tk1):
     counts = tegra_k1_counts_from_nvprof(read_nvprof(NVPROF_CSV))
     with pytest.raises(CosimError, match=r"gpu clock 900 MHz is not in the V-f table .* 804, 852 MHz"):
