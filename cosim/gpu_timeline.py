@@ -68,10 +68,11 @@ def _activity_for(launches: pd.DataFrame, activity: pd.DataFrame | None) -> tupl
         raise CosimError(f"{where}: kernel '{stray[0]}' is not in the GPU input (kernels: {names}); names must match the trace or nvprof file")
     if DEFAULT in activity.index:
         default = activity.loc[DEFAULT].reindex(list(ACTIVITY_COLUMNS))
-    for i, row in launches.iterrows():
-        key = row["kernel"] if row["kernel"] in activity.index else row["kernel_display"] if row["kernel_display"] in activity.index else None
-        own = activity.loc[key].reindex(list(ACTIVITY_COLUMNS)) if key is not None else pd.Series(np.nan, index=list(ACTIVITY_COLUMNS))
-        rates.loc[i] = own.fillna(default)
+    # a launch's own row is found by its raw name, else by its displayed name; gaps come from the * row
+    raw, shown = launches["kernel"], launches["kernel_display"]
+    keys = raw.where(raw.isin(activity.index), shown.where(shown.isin(activity.index)))
+    own = activity.reindex(columns=list(ACTIVITY_COLUMNS)).reindex(keys.to_numpy())
+    rates = pd.DataFrame(own.to_numpy(dtype=float), index=launches.index, columns=list(ACTIVITY_COLUMNS)).fillna(default)
     return rates, default
 
 
@@ -153,6 +154,8 @@ def tegra_k1_timeline(
 
     idle = _tk1_idle_rows(model, volts, gpu_mhz, emc_mhz, start, duration, default,
                           model.railgate_delay_s if railgate_delay_s is None else railgate_delay_s)
+    if len(idle):
+        idle["flags"] = ";".join(outside)
     out = pd.concat([rows, idle], ignore_index=True) if len(idle) else rows
     out = out.sort_values(["start_s", "kind"], kind="stable", ignore_index=True)
     out.insert(out.columns.get_loc("duration_s") + 1, "end_s", out["start_s"] + out["duration_s"])
