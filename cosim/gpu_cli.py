@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
 
-from cosim.errors import CosimError
+from cosim.errors import CosimError, CosimWarning
 
 _GPU_HELP = """\
 Per-kernel power and energy of a GPU Ocelot instruction-class trace or an nvprof
@@ -213,7 +214,7 @@ def cmd_soc(args: argparse.Namespace) -> int:
     try:
         busy = dram_busy_cycles(stats) / stats["duration_s"].to_numpy()
     except CosimError as err:
-        print(f"cosim: warning: {err}; the memory rail's CPU cycles come from --activity")
+        warnings.warn(CosimWarning(f"{err}; the memory rail's CPU cycles come from --activity"), stacklevel=1)
         busy = None
     out = soc_timeline(cpu, gpu, background, model, gpu_offset_s=args.gpu_offset_s, cpu_mem_busy_per_s=busy,
                        railgate_delay_s=args.railgate_delay_s)

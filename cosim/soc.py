@@ -95,7 +95,9 @@ def soc_timeline(
     cpu_cols = [f"cpu_{n}_w" for n in clusters]
     out["power_w"] = out[cpu_cols].fillna(0.0).sum(axis=1) + out["gpu_w"] + out["mem_w"] + out["base_w"]
     out["energy_j"] = out["power_w"] * out["duration_s"]
-    out["flags"] = np.where(in_cpu, np.where(saturated, "cpu_memory_saturated", ""), "no_cpu_timeline")
+    cpu_flag = np.where(in_cpu, np.where(saturated, "cpu_memory_saturated", ""), "no_cpu_timeline")
+    gpu_flag = np.where(in_gpu, g["flags"].fillna("").to_numpy()[np.clip(g_idx, 0, None)], "")
+    out["flags"] = [";".join(f for f in pair if f) for pair in zip(cpu_flag, gpu_flag, strict=True)]
     out.attrs["clusters"] = clusters
     return out
 

@@ -12,7 +12,6 @@ import functools
 import re
 import tomllib
 from importlib import resources
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -136,8 +135,5 @@ def dram_busy_cycles(stats: pd.DataFrame, *, bytes_per_cycle: float = 4.0) -> np
         if cols:
             return np.nan_to_num(stats[cols].to_numpy(dtype=float)).sum(axis=1) / bytes_per_cycle
     path = stats.attrs.get("gem5").path if "gem5" in stats.attrs else "stats.txt"
-    raise CosimError(f"{path}: no DRAM byte counts (bytesReadSys/bytesWrittenSys or bytes_read::total); give --mem-cpu-busy-per-s")
+    raise CosimError(f"{path}: no DRAM byte counts (bytesReadSys/bytesWrittenSys or bytes_read::total); give the CPU memory cycles with --activity (mem_cpu_busy_per_s)")
 
-
-def shipped_map_path() -> Path:
-    return Path(str(resources.files("cosim.counters") / "maps" / "ocelot-to-tegra-k1.toml"))
