@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import warnings
 from pathlib import Path
 
@@ -73,22 +72,13 @@ def _gpu_args(p) -> None:
     p.add_argument("--ignore-metric", action="append", default=[], metavar="NAME", help="skip this nvprof metric")
 
 
-def _model_kind(name: str) -> tuple[str, Path | str]:
-    from cosim.models.modelfile import shipped_models_dir
+def _model_kind(name: str) -> tuple[str, Path]:
+    """``("rail" | "access-rate", path)`` of a GPU model file or shipped name."""
+    from cosim.models.modelfile import read_model_json
 
-    path = Path(name)
-    if not path.exists() and (shipped_models_dir() / f"{path.stem}.json").exists():
-        path = shipped_models_dir() / f"{path.stem}.json"
-    try:
-        schema = json.loads(path.read_text()).get("schema")
-    except FileNotFoundError:
-        raise CosimError(f"{name}: no such model; shipped GPU models: tegra-k1-stokke2016, ocelot-fermi-aalto2013") from None
-    except (OSError, ValueError, AttributeError) as err:
-        raise CosimError(f"{path}: not a readable model file ({err})") from None
     kinds = {"cosim-rail-model/1": "rail", "cosim-access-rate-model/1": "access-rate"}
-    if schema not in kinds:
-        raise CosimError(f"{path}: schema {schema!r} is not a GPU model ({', '.join(kinds)})")
-    return kinds[schema], path
+    path, data = read_model_json(name, schema=tuple(kinds), kind="GPU model")
+    return kinds[data["schema"]], path
 
 
 def _is_ocelot(path: Path) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cosim.gpu_timeline import GPU_PREDICTORS
+from cosim.gpu_timeline import GPU_PREDICTORS, rows_at
 from cosim.output import finish_power_axes, pyplot, save_figure, time_unit
 from cosim.readers.ocelot import OCELOT_CLASSES
 
@@ -27,17 +27,16 @@ def plot_gpu_timeline(timeline: pd.DataFrame, path: str | Path, *, title: str = 
     # contiguous steps: fill holes between rows with zero-height steps
     edges = np.unique(np.concatenate([t["start_s"], t["end_s"]]))
     mid = (edges[:-1] + edges[1:]) / 2
-    idx = np.searchsorted(t["start_s"].to_numpy(), mid, side="right") - 1
-    inside = (idx >= 0) & (mid < t["end_s"].to_numpy()[np.clip(idx, 0, None)])
+    idx, inside = rows_at(t["start_s"].to_numpy(), t["end_s"].to_numpy(), mid)
     fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
     base = np.zeros(len(mid))
     for label, col in _layers(t):
-        values = np.where(inside, t[col].to_numpy()[np.clip(idx, 0, None)], 0.0)
+        values = np.where(inside, t[col].to_numpy()[idx], 0.0)
         ax.stairs(base + values, edges * scale, baseline=base, fill=True, alpha=0.8, label=label)
         base = base + values
     if {"power_lo_w", "power_hi_w"} <= set(t.columns) and (t["power_hi_w"] > t["power_w"]).any():
-        lo = np.where(inside, t["power_lo_w"].to_numpy()[np.clip(idx, 0, None)], 0.0)
-        hi = np.where(inside, t["power_hi_w"].to_numpy()[np.clip(idx, 0, None)], 0.0)
+        lo = np.where(inside, t["power_lo_w"].to_numpy()[idx], 0.0)
+        hi = np.where(inside, t["power_hi_w"].to_numpy()[idx], 0.0)
         ax.stairs(hi, edges * scale, baseline=lo, fill=True, color="k", alpha=0.12, label="published error band")
     finish_power_axes(ax, xlabel=f"time [{unit}]", title=title or f"cosim GPU timeline ({timeline.attrs.get('model', '')})")
     return save_figure(fig, path)

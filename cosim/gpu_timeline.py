@@ -15,7 +15,7 @@ import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.models.ocelot import AccessRateModel, dynamic_energy_j, dynamic_power_w, kernel_duration_s, pcie_transfer
-from cosim.models.tegrak1 import RailModel, rail_power_w, rail_voltages_v
+from cosim.models.tegrak1 import RailModel, rail_voltages_v, tegra_k1_power_w
 from cosim.readers.activity import ACTIVITY_COLUMNS, DEFAULT
 from cosim.readers.ocelot import OCELOT_CLASSES
 
@@ -32,6 +32,14 @@ def expand_launches(kernels: pd.DataFrame) -> pd.DataFrame:
     out = kernels.loc[kernels.index.repeat(reps)].reset_index(drop=True)
     out.insert(0, "launch", np.arange(len(out)))
     return out
+
+
+def rows_at(start_s: np.ndarray, end_s: np.ndarray, t_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For sorted, non-overlapping rows [start, end) [s]: the row index at each time (clipped to >= 0) and whether a row covers it."""
+    idx = np.searchsorted(np.asarray(start_s), t_s, side="right") - 1
+    idx = np.clip(idx, 0, None)
+    inside = (np.asarray(start_s)[idx] <= t_s) & (t_s < np.asarray(end_s)[idx])
+    return idx, inside
 
 
 def _starts(launches: pd.DataFrame, duration_s: np.ndarray, launch_times: pd.DataFrame | None, gap_s: float) -> np.ndarray:
@@ -182,13 +190,11 @@ def _outside_training(model: RailModel, **clocks_mhz: float) -> list[str]:
 
 def _tk1_rows(model, volts, gpu_mhz, emc_mhz, *, gpu_on, rho, act) -> pd.DataFrame:
     n = len(gpu_on)
-    gpu = rail_power_w(model.rails["gpu"], rates=rho, voltage_v=np.full(n, volts["gpu"][0]), freq_mhz=gpu_mhz)
-    mem = rail_power_w(model.rails["mem"], rates={"cpu_busy": act["mem_cpu_busy"], "other_busy": act["mem_other_busy"]},
-                       voltage_v=np.full(n, volts["mem"][0]), freq_mhz=emc_mhz)
-    core = rail_power_w(model.rails["core"], rates={"ipc": act["cpu_ipc"], "active_cycles": act["cpu_active"]},
-                        voltage_v=np.full(n, volts["core"][0]))
+    rails = tegra_k1_power_w(model, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz, voltages_v={r: v for r, (v, _) in volts.items()},
+                             gpu_rates=rho, mem_rates={"cpu_busy": act["mem_cpu_busy"], "other_busy": act["mem_other_busy"]},
+                             core_rates={"ipc": act["cpu_ipc"], "active_cycles": act["cpu_active"]})
     cols: dict[str, np.ndarray] = {}
-    for rail, terms in (("gpu", gpu), ("mem", mem), ("core", core)):
+    for rail, terms in rails.items():
         for key, value in terms.items():
             if key == "power_w":
                 continue
@@ -206,30 +212,47 @@ def _tk1_rows(model, volts, gpu_mhz, emc_mhz, *, gpu_on, rho, act) -> pd.DataFra
     return pd.DataFrame(cols)
 
 
-def _tk1_idle_rows(model, volts, gpu_mhz, emc_mhz, start, duration, default: pd.Series, delay_s: float) -> pd.DataFrame:
-    end = start + duration
-    pieces = []  # (kind, start, duration)
-    for i in range(len(start) - 1):
-        gap = start[i + 1] - end[i]
-        if gap <= 0:
-            continue
-        on = min(gap, delay_s)
-        pieces.append(("idle", end[i], on))
-        if gap > on:
-            pieces.append(("gated", end[i] + on, gap - on))
-    if not pieces:
-        return pd.DataFrame()
-    n = len(pieces)
+def gap_pieces(end_s: np.ndarray, next_start_s: np.ndarray, stages: list[tuple[str, float | None]]) -> list[tuple[str, float, float, float]]:
+    """Split each idle gap [end, next start) [s] into stages that each last their tail time (None: the rest).
+
+    Returns ``(stage, start_s, duration_s, gap_s)`` per piece: the GPU's inactivity
+    timer (idle, then gated) and the Fermi performance levels (highest, middle, lowest)
+    are both stages.
+    """
+    pieces = []
+    for gap_start, gap_end in zip(end_s, next_start_s, strict=True):
+        gap = gap_end - gap_start
+        since = 0.0  # time since the GPU went idle
+        for name, tail_s in stages:
+            if since >= gap - 1e-15:
+                break
+            stop = gap if tail_s is None else min(gap, since + tail_s)
+            pieces.append((name, gap_start + since, stop - since, gap))
+            since = stop
+    return pieces
+
+
+def _tk1_no_kernel_rows(model, volts, gpu_mhz, emc_mhz, kinds: list[str], default: pd.Series) -> pd.DataFrame:
+    """Rows with no kernel running: GPU rail on and idle (``idle``) or off (``gated``); memory and LP core at the default rates."""
+    n = len(kinds)
     zero = np.zeros(n)
     act = {key: np.full(n, np.nan_to_num(default[col])) for key, col in _ACT_KEYS.items()}
-    gpu_on = np.array([kind == "idle" for kind, _, _ in pieces])
-    rows = _tk1_rows(model, volts, gpu_mhz, emc_mhz, gpu_on=gpu_on, rho={p: zero for p in GPU_PREDICTORS}, act=act)
-    rows.insert(0, "kind", [k for k, _, _ in pieces])
+    rows = _tk1_rows(model, volts, gpu_mhz, emc_mhz, gpu_on=np.array([k == "idle" for k in kinds]),
+                     rho={p: zero for p in GPU_PREDICTORS}, act=act)
+    rows.insert(0, "kind", kinds)
+    return rows
+
+
+def _tk1_idle_rows(model, volts, gpu_mhz, emc_mhz, start, duration, default: pd.Series, delay_s: float) -> pd.DataFrame:
+    pieces = gap_pieces(start[:-1] + duration[:-1], start[1:], [("idle", delay_s), ("gated", None)])
+    if not pieces:
+        return pd.DataFrame()
+    rows = _tk1_no_kernel_rows(model, volts, gpu_mhz, emc_mhz, [kind for kind, *_ in pieces], default)
     rows.insert(1, "launch", -1)
     rows.insert(2, "kernel", "")
     rows.insert(3, "kernel_display", "")
-    rows.insert(4, "start_s", [s for _, s, _ in pieces])
-    rows.insert(5, "duration_s", [d for _, _, d in pieces])
+    rows.insert(4, "start_s", [s for _, s, _, _ in pieces])
+    rows.insert(5, "duration_s", [d for _, _, d, _ in pieces])
     rows["flags"] = ""
     return rows
 
@@ -300,19 +323,12 @@ def ocelot_timeline(
                       "duration_s": copy_s[i], "idle_w": idle_top, "dynamic_w": model.pcie_extra_power_w,
                       "power_w": idle_top + model.pcie_extra_power_w})
     end = start + duration
-    for i in range(len(trace) - 1):
-        gap_start, gap_end = end[i], start[i + 1] - copy_s[i + 1]
-        since = 0.0  # time since the GPU went idle; levels change at the tail times
-        for level in model.levels:
-            if since >= gap_end - gap_start - 1e-15:
-                break
-            stop = gap_end - gap_start if level.tail_s is None else min(gap_end - gap_start, since + level.tail_s)
-            watts = levels[level.name]
-            if watts is None:
-                raise CosimError(f"{model.name}: the GPU idles {gap_end - gap_start:g} s, into level '{level.name}', whose idle power is unpublished; pass --idle-power {level.name}=W")
-            extra.append({"kind": "idle", "launch": -1, "level": level.name, "start_s": gap_start + since, "duration_s": stop - since,
-                          "idle_w": watts, "dynamic_w": 0.0, "power_w": watts})
-            since = stop
+    for level, piece_start, piece_s, gap_s in gap_pieces(end[:-1], start[1:] - copy_s[1:], [(lv.name, lv.tail_s) for lv in model.levels]):
+        watts = levels[level]
+        if watts is None:
+            raise CosimError(f"{model.name}: the GPU idles {gap_s:g} s, into level '{level}', whose idle power is unpublished; pass --idle-power {level}=W")
+        extra.append({"kind": "idle", "launch": -1, "level": level, "start_s": piece_start, "duration_s": piece_s,
+                      "idle_w": watts, "dynamic_w": 0.0, "power_w": watts})
     out = pd.concat([kernel_rows, pd.DataFrame(extra)], ignore_index=True) if extra else kernel_rows
     out = out.sort_values(["start_s"], kind="stable", ignore_index=True)
     out.insert(out.columns.get_loc("duration_s") + 1, "end_s", out["start_s"] + out["duration_s"])
@@ -341,8 +357,4 @@ def tegra_k1_background(
     volts = rail_voltages_v(model, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz, cpu_lp_mhz=cpu_lp_mhz)
     default = activity.loc[DEFAULT].reindex(list(ACTIVITY_COLUMNS)) if activity is not None and DEFAULT in activity.index \
         else pd.Series(np.nan, index=list(ACTIVITY_COLUMNS))
-    act = {key: np.full(2, np.nan_to_num(default[col])) for key, col in _ACT_KEYS.items()}
-    zero = np.zeros(2)
-    rows = _tk1_rows(model, volts, gpu_mhz, emc_mhz, gpu_on=np.array([True, False]), rho={p: zero for p in GPU_PREDICTORS}, act=act)
-    rows.insert(0, "kind", ["idle", "gated"])
-    return rows
+    return _tk1_no_kernel_rows(model, volts, gpu_mhz, emc_mhz, ["idle", "gated"], default)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from cosim.gpu_timeline import rows_at
 from cosim.models.tegrak1 import RailModel
 from cosim.output import finish_power_axes, pyplot, save_figure, time_unit
 
@@ -67,26 +68,24 @@ def soc_timeline(
     mid = (start + end) / 2
 
     out = pd.DataFrame({"start_s": start, "end_s": end, "duration_s": end - start})
-    c_idx = np.searchsorted(wide["start_s"].to_numpy(), mid, side="right") - 1
-    in_cpu = (c_idx >= 0) & (mid < wide["end_s"].to_numpy()[np.clip(c_idx, 0, None)])
+    c_idx, in_cpu = rows_at(wide["start_s"].to_numpy(), wide["end_s"].to_numpy(), mid)
     for name in clusters:
-        out[f"cpu_{name}_w"] = np.where(in_cpu, wide[name].to_numpy()[np.clip(c_idx, 0, None)], np.nan)
+        out[f"cpu_{name}_w"] = np.where(in_cpu, wide[name].to_numpy()[c_idx], np.nan)
 
-    g_idx = np.searchsorted(g["start_s"].to_numpy(), mid, side="right") - 1
-    in_gpu = (g_idx >= 0) & (mid < g["end_s"].to_numpy()[np.clip(g_idx, 0, None)])
+    g_idx, in_gpu = rows_at(g["start_s"].to_numpy(), g["end_s"].to_numpy(), mid)
     idle_row, gated_row = background.iloc[0], background.iloc[1]
     after_idle = (mid >= last_end) & (mid < last_end + delay)
-    state = np.where(in_gpu, g["kind"].to_numpy()[np.clip(g_idx, 0, None)], np.where(after_idle, "idle", "gated"))
+    state = np.where(in_gpu, g["kind"].to_numpy()[g_idx], np.where(after_idle, "idle", "gated"))
     out["gpu_state"] = state
-    out["kernel_display"] = np.where(in_gpu, g["kernel_display"].to_numpy()[np.clip(g_idx, 0, None)], "")
+    out["kernel_display"] = np.where(in_gpu, g["kernel_display"].to_numpy()[g_idx], "")
     for col in ("gpu_w", "mem_w", "mem_cpu_busy_w", "base_w"):
         fallback = np.where(state == "idle", idle_row[col], gated_row[col])
-        out[col] = np.where(in_gpu, g[col].to_numpy()[np.clip(g_idx, 0, None)], fallback)
+        out[col] = np.where(in_gpu, g[col].to_numpy()[g_idx], fallback)
     saturated = np.zeros(len(out), dtype=bool)
     if cpu_mem_busy_per_s is not None:
         rail = model.rails["mem"]
         emc_hz = float(g["emc_mhz"].iloc[0]) * 1e6
-        busy = np.asarray(cpu_mem_busy_per_s, dtype=float)[np.clip(c_idx, 0, None)]
+        busy = np.asarray(cpu_mem_busy_per_s, dtype=float)[c_idx]
         saturated = in_cpu & (busy > emc_hz)  # the simulated memory moved more than this EMC clock can
         busy_w = rail.coefficients["cpu_busy"] * np.minimum(busy, emc_hz) * rail.voltage_v**2
         new = np.where(in_cpu, busy_w, out["mem_cpu_busy_w"])
@@ -96,7 +95,7 @@ def soc_timeline(
     out["power_w"] = out[cpu_cols].fillna(0.0).sum(axis=1) + out["gpu_w"] + out["mem_w"] + out["base_w"]
     out["energy_j"] = out["power_w"] * out["duration_s"]
     cpu_flag = np.where(in_cpu, np.where(saturated, "cpu_memory_saturated", ""), "no_cpu_timeline")
-    gpu_flag = np.where(in_gpu, g["flags"].fillna("").to_numpy()[np.clip(g_idx, 0, None)], "")
+    gpu_flag = np.where(in_gpu, g["flags"].fillna("").to_numpy()[g_idx], "")
     out["flags"] = [";".join(f for f in pair if f) for pair in zip(cpu_flag, gpu_flag, strict=True)]
     out.attrs["clusters"] = clusters
     return out

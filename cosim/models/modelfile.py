@@ -68,8 +68,8 @@ def shipped_models_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "models"
 
 
-def read_model_json(path: str | Path, *, schema: str, kind: str) -> tuple[Path, dict]:
-    """Resolve a model file (a bare name means a shipped model), parse its JSON and check its schema."""
+def read_model_json(path: str | Path, *, schema: str | tuple[str, ...], kind: str) -> tuple[Path, dict]:
+    """Resolve a model file (a bare name means a shipped model), parse its JSON and check its schema (or one of several)."""
     path = Path(path)
     if not path.exists() and path.parent == Path(".") and (shipped_models_dir() / f"{path.stem}.json").exists():
         path = shipped_models_dir() / f"{path.stem}.json"
@@ -80,8 +80,9 @@ def read_model_json(path: str | Path, *, schema: str, kind: str) -> tuple[Path, 
     except json.JSONDecodeError as err:
         raise CosimError(f"{path}:{err.lineno}: model file is not valid JSON ({err.msg})") from None
     got = data.get("schema") if isinstance(data, dict) else None
-    if got != schema:
-        raise CosimError(f"{path}: schema is {got!r}; a {kind} reads '{schema}' (see models/README.md)")
+    allowed = (schema,) if isinstance(schema, str) else schema
+    if got not in allowed:
+        raise CosimError(f"{path}: schema is {got!r}; a {kind} reads {' or '.join(map(repr, allowed))} (see models/README.md)")
     return path, data
 
 

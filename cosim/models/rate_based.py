@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError
-from cosim.models.tegrak1 import RailModel, rail_power_w, rail_voltages_v
+from cosim.models.tegrak1 import RailModel, rail_voltages_v, tegra_k1_power_w
 
 # The GPU activity predictors of Table 1 (the paper leaves out memory, clock and leakage for Eq. 1).
 RATE_PREDICTORS = ("l2r", "l1r", "l1w", "int", "f32", "f64", "cnv", "msc")
@@ -98,13 +98,12 @@ def rail_model_power_w(model: RailModel, table: pd.DataFrame) -> np.ndarray:
     out = np.empty(len(table))
     for (fg, fe), idx in table.groupby(["gpu_mhz", "emc_mhz"]).groups.items():
         part = table.loc[idx]
-        v = rail_voltages_v(model, gpu_mhz=fg, emc_mhz=fe, cpu_lp_mhz=1092.0)
-        n = len(part)
-        gpu = rail_power_w(model.rails["gpu"], rates={p: part[p] for p in RATE_PREDICTORS}, voltage_v=np.full(n, v["gpu"][0]), freq_mhz=fg)
-        mem = rail_power_w(model.rails["mem"], rates={"cpu_busy": np.zeros(n), "other_busy": part["mem_other_busy"]},
-                           voltage_v=np.full(n, v["mem"][0]), freq_mhz=fe)
-        core = rail_power_w(model.rails["core"], rates={"ipc": np.zeros(n), "active_cycles": np.zeros(n)}, voltage_v=np.full(n, v["core"][0]))
-        out[table.index.get_indexer(idx)] = gpu["power_w"] + mem["power_w"] + core["power_w"] + model.base_w
+        volts = {rail: v for rail, (v, _) in rail_voltages_v(model, gpu_mhz=fg, emc_mhz=fe, cpu_lp_mhz=1092.0).items()}
+        zero = np.zeros(len(part))
+        rails = tegra_k1_power_w(model, gpu_mhz=fg, emc_mhz=fe, voltages_v=volts, gpu_rates={p: part[p] for p in RATE_PREDICTORS},
+                                 mem_rates={"cpu_busy": zero, "other_busy": part["mem_other_busy"]},
+                                 core_rates={"ipc": zero, "active_cycles": zero})
+        out[table.index.get_indexer(idx)] = sum(r["power_w"] for r in rails.values()) + model.base_w
     return out
 
 

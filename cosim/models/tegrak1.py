@@ -21,10 +21,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cosim.errors import CosimError
-from cosim.models.modelfile import read_model_json
+from cosim.models.modelfile import _FREQ_REL_TOL, read_model_json
 
 SCHEMA = "cosim-rail-model/1"
-_FREQ_REL_TOL = 0.003  # as for the CPU models: clocks within 0.3 % are the same table point
 
 
 @dataclass(frozen=True)
@@ -203,6 +202,29 @@ def rail_power_w(rail: Rail, *, rates: Mapping[str, ArrayLike], voltage_v: Array
         total = total + term
     out["power_w"] = total
     return out
+
+
+def tegra_k1_power_w(
+    model: RailModel,
+    *,
+    gpu_mhz: float,
+    emc_mhz: float,
+    voltages_v: Mapping[str, float],
+    gpu_rates: Mapping[str, ArrayLike],
+    mem_rates: Mapping[str, ArrayLike],
+    core_rates: Mapping[str, ArrayLike],
+) -> dict[str, dict[str, np.ndarray]]:
+    """Every rail's terms (:func:`rail_power_w`) at the given clocks [MHz] and rail voltages [V].
+
+    ``voltages_v`` maps ``gpu``/``mem``/``core`` to volts (from :func:`rail_voltages_v`);
+    total power is the three ``power_w`` plus ``model.base_w`` (Eq. 8).
+    """
+    n = len(np.atleast_1d(next(iter(gpu_rates.values()))))
+    return {
+        "gpu": rail_power_w(model.rails["gpu"], rates=gpu_rates, voltage_v=np.full(n, voltages_v["gpu"]), freq_mhz=gpu_mhz),
+        "mem": rail_power_w(model.rails["mem"], rates=mem_rates, voltage_v=np.full(n, voltages_v["mem"]), freq_mhz=emc_mhz),
+        "core": rail_power_w(model.rails["core"], rates=core_rates, voltage_v=np.full(n, voltages_v["core"])),
+    }
 
 
 def energy_per_transaction_j(model: RailModel, source: str, voltage_v: float) -> tuple[float, float]:
