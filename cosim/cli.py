@@ -1,14 +1,18 @@
 """The ``cosim`` command: ``power``, ``apply``, ``gpu``, ``soc``, ``demo`` and the rest.
 
-Exit status: 0 done; 2 bad input or request (one-line message, nothing written);
-3 done, outputs written, but some dumps of the input were unusable (reported;
-``--allow-partial`` makes that 0).
+Exit status: 0 done; 2 bad input or request, or a refused result (one-line
+message, nothing written); 3 done, outputs written, but some dumps of the input
+were unusable or some epochs have no value (reported; ``--allow-partial`` makes
+that 0); 4 an internal error (a bug: one line, please report it); 130
+interrupted (Ctrl-C or SIGTERM; no temporary file is left).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import traceback
 import warnings
 from pathlib import Path
 
@@ -18,6 +22,8 @@ from cosim.errors import CosimError, CosimWarning
 
 EXIT_ERROR = 2
 EXIT_PARTIAL = 3
+EXIT_INTERNAL = 4
+EXIT_INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,13 +31,31 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     warnings.showwarning = _show_warning
     warnings.simplefilter("always", CosimWarning)
+    # numpy's and matplotlib's own warnings are about our arithmetic, not the user's input:
+    # what matters to the user is reported as a CosimWarning or in the flags column
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
+    warnings.filterwarnings("ignore", module="matplotlib")
+    previous = signal.signal(signal.SIGTERM, _terminate)  # unwinds like Ctrl-C, so temporary files are removed
     try:
-        return args.run(args)
+        with np.errstate(all="ignore"):
+            return args.run(args)
     except CosimError as err:
         print(f"cosim: error: {err}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        return 130
+        print("cosim: interrupted; no output was left half-written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as err:  # a bug in cosim, not bad input: still one line, and a way to report it
+        where = traceback.extract_tb(err.__traceback__)[-1]
+        print(f"cosim: internal error: {type(err).__name__}: {err} (at {Path(where.filename).name}:{where.lineno}); "
+              "please report it with the command line", file=sys.stderr)
+        return EXIT_INTERNAL
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -59,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="voltage under load from the model's voltage model (when only nominal voltages are known)")
     p.add_argument("--strict", action="store_true",
                    help="refuse operating points not in the model's V-f table or training range")
+    _add_trust_flags(p)
     p.add_argument("-o", "--output", type=Path, default=Path("power.csv"), help="CSV, or .parquet (default: power.csv)")
     p.add_argument("--plot", type=Path, help="write the stacked power plot (PNG/SVG/PDF)")
     p.add_argument("--allow-partial", action="store_true", help="exit 0 even if some dumps were unusable")
@@ -95,6 +120,7 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--idle", metavar="NAME", help="workload name of idle rows: fits the voltage model (Section VIII)")
     f.add_argument("--folds", type=int, default=10, help="k of k-fold cross-validation (default 10)")
     f.add_argument("--cores", type=int, default=4, help="cores of the measured cluster (default 4)")
+    f.add_argument("--isa", default="arm", help="ISA of the measured cores, written into the model (default arm)")
     f.add_argument("--name", default="fitted-model", help="model name")
     f.add_argument("--component", default="CPU cluster", help="what the model is of, in words")
     f.add_argument("-o", "--output", type=Path, default=Path("model.json"), help="model file (a .md model card and plots go beside it)")
@@ -169,8 +195,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_trust_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--any-isa", action="store_true",
+                   help="price a run of another ISA than the model was trained on (rows flagged isa_mismatch)")
+    p.add_argument("--keep-implausible", action="store_true",
+                   help="write physically implausible rows, flagged 'implausible' with the reason, instead of refusing")
+
+
 _POWER_HELP = """\
 Price every stats dump (epoch) of a gem5 run with hardware-trained models.
+With no --model (and no cosim-run.json), each cluster gets the shipped model of
+its CPU type: out-of-order -> cortex-a15-walker2017, in-order (Minor, simple)
+-> cortex-a7-gemstone2018.
 
 example:
   cosim power m5out/stats.txt --config m5out/config.ini \\
@@ -209,7 +245,7 @@ def _cmd_power(args: argparse.Namespace) -> int:
     specs = _cluster_specs(config, args)
     wanted = _wanted_stats(config, specs)
     stats = read_stats(args.stats, stats=wanted, progress=args.progress)
-    return _price_and_write(stats, config, specs, args.output, args.plot, args.strict, args.allow_partial)
+    return _price_and_write(stats, config, specs, args, args.output, args.plot)
 
 
 def _find_config(stats_path: Path, config_path: Path | None):
@@ -221,8 +257,22 @@ def _find_config(stats_path: Path, config_path: Path | None):
                 config_path = stats_path.parent / name
                 break
         else:
-            raise CosimError(f"{stats_path}: no config.ini/config.json beside it; pass --config")
+            if stats_path.is_file() and not _has_cpu_stats(stats_path):
+                raise CosimError(f"{stats_path}: this run has no CPU (no numCycles stat in its first dump), so there is "
+                                 "nothing for a CPU power model to price")
+            raise CosimError(f"{stats_path}: no config.ini/config.json beside it (cosim reads the run's CPUs, clocks "
+                             "and ISA from it); pass --config")
     return read_config(config_path)
+
+
+def _has_cpu_stats(stats_path: Path) -> bool:
+    with open(stats_path, "rb") as f:
+        for line in f:
+            if b"numCycles" in line or b"num_cycles" in line:
+                return True
+            if line.startswith(b"---------- End"):
+                return False
+    return False
 
 
 def _cluster_specs(config, args: argparse.Namespace):
@@ -239,7 +289,7 @@ def _cluster_specs(config, args: argparse.Namespace):
         if not args.model:
             args.model = [model for _, model in sidecar.values()]
     if not args.model:
-        raise CosimError("give at least one --model (e.g. --model cortex-a15-walker2017)")
+        args.model = _default_models(config, clusters)
     voltages = {k: _volts(k, v) for k, v in _pairs(args.voltage, "--voltage").items()}
     models = [load_model(m) for m in args.model]
     if clusters:
@@ -258,6 +308,23 @@ def _cluster_specs(config, args: argparse.Namespace):
                     voltage_model=args.voltage_model)
         for i, (name, path) in enumerate(paths)
     ]
+
+
+def _default_models(config, clusters: dict[str, str]) -> list[str]:
+    """One shipped model per cluster, chosen by CPU type; says so on stderr."""
+    from cosim.timeline import default_model
+
+    found = [config.cluster(name, path) for name, path in clusters.items()] if clusters else list(config.clusters().values())
+    if not found:
+        raise CosimError(f"{config.path}: no CPU in this config to price; give --cluster NAME=PATH")
+    models = []
+    for cluster in found:
+        model, why = default_model(cluster)
+        print(f"cosim: cluster '{cluster.name}': {why}, priced with {model} (choose with --model)", file=sys.stderr)
+        models.append(model)
+    if not clusters and len(models) > 1:  # several clock domains: name them so each gets its own model
+        clusters.update({c.name: None for c in found})
+    return models
 
 
 def _volts(name: str, text: str) -> float:
@@ -280,23 +347,24 @@ def _wanted_stats(config, specs) -> set[str]:
     return wanted
 
 
-def _price_and_write(stats, config, specs, output: Path, plot: Path | None, strict: bool, allow_partial: bool) -> int:
+def _price_and_write(stats, config, specs, args: argparse.Namespace, output: Path, plot: Path | None) -> int:
     from cosim.output import plot_timeline, write_table
     from cosim.timeline import power_timeline
 
-    timeline = power_timeline(stats, config, specs, strict=strict)
+    timeline = power_timeline(stats, config, specs, strict=args.strict, any_isa=args.any_isa,
+                              keep_implausible=args.keep_implausible)
     write_table(timeline, output)
     meta = stats.attrs["gem5"]
     print(f"{meta.path}: {len(stats)} epoch(s) ({meta.generation} stat names) -> {output}")
+    missing_rows = 0
     for name, rows in timeline.groupby("cluster", sort=False):
         flags = sorted({f for text in rows["flags"] for f in text.split(";") if f})
-        print(
-            f"  {name:<12} {rows['model'].iloc[0]:<26} mean {np.nanmean(rows['power_w']):.3f} W  "
-            f"energy {np.nansum(rows['energy_j']):.4g} J" + (f"  flags: {', '.join(flags)}" if flags else "")
-        )
+        print(f"  {name:<12} {rows['model'].iloc[0]:<26} {_summary(rows)}" + (f"  flags: {', '.join(flags)}" if flags else ""))
+        missing_rows += int(rows["power_w"].isna().sum())
     if plot is not None:
         plot_timeline(timeline, plot, title=Path(meta.path).parent.name)
         print(f"  plot -> {plot}")
+    partial = False
     if meta.dropped:
         first = meta.dropped[0]
         print(
@@ -304,8 +372,24 @@ def _price_and_write(stats, config, specs, output: Path, plot: Path | None, stri
             f"({first.reason}); the {len(stats)} good epochs were written",
             file=sys.stderr,
         )
-        return 0 if allow_partial else EXIT_PARTIAL
-    return 0
+        partial = True
+    if missing_rows:
+        print(f"cosim: error: {meta.path}: {missing_rows} row(s) have no power value (nan in their stats, flag nan_input); "
+              "they are written empty", file=sys.stderr)
+        partial = True
+    return EXIT_PARTIAL if partial and not args.allow_partial else 0
+
+
+def _summary(rows) -> str:
+    """Mean power and energy of one cluster, saying how many epochs have no value rather than counting them as 0."""
+    power = rows["power_w"].to_numpy(dtype=float)
+    known = ~np.isnan(power)
+    if not known.any():
+        return f"no value in any of its {len(rows)} epoch(s) (nan in their stats)"
+    text = f"mean {np.mean(power[known]):.3f} W  energy {np.sum(rows['energy_j'].to_numpy()[known]):.4g} J"
+    if not known.all():
+        text += f" over {int(known.sum())} of {len(rows)} epochs ({int((~known).sum())} without a value: nan in their stats)"
+    return text
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:
@@ -516,7 +600,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     config = read_config(run.config)
     specs = [ClusterSpec(name=name, path=path, model=load_model(model)) for name, path, model in run.clusters]
     stats = read_stats(run.stats, stats=_wanted_stats(config, specs))
-    return _price_and_write(stats, config, specs, args.out / "power.csv", args.out / "power.png", False, True)
+    demo = argparse.Namespace(strict=False, any_isa=False, keep_implausible=False, allow_partial=True)
+    return _price_and_write(stats, config, specs, demo, args.out / "power.csv", args.out / "power.png")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from cosim.readers.gem5_stats import stats_file
+
 
 @dataclass(frozen=True)
 class DemoRun:
@@ -48,7 +50,8 @@ def find_demo_run() -> DemoRun | None:
 def _bundled(run: Path) -> DemoRun | None:
     """A bundled run names its clusters and models in cosim-demo.json."""
     spec = run / "cosim-demo.json"
-    if not (spec.exists() and (run / "stats.txt").exists()):
+    stats = stats_file(run)
+    if not (spec.exists() and stats):
         return None
     data = json.loads(spec.read_text())
     config = next((run / n for n in ("config.ini", "config.json") if (run / n).exists()), None)
@@ -56,7 +59,7 @@ def _bundled(run: Path) -> DemoRun | None:
         return None
     return DemoRun(
         description=f"bundled gem5 run {run.name}: {data.get('description', '')}",
-        stats=run / "stats.txt",
+        stats=stats,
         config=config,
         clusters=tuple((c["name"], c.get("path"), c["model"]) for c in data["clusters"]),
     )

@@ -22,6 +22,8 @@ examples:
 
 
 def add_parsers(sub) -> None:
+    from cosim.cli import _add_trust_flags  # cosim.cli calls this while building its parser
+
     g = sub.add_parser("gpu", help="per-kernel GPU power/energy from an Ocelot trace or nvprof metrics", description=_GPU_HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     g.add_argument("input", type=Path, help="GPU Ocelot trace or nvprof --metrics output (format detected)")
@@ -46,6 +48,7 @@ def add_parsers(sub) -> None:
     s.add_argument("--voltage", action="append", default=[], metavar="NAME=VOLTS")
     s.add_argument("--voltage-model", action="store_true")
     s.add_argument("--gpu-offset-s", type=float, default=0.0, help="time of the first GPU launch on the gem5 time axis [s]")
+    _add_trust_flags(s)
     _gpu_args(s)
     s.add_argument("-o", "--output", type=Path, default=Path("cosim-soc.csv"))
     s.add_argument("--plot", type=Path)
@@ -197,7 +200,7 @@ def cmd_soc(args: argparse.Namespace) -> int:
     config = _find_config(args.stats, args.config)
     specs = _cluster_specs(config, args)
     stats = read_stats(args.stats)
-    cpu = power_timeline(stats, config, specs)
+    cpu = power_timeline(stats, config, specs, any_isa=args.any_isa, keep_implausible=args.keep_implausible)
     args.input = args.gpu
     kind, data = _read_gpu(args)
     model, gpu, background = _tk1(args, kind, data)

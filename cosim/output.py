@@ -91,7 +91,8 @@ def plot_timeline(timeline: pd.DataFrame, path: str | Path, *, title: str = "") 
     plt = pyplot()
 
     clusters = list(dict.fromkeys(timeline["cluster"]))
-    wide = timeline.pivot_table(index=["epoch", "start_s", "end_s"], columns="cluster", values="power_w", sort=True)
+    # pivot, not pivot_table: epochs without a value stay (as gaps), so every cluster has one value per epoch
+    wide = timeline.pivot(index=["epoch", "start_s", "end_s"], columns="cluster", values="power_w").sort_index()
     wide = wide[clusters].reset_index()
     fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
     # a step plot: each epoch's power is constant from its start to its end
@@ -99,12 +100,14 @@ def plot_timeline(timeline: pd.DataFrame, path: str | Path, *, title: str = "") 
     unit, scale = time_unit(span_s)
     edges = np.append(wide["start_s"].to_numpy(), span_s) * scale
     base = np.zeros(len(wide))
+    if not np.isfinite(wide[clusters].to_numpy(dtype=float)).any():
+        ax.text(0.5, 0.5, "no epoch has a power value (see the flags column)", ha="center", va="center", transform=ax.transAxes)
     for name in clusters:
-        values = wide[name].to_numpy()
+        values = np.nan_to_num(wide[name].to_numpy(dtype=float))  # a missing epoch draws as a gap, not a crash
         model = timeline.loc[timeline["cluster"] == name, "model"].iloc[0]
         ax.stairs(base + values, edges, baseline=base, fill=True, alpha=0.75, label=f"{name} ({model})")
         base = base + values
-    half = timeline.assign(half=(timeline["power_hi_w"] - timeline["power_w"]) ** 2).groupby("epoch")["half"].sum() ** 0.5
+    half = timeline.assign(half=(timeline["power_hi_w"] - timeline["power_w"]) ** 2).groupby("epoch", sort=True)["half"].sum() ** 0.5
     if (half.to_numpy() > 0).any():
         ax.stairs(base + half.to_numpy(), edges, baseline=base - half.to_numpy(), fill=True, color="k", alpha=0.15, label="total ±2·SER")
     flagged = timeline.groupby("epoch")["flags"].apply(lambda s: any("outside" in f or "not_in" in f for f in s))

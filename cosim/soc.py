@@ -52,7 +52,11 @@ def soc_timeline(
     ``gpu_state`` (kernel/idle/gated), ``kernel_display`` and ``flags``.
     """
     delay = model.railgate_delay_s if railgate_delay_s is None else railgate_delay_s
-    wide = cpu.pivot_table(index=["epoch", "start_s", "end_s"], columns="cluster", values="power_w", sort=True).reset_index()
+    # pivot, not pivot_table: an epoch without a value stays a row (nan), it is not dropped
+    wide = cpu.pivot(index=["epoch", "start_s", "end_s"], columns="cluster", values="power_w").sort_index().reset_index()
+    trust = cpu.groupby("epoch", sort=True)["flags"].agg(
+        lambda s: ";".join(sorted({f"cpu:{f}" for t in s for f in str(t).split(";") if f in _CPU_TRUST_FLAGS}))
+    )
     clusters = [c for c in dict.fromkeys(cpu["cluster"])]
     g = gpu.assign(start_s=gpu["start_s"] + gpu_offset_s, end_s=gpu["end_s"] + gpu_offset_s)
     lo = min(wide["start_s"].min(), g["start_s"].min())
@@ -92,13 +96,21 @@ def soc_timeline(
         out["mem_w"] = out["mem_w"] - out["mem_cpu_busy_w"] + new
         out["mem_cpu_busy_w"] = new
     cpu_cols = [f"cpu_{n}_w" for n in clusters]
-    out["power_w"] = out[cpu_cols].fillna(0.0).sum(axis=1) + out["gpu_w"] + out["mem_w"] + out["base_w"]
+    # outside the gem5 run the CPUs count 0 (flagged no_cpu_timeline); inside it a CPU without a value stays nan
+    cpu_w = out[cpu_cols].to_numpy(dtype=float)
+    cpu_sum = np.where(in_cpu, cpu_w.sum(axis=1), 0.0)
+    out["power_w"] = cpu_sum + out["gpu_w"] + out["mem_w"] + out["base_w"]
     out["energy_j"] = out["power_w"] * out["duration_s"]
-    cpu_flag = np.where(in_cpu, np.where(saturated, "cpu_memory_saturated", ""), "no_cpu_timeline")
+    cpu_trust = trust.to_numpy()[c_idx]
+    cpu_flag = np.where(in_cpu, [";".join(f for f in pair if f) for pair in zip(np.where(saturated, "cpu_memory_saturated", ""), cpu_trust)],
+                        "no_cpu_timeline")
     gpu_flag = np.where(in_gpu, g["flags"].fillna("").to_numpy()[g_idx], "")
     out["flags"] = [";".join(f for f in pair if f) for pair in zip(cpu_flag, gpu_flag, strict=True)]
     out.attrs["clusters"] = clusters
     return out
+
+
+_CPU_TRUST_FLAGS = {"implausible", "isa_mismatch", "isa_unknown", "nan_input", "freq_outside_training", "voltage_outside_training"}
 
 
 def plot_soc(timeline: pd.DataFrame, path: str | Path, *, title: str = "") -> Path:

@@ -19,6 +19,7 @@ import pandas as pd
 from cosim.counters.pmc import event_rates
 from cosim.errors import CosimError, CosimWarning
 from cosim.models.modelfile import Model, operating_point
+from cosim.models.plausibility import implausible_reasons
 from cosim.models.voltage import voltage_under_load
 from cosim.models.walker import cluster_power_w
 from cosim.readers.gem5_config import Cluster, Gem5Config
@@ -51,12 +52,54 @@ def resolve_cluster(config: Gem5Config, spec: ClusterSpec, ticks_per_s: float) -
     return dataclasses.replace(cluster, ticks_per_s=ticks_per_s)
 
 
+# With no --model, the most detailed CPU kind in a cluster picks the model.
+DEFAULT_MODELS = {"o3": "cortex-a15-walker2017", "minor": "cortex-a7-gemstone2018", "inorder": "cortex-a7-gemstone2018",
+                  "simple": "cortex-a7-gemstone2018"}
+_DETAIL = ("o3", "minor", "inorder", "simple")
+
+
+def default_model(cluster: Cluster) -> tuple[str, str]:
+    """The shipped model for ``cluster``'s CPUs and why: out-of-order -> Cortex-A15, in-order -> Cortex-A7."""
+    kinds = {cluster.kind(c) for c in cluster.cpus}
+    kind = next((k for k in _DETAIL if k in kinds), None)
+    if kind is None:
+        types = ", ".join(sorted(set(cluster.cpu_types.values()))) or "unknown"
+        raise CosimError(f"cluster '{cluster.name}': no shipped model fits its CPU type(s) {types}; give --model")
+    words = "out-of-order" if kind == "o3" else "in-order"
+    types = ", ".join(sorted({t for c, t in cluster.cpu_types.items() if cluster.kind(c) == kind}))
+    return DEFAULT_MODELS[kind], f"{cluster.n_cpus} x {types} ({words})"
+
+
+def check_isa(config: Gem5Config, models: Sequence[Model], *, any_isa: bool = False) -> bool:
+    """Refuse models trained on another ISA than the run's; True when rows must carry ``isa_mismatch``.
+
+    The run's ISA comes from its config (ISA, TLB, MMU or System objects).  A
+    config that names none cannot be checked: a warning says so.
+    """
+    isa = config.isa
+    mismatch = False
+    for model in models:
+        if isa is None:
+            warnings.warn(CosimWarning(f"{config.path}: no ISA, TLB, MMU or System object names the run's ISA, so "
+                                       f"{model.name} ({model.isa}) is applied unchecked; rows are flagged isa_unknown"), stacklevel=3)
+        elif isa != model.isa:
+            if not any_isa:
+                raise CosimError(
+                    f"{config.path}: the run is {isa.upper()} but {model.name} was trained on {model.isa.upper()} cores, "
+                    f"so its number would mean nothing; pass --any-isa to price it anyway (every row flagged isa_mismatch)"
+                )
+            mismatch = True
+    return mismatch
+
+
 def power_timeline(
     stats: pd.DataFrame,
     config: Gem5Config,
     clusters: Sequence[ClusterSpec],
     *,
     strict: bool = False,
+    any_isa: bool = False,
+    keep_implausible: bool = False,
 ) -> pd.DataFrame:
     """Power and energy per epoch and cluster.
 
@@ -71,19 +114,32 @@ def power_timeline(
     strict
         Refuse (:class:`CosimError`) an epoch whose frequency is not in the
         model's V-f table or outside its training range, instead of flagging it.
+    any_isa
+        Price a run of another ISA than the model's (rows flagged ``isa_mismatch``).
+    keep_implausible
+        Keep physically implausible rows (negative or impossible power, event
+        rates no core reaches, static power extrapolated the wrong way), flagged
+        ``implausible`` with the reason, instead of refusing the run.
 
     Returns
     -------
     Long DataFrame, one row per (epoch, cluster); columns documented in README.md.
     """
     meta: StatsMeta = stats.attrs["gem5"]
-    frames = [_cluster_timeline(stats, meta, resolve_cluster(config, spec, meta.ticks_per_s), spec, strict) for spec in clusters]
+    mismatch = check_isa(config, [spec.model for spec in clusters], any_isa=any_isa)
+    extra = ["isa_mismatch"] if mismatch else (["isa_unknown"] if config.isa is None else [])
+    frames = [
+        _cluster_timeline(stats, meta, resolve_cluster(config, spec, meta.ticks_per_s), spec, strict, keep_implausible, extra)
+        for spec in clusters
+    ]
     out = pd.concat(frames, ignore_index=True)
     out.attrs["gem5"] = meta
     return out.sort_values(["epoch", "cluster"], kind="stable", ignore_index=True)
 
 
-def _cluster_timeline(stats: pd.DataFrame, meta: StatsMeta, cluster: Cluster, spec: ClusterSpec, strict: bool) -> pd.DataFrame:
+def _cluster_timeline(
+    stats: pd.DataFrame, meta: StatsMeta, cluster: Cluster, spec: ClusterSpec, strict: bool, keep: bool, extra_flags: list[str]
+) -> pd.DataFrame:
     model = spec.model
     freq = frequency_mhz(stats, cluster)
     rates = event_rates(
@@ -96,8 +152,12 @@ def _cluster_timeline(stats: pd.DataFrame, meta: StatsMeta, cluster: Cluster, sp
     )
     voltage = spec.voltage_v if not spec.voltage_model else voltage_under_load(model, freq, rates.eph)
     op = operating_point(model, freq, voltage)
-    _check_operating_point(cluster, model, freq, op, spec, strict)
+    if strict:
+        _check_operating_point(cluster, model, freq, op, spec, strict)
     power = cluster_power_w(rates.eph, freq, op.voltage_v, model.dynamic, model.static)
+    missing = ~np.isfinite(power["power_w"])  # nan or inf in the stats: no value, not a huge one
+    for values in power.values():
+        values[missing] = np.nan
     duration = stats["duration_s"].to_numpy()
     out = pd.DataFrame(
         {
@@ -124,14 +184,30 @@ def _cluster_timeline(stats: pd.DataFrame, meta: StatsMeta, cluster: Cluster, sp
             out[key] = values
     for event in model.events:
         out[f"eph_{event}"] = rates.eph[event].to_numpy()
-    nan_input = ~np.isfinite(out["power_w"].to_numpy())
+    nan_input = np.isnan(out["power_w"].to_numpy())
+    reasons = implausible_reasons(model, power_w=power["power_w"], static_w=power["static_w"], freq_mhz=freq,
+                                  voltage_v=op.voltage_v, eph={e: rates.eph[e].to_numpy() for e in model.events},
+                                  n_cpus=cluster.n_cpus)
+    bad = reasons != ""
+    if bad.any() and not keep:
+        i = int(np.flatnonzero(bad)[0])
+        more = f" (and {int(bad.sum()) - 1} more epoch(s))" if bad.sum() > 1 else ""
+        raise CosimError(
+            f"{meta.path}: epoch {out['epoch'].iloc[i]}, cluster '{cluster.name}' ({model.name}): {reasons[i]}{more}; "
+            "price it where the model was trained (cosim whatif --freqs, or another --model), "
+            "or write these rows flagged with --keep-implausible"
+        )
+    _check_operating_point(cluster, model, freq, op, spec, strict)  # warn only once the rows are kept
+    out["implausible"] = bad
+    out["implausible_reason"] = reasons
     out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training
     for event in sorted(rates.substitutes):
         out[f"subst_{event}"] = True
-    out["flags"] = _flag_text(op, rates.substitutes, nan_input, model, cluster)
+    out["flags"] = _flag_text(op, rates.substitutes, nan_input, bad, model, cluster, extra_flags)
     if nan_input.any():
-        bad = ", ".join(str(e) for e in out["epoch"][nan_input][:5])
-        warnings.warn(CosimWarning(f"cluster '{cluster.name}': nan/inf in the inputs of epoch(s) {bad}; their power is nan"), stacklevel=3)
+        where = ", ".join(str(e) for e in out["epoch"][nan_input][:5])
+        warnings.warn(CosimWarning(f"cluster '{cluster.name}': nan in the stats of epoch(s) {where}; those epochs have no "
+                                   "power value (flag nan_input)"), stacklevel=3)
     return out
 
 
@@ -173,8 +249,9 @@ def _check_operating_point(cluster: Cluster, model: Model, freq: np.ndarray, op,
     warnings.warn(CosimWarning(message + "; affected epochs are flagged"), stacklevel=4)
 
 
-def _flag_text(op, substitutes: dict[str, str], nan_input: np.ndarray, model: Model, cluster: Cluster) -> list[str]:
-    common = [f"subst:{e}" for e in sorted(substitutes)]
+def _flag_text(op, substitutes: dict[str, str], nan_input: np.ndarray, implausible: np.ndarray, model: Model,
+               cluster: Cluster, extra: list[str]) -> list[str]:
+    common = extra + [f"subst:{e}" for e in sorted(substitutes)]
     if cluster.n_cpus > model.cores_per_cluster:
         common.append("more_cpus_than_model")
     flags = []
@@ -188,5 +265,7 @@ def _flag_text(op, substitutes: dict[str, str], nan_input: np.ndarray, model: Mo
             f.append("voltage_not_in_vf_table")
         if nan_input[i]:
             f.append("nan_input")
+        if implausible[i]:
+            f.append("implausible")
         flags.append(";".join(f + common))
     return flags

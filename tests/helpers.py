@@ -134,3 +134,29 @@ def write_biglittle_run(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.ini").write_text(biglittle_config())
     return write_stats(folder / "stats.txt", biglittle_dumps())
+
+
+# --- the bundled real gem5 (../shared/tools/gem5): small runs made inside the tests ---------------
+
+GEM5 = SHARED / "tools" / "gem5"
+needs_gem5 = pytest.mark.skipif(not (GEM5 / "gem5").exists(), reason="../shared/tools/gem5 is not here")
+SE_CLUSTER = REPO / "gem5_scripts" / "examples" / "se_cluster.py"
+_RUNS: dict[tuple, Path] = {}
+
+
+def gem5_run(tmp_root: Path, *, cpu: str, levels: int = 2, cores: int = 1, freq: str = "1GHz", size: int = 3,
+             epoch: str = "100us", config: Path = SE_CLUSTER, extra: tuple[str, ...] = ()) -> Path:
+    """Run the bundled gem5 once per argument set (cached for the session); the output folder."""
+    import subprocess
+
+    key = (cpu, levels, cores, freq, size, epoch, str(config), extra)
+    if key not in _RUNS:
+        out = tmp_root / f"gem5-{len(_RUNS)}-{cpu}-{levels}"
+        args = [str(GEM5 / "gem5"), f"--outdir={out}", *extra, str(config)]  # extra: gem5's own options
+        if config == SE_CLUSTER:
+            args += ["--cpu", cpu, "--levels", str(levels), "--cores", str(cores), "--freq", freq, "--epoch", epoch]
+        args += ["--", str(GEM5 / "workloads" / "phases.aarch64"), str(size)]
+        result = subprocess.run(args, capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+        _RUNS[key] = out
+    return _RUNS[key]

@@ -9,6 +9,7 @@ CPUs, divided by the cores the model was trained with (a quad-core cluster has
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,10 @@ class Source:
     terms: tuple[Term, ...]
     require_all: bool
     substitute: str | None  # why this is not the exact PMU event; None when it is
+    cpus: tuple[str, ...] = ()  # CPU kinds (o3, minor, simple, ...) it is for; () means any
+
+    def applies_to(self, kind: str) -> bool:
+        return not self.cpus or kind in self.cpus
 
 
 @dataclass(frozen=True)
@@ -56,12 +61,17 @@ class EventRates:
     """Model inputs for one cluster, one row per epoch."""
 
     eph: pd.DataFrame  # column per event: events/s per model core / f [MHz]
-    chosen: dict[str, Source]  # the source used for each event
+    chosen: dict[str, dict[str, Source]]  # event -> CPU path -> the source used for that CPU
 
     @property
     def substitutes(self) -> dict[str, str]:
-        """Event -> why its input is a substitute, for every substituted event."""
-        return {e: s.substitute for e, s in self.chosen.items() if s.substitute}
+        """Event -> why its input is a substitute (for some CPU), for every substituted event."""
+        out = {}
+        for event, by_cpu in self.chosen.items():
+            reasons = list(dict.fromkeys(s.substitute for s in by_cpu.values() if s.substitute))
+            if reasons:
+                out[event] = " / ".join(reasons)
+        return out
 
 
 @cache
@@ -90,18 +100,37 @@ def _source(spec: dict) -> Source:
             if scope not in SCOPES or not stat:
                 raise ValueError(f"bad term '{token}' in '{expr}'")
             terms.append(Term(sign, scope, stat))
-    return Source(expr, tuple(terms), spec.get("require", "all") == "all", spec.get("substitute"))
+    kinds = spec.get("cpus", [])
+    return Source(expr, tuple(terms), spec.get("require", "all") == "all", spec.get("substitute"), tuple(kinds))
 
 
 def _objects(cluster: Cluster, cpu: str, scope: str) -> tuple[str, ...]:
-    """Candidate object paths for ``scope`` of ``cpu``: the config's answer, else naming conventions."""
+    """Candidate object paths for ``scope`` of ``cpu``: the config's answer, else naming conventions.
+
+    A switched-out CPU uses its core's caches.  Where the config names the core's
+    L1D but finds no cache below it, the system has no L2 and none is guessed.
+    """
     if scope == "cpu":
         return (cpu,)
-    known = {"l1d": cluster.l1d, "l1i": cluster.l1i, "l2": cluster.l2}[scope].get(cpu)
+    core = cluster.core_of(cpu)
+    known = {"l1d": cluster.l1d, "l1i": cluster.l1i, "l2": cluster.l2}[scope].get(core)
     if known:
         return (known,)
-    prefix = cpu.rsplit(".", 1)[0]
-    return tuple(p.format(cpu=cpu, cluster=prefix) for p in _FALLBACK[scope])
+    if scope == "l2" and core in cluster.l1d:
+        return ()
+    prefix = core.rsplit(".", 1)[0]
+    return tuple(p.format(cpu=core, cluster=prefix) for p in _FALLBACK[scope])
+
+
+def _unpadded(path: str) -> str:
+    """gem5 zero-pads vector indices in config paths (cpus00) but not in stat names (cpus0)."""
+    return re.sub(r"(?<=[A-Za-z_])0+(?=\d)", "", path)
+
+
+def _names(obj: str, stat: str) -> tuple[str, ...]:
+    name = f"{obj}.{stat}"
+    short = _unpadded(obj)
+    return (name,) if short == obj else (name, f"{short}.{stat}")
 
 
 def stats_for(cluster: Cluster, events: Iterable[str], generations: Sequence[str] = tuple(GENERATIONS)) -> set[str]:
@@ -113,7 +142,8 @@ def stats_for(cluster: Cluster, events: Iterable[str], generations: Sequence[str
             for source in emap.sources.get(event, ()):
                 for term in source.terms:
                     for cpu in cluster.cpus:
-                        wanted.update(f"{obj}.{term.stat}" for obj in _objects(cluster, cpu, term.scope))
+                        for obj in _objects(cluster, cpu, term.scope):
+                            wanted.update(_names(obj, term.stat))
     return wanted
 
 
@@ -146,43 +176,56 @@ def event_rates(
     duration_s = stats["duration_s"].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = 1.0 / (cores_per_cluster * duration_s * np.asarray(freq_mhz, dtype=float))
+    columns = set(stats.columns)
     eph, chosen = {}, {}
     for event in events:
         if event not in emap.sources:
             raise CosimError(f"event {event} has no gem5 mapping in the {generation} map; known: {', '.join(sorted(emap.sources))}")
-        counts = None
-        for source in emap.sources[event]:
-            counts = _count(stats, cluster, source)
-            if counts is not None:
-                chosen[event] = source
-                break
-        if counts is None:
-            tried = "; ".join(s.expr for s in emap.sources[event])
-            raise CosimError(
-                f"{stats.attrs['gem5'].path if 'gem5' in stats.attrs else 'stats'}: no stats for event {event} "
-                f"({emap.names[event]}) of cluster '{cluster.name}' (tried: {tried}); is this the right --cluster path?"
-            )
-        eph[event] = counts * scale
+        total = np.zeros(len(stats))
+        counted: set[tuple[str, str]] = set()  # (column, core): a core's caches count once, however many CPUs stand in for it
+        chosen[event] = {}
+        for cpu in cluster.cpus:
+            for source in emap.sources[event]:
+                if not source.applies_to(cluster.kind(cpu)):
+                    continue
+                found = _count(stats, columns, cluster, cpu, source, counted)
+                if found is not None:
+                    total += found
+                    chosen[event][cpu] = source
+                    break
+            else:
+                if cpu in cluster.partner:
+                    continue  # a stand-in that printed none of these stats never ran
+                tried = "; ".join(s.expr for s in emap.sources[event] if s.applies_to(cluster.kind(cpu)))
+                raise CosimError(
+                    f"{stats.attrs['gem5'].path if 'gem5' in stats.attrs else 'stats'}: no stats for event {event} "
+                    f"({emap.names[event]}) of CPU {cpu} ({cluster.cpu_types.get(cpu) or 'unknown type'}) in cluster "
+                    f"'{cluster.name}' (tried: {tried}); is this the right --cluster path?"
+                )
+        eph[event] = total * scale
     return EventRates(eph=pd.DataFrame(eph, index=stats.index), chosen=chosen)
 
 
-def _count(stats: pd.DataFrame, cluster: Cluster, source: Source) -> np.ndarray | None:
-    """Event count per epoch summed over the cluster's CPUs, or None if the source's stats are absent."""
+def _count(
+    stats: pd.DataFrame, columns: set[str], cluster: Cluster, cpu: str, source: Source, counted: set[tuple[str, str]]
+) -> np.ndarray | None:
+    """One CPU's count per epoch (its share of a shared L2), or None if the source's stats are absent."""
     total = np.zeros(len(stats))
     if not source.terms:  # the constant 0 of an event gem5 cannot count
         return total
+    core = cluster.core_of(cpu)
     found_any = False
     for term in source.terms:
-        found = False
-        for cpu in cluster.cpus:
-            for obj in _objects(cluster, cpu, term.scope):
-                column = f"{obj}.{term.stat}"
-                if column in stats.columns:
-                    share = 1.0 / cluster.sharers(obj) if term.scope == "l2" else 1.0
-                    total += term.sign * share * stats[column].to_numpy()
-                    found = True
-                    break
-        if not found and source.require_all:
-            return None
-        found_any |= found
+        hit = next(((obj, n) for obj in _objects(cluster, cpu, term.scope) for n in _names(obj, term.stat) if n in columns), None)
+        if hit is None:
+            if source.require_all:
+                return None
+            continue
+        found_any = True
+        obj, column = hit
+        if (column, core) in counted:
+            continue
+        counted.add((column, core))
+        share = 1.0 / cluster.sharers(obj) if term.scope == "l2" else 1.0
+        total += term.sign * share * stats[column].to_numpy()
     return total if found_any else None

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError
+from cosim.readers.gem5_stats import stats_file
 from cosim.readers.sidecar import SIDECAR, read_sidecar
 
 
@@ -26,9 +27,9 @@ def find_runs(paths: Sequence[Path]) -> list[Path]:
     runs = []
     for path in paths:
         path = Path(path)
-        if (path / "stats.txt").exists():
+        if stats_file(path):
             runs.append(path)
-        elif path.is_dir() and (subs := sorted(p for p in path.iterdir() if (p / "stats.txt").exists())):
+        elif path.is_dir() and (subs := sorted(p for p in path.iterdir() if stats_file(p))):
             runs += subs
         else:
             raise CosimError(f"{path}: no stats.txt in this folder or its sub-folders; is it a gem5 output directory?")
@@ -56,12 +57,13 @@ def summarize_run(run: Path, spec: SweepSpec) -> dict:
     specs = [ClusterSpec(name, path, load_model(model)) for name, path, model in clusters]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # flags stay in the table; a sweep prints one line per run at most
-        stats = read_stats(run / "stats.txt")
+        stats = read_stats(stats_file(run))
         timeline = power_timeline(stats, config, specs)
     total = timeline.groupby("epoch")["power_w"].sum()
     duration = stats.set_index("epoch")["duration_s"]
     row = {"run": run.name, "epochs": len(stats), "runtime_s": float(duration.sum()),
-           "energy_j": float(timeline["energy_j"].sum()), "peak_power_w": float(total.max())}
+           "energy_j": float(timeline["energy_j"].sum(skipna=False)), "peak_power_w": float(total.max()),
+           "rows_without_value": int(timeline["power_w"].isna().sum())}
     row["avg_power_w"] = row["energy_j"] / row["runtime_s"]
     row["edp_js"] = row["energy_j"] * row["runtime_s"]
     for spec_ in specs:

@@ -62,7 +62,7 @@ def run_fit(args: argparse.Namespace) -> int:
         if not idle.any():
             raise CosimError(f"no row has {workload_col} == '{args.idle}'")
     fit = fit_walker(table, terms, k=args.folds, group_by=args.group_by, idle=idle)
-    data = model_file(fit, name=args.name, component=args.component, cores_per_cluster=args.cores, source_note=str(args.measured))
+    data = model_file(fit, name=args.name, component=args.component, cores_per_cluster=args.cores, source_note=str(args.measured), isa=args.isa)
     write_atomic(args.output, lambda tmp: tmp.write_text(json.dumps(data, indent=1) + "\n"))
     plots = plot_diagnostics(fit, args.output.with_suffix(""), group_by=args.group_by)
     card = args.output.with_suffix(".md")

@@ -91,7 +91,7 @@ def fit_walker(
     return fit
 
 
-def model_file(fit: WalkerFit, *, name: str, component: str, cores_per_cluster: int, source_note: str) -> dict:
+def model_file(fit: WalkerFit, *, name: str, component: str, cores_per_cluster: int, source_note: str, isa: str = "arm") -> dict:
     """The fit as a ``cosim-model/1`` model file (see models/README.md)."""
     params = fit.ols.table()
 
@@ -114,6 +114,11 @@ def model_file(fit: WalkerFit, *, name: str, component: str, cores_per_cluster: 
         "formulation": "walker2017: P = sum_n beta_n * E_n * V^2 * f + sum_k c_k * f^a_k * V^b_k (fitted by cosim fit)",
         "component": component,
         "cores_per_cluster": cores_per_cluster,
+        "isa": isa,
+        "plausibility": {
+            "max_power_w": round(2 * float(np.nanmax(table.power_w)), 4),
+            "max_power_basis": "2 x the largest measured power in the training data; scaled by simulated cores / cores_per_cluster",
+        },
         "source": {"citation": f"fitted by cosim fit on {_dt.date.today().isoformat()}", "figures_from": source_note, "hardware": component},
         "units": {
             "power": "W", "frequency": "MHz", "voltage": "V",

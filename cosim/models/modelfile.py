@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,9 @@ class Model:
     ser_w: float | None  # standard error of regression [W]; None when unknown
     raw: dict[str, Any]
     voltage_model: tuple[tuple[float, float, float], ...] | None = None  # (f [MHz], target [V], slope [V/W])
+    isa: str = "arm"  # ISA of the cores the model was measured on (arm, x86, ...)
+    max_power_w: float | None = None  # highest plausible cluster power [W] (for cores_per_cluster cores)
+    max_events_per_cycle: dict[str, float] = field(default_factory=dict)  # event -> most a core can count per cycle
 
     @property
     def events(self) -> tuple[str, ...]:
@@ -140,6 +143,14 @@ def _parse(path: Path, data: Any) -> Model:
     train_f = tuple(float(x) for x in need(training, "freq_mhz", "training"))
     train_v = tuple(float(x) for x in need(training, "voltage_v", "training"))
     ser = data.get("fit", {}).get("ser_w")
+    isa = need(data, "isa", "the file")
+    if not isinstance(isa, str) or not isa.strip():
+        raise CosimError(f"{path}: 'isa' must name the ISA the model was trained on, e.g. \"arm\"")
+    bounds = data.get("plausibility", {})
+    max_power = number(bounds, "max_power_w", "plausibility") if "max_power_w" in bounds else None
+    rates = bounds.get("max_events_per_cycle", {})
+    if not isinstance(rates, dict) or not all(isinstance(v, (int, float)) and v > 0 for v in rates.values()):
+        raise CosimError(f"{path}: plausibility.max_events_per_cycle must map event codes to positive numbers")
     vmodel = None
     if "voltage_model" in data:
         try:
@@ -160,6 +171,9 @@ def _parse(path: Path, data: Any) -> Model:
         ser_w=float(ser) if isinstance(ser, (int, float)) else None,
         raw=data,
         voltage_model=vmodel,
+        isa=isa.strip().lower(),
+        max_power_w=max_power,
+        max_events_per_cycle={str(k).lower(): float(v) for k, v in rates.items()},
     )
 
 

@@ -9,8 +9,11 @@
  *
  * Each non-blank line is "<name> <value> [anything...]".  The value may be a
  * decimal number, nan, inf (with sign) or gem5's "no_value" (read as NaN).
- * bad_line is the 0-based index (within block) of the first line that is not
- * of that form, or -1.  Scanning stops at a bad line.
+ * Lines that hold no scalar are skipped (see skippable): Ruby histograms
+ * ("name | n pct cum | ..."), M5-era ".start_dist"/".end_dist" markers and the
+ * bucket rows between them ("  0  123  12.30%": a name that starts with a digit).
+ * bad_line is the 0-based index (within block) of the first other line that is
+ * not of that form, or -1.  Scanning stops at a bad line.
  *
  * Speed: consecutive dumps print the same names in the same order, so names
  * equal to prev[i] reuse that object, and when all match `prev` itself is
@@ -59,6 +62,22 @@ static int parse_value(const char *tok, Py_ssize_t len, double *out)
     char *stop;
     *out = strtod(tok, &stop);
     return stop == tok + len;
+}
+
+static int ends_with(const char *s, Py_ssize_t n, const char *suffix)
+{
+    Py_ssize_t k = (Py_ssize_t)strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* The same rule as _skippable in gem5_stats.py. */
+static int skippable(const char *name, Py_ssize_t name_len, const char *tok, Py_ssize_t tok_len)
+{
+    if (name[0] >= '0' && name[0] <= '9')
+        return 1;
+    if (tok_len == 1 && tok[0] == '|')
+        return 1;
+    return ends_with(name, name_len, ".start_dist") || ends_with(name, name_len, ".end_dist");
 }
 
 /* Open-addressing set of the wanted names' UTF-8 bytes. */
@@ -189,6 +208,11 @@ static PyObject *scan_block(PyObject *self, PyObject *args)
             while (q < eol && !is_ws(*q))
                 q++;
             Py_ssize_t tok_len = q - tok;
+            if (skippable(name, name_len, tok, tok_len)) {
+                p = eol + 1;
+                line_no++;
+                continue;
+            }
             if (tok_len == 0 || tok_len >= (Py_ssize_t)sizeof(tmp)) {
                 bad_line = line_no;
                 break;

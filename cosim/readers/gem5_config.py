@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import configparser
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ class Cluster:
     """CPUs sharing one clock domain, with the caches their PMU events refer to."""
 
     name: str
-    cpus: tuple[str, ...]  # CPU object paths, e.g. "system.bigCluster.cpus0"
+    cpus: tuple[str, ...]  # CPU object paths, e.g. "system.bigCluster.cpus0"; switched-out stand-ins included
     clk_domain: str
     periods_ticks: tuple[int, ...]  # every clock of the domain (several for DVFS)
     init_perf_level: int
@@ -42,12 +43,16 @@ class Cluster:
     l2: dict[str, str] = field(default_factory=dict)  # CPU path -> first cache below its L1D
     cache_bytes: dict[str, int] = field(default_factory=dict)
     l2_sharers: dict[str, int] = field(default_factory=dict)  # L2 path -> CPUs (in the whole system) using it
+    cpu_types: dict[str, str] = field(default_factory=dict)  # CPU path -> gem5 type (BaseO3CPU, MinorCPU, ...)
+    # switched-out CPU -> the core it stands in for (fast-forward switch_cpus, switcheroo): in any
+    # dump only one of them runs, so their counts add up to one core's
+    partner: dict[str, str] = field(default_factory=dict)
 
     def sharers(self, cache: str) -> int:
         """How many CPUs share ``cache``; a cache named by convention only is taken as shared by the cluster."""
         if cache in self.l2_sharers:
             return self.l2_sharers[cache]
-        return 1 if any(cache.startswith(cpu + ".") for cpu in self.cpus) else len(self.cpus)
+        return 1 if any(cache.startswith(cpu + ".") for cpu in self.cores) else self.n_cpus
 
     @property
     def freqs_mhz(self) -> tuple[float, ...]:
@@ -60,8 +65,22 @@ class Cluster:
         return self.freqs_mhz[min(self.init_perf_level, len(self.periods_ticks) - 1)]
 
     @property
+    def cores(self) -> tuple[str, ...]:
+        """The physical cores: CPUs that are not switched-out stand-ins."""
+        return tuple(c for c in self.cpus if c not in self.partner)
+
+    @property
     def n_cpus(self) -> int:
-        return len(self.cpus)
+        """Physical cores in the cluster [count]."""
+        return len(self.cores)
+
+    def core_of(self, cpu: str) -> str:
+        """The physical core whose caches ``cpu`` uses (itself, unless it is a switched-out stand-in)."""
+        return self.partner.get(cpu, cpu)
+
+    def kind(self, cpu: str) -> str:
+        """``o3``, ``minor``, ``simple`` or ``other``: what decides which gem5 stats count an event."""
+        return cpu_kind(self.cpu_types.get(cpu, ""))
 
 
 @dataclass
@@ -74,12 +93,42 @@ class Gem5Config:
 
     @property
     def cpus(self) -> list[str]:
-        """Paths of the active CPUs (switched-out and checker CPUs left out)."""
-        return [
-            path
-            for path, params in self.objects.items()
-            if _is_cpu_type(params.get("type", "")) and params.get("switched_out", "false").lower() != "true"
-        ]
+        """Paths of the physical CPUs (switched-out stand-ins and checker CPUs left out)."""
+        return [c for c in self.all_cpus if not self._switched_out(c)]
+
+    @property
+    def all_cpus(self) -> list[str]:
+        """Paths of every CPU object, switched-out stand-ins included, in natural order (cpus2 before cpus10)."""
+        return sorted((p for p, params in self.objects.items() if _is_cpu_type(params.get("type", ""))), key=_natural)
+
+    @property
+    def isa(self) -> str | None:
+        """The run's ISA (``arm``, ``x86``, ``alpha``, ...), from its ISA, TLB, MMU or System objects; None if none says."""
+        votes: dict[str, int] = {}
+        for params in self.objects.values():
+            m = _ISA_TYPE.match(params.get("type", ""))
+            if m:
+                isa = m.group(1).lower()
+                votes[isa] = votes.get(isa, 0) + 1
+        return max(votes, key=votes.__getitem__) if votes else None
+
+    def _switched_out(self, cpu: str) -> bool:
+        return self.objects[cpu].get("switched_out", "false").lower() == "true"
+
+    def _partners(self, cpus: list[str]) -> dict[str, str]:
+        """Each switched-out CPU -> the physical core of its clock domain it stands in for (paired in order)."""
+        out = {}
+        for domain in dict.fromkeys(self._clk_domain_of(c) for c in cpus):
+            cores = [c for c in self.cpus if self._clk_domain_of(c) == domain]
+            spares = [c for c in self.all_cpus if self._switched_out(c) and self._clk_domain_of(c) == domain]
+            groups: dict[str, list[str]] = {}
+            for c in spares:
+                groups.setdefault(re.sub(r"\d+$", "", c), []).append(c)
+            for group in groups.values():
+                for i, c in enumerate(group):
+                    if cores:
+                        out[c] = cores[i % len(cores)]
+        return out
 
     def clusters(self) -> dict[str, Cluster]:
         """CPUs grouped by clock domain, named after the domain's parent (``system.bigCluster`` -> ``bigCluster``)."""
@@ -112,7 +161,8 @@ class Gem5Config:
         domain = self._clk_domain_of(cpus[0])
         periods, level = self._clock(domain)
         vdomain = self.objects.get(domain, {}).get("voltage_domain")
-        volts = tuple(float(v) for v in self.objects.get(vdomain or "", {}).get("voltage", "").split())
+        volts = tuple(self._number(vdomain or "", "voltage", v) for v in self.objects.get(vdomain or "", {}).get("voltage", "").split())
+        partner = {c: p for c, p in self._partners(cpus).items() if p in cpus}
         l1d = {c: p for c in cpus if (p := self._peer_object(c, "dcache_port"))}
         l1i = {c: p for c in cpus if (p := self._peer_object(c, "icache_port"))}
         l2 = {c: p for c in cpus if (p := self._cache_below(l1d.get(c)))}
@@ -120,9 +170,12 @@ class Gem5Config:
         sharers = {p: all_l2.count(p) for p in set(l2.values())}
         caches = set(l1d.values()) | set(l1i.values()) | set(l2.values())
         sizes = {c: int(self.objects[c]["size"]) for c in caches if self.objects.get(c, {}).get("size", "").isdigit()}
+        everyone = cpus + [c for c in self.all_cpus if c in partner]
         return Cluster(
             name=name,
-            cpus=tuple(cpus),
+            cpus=tuple(sorted(everyone, key=_natural)),
+            cpu_types={c: self.objects[c].get("type", "") for c in everyone},
+            partner=partner,
             clk_domain=domain,
             periods_ticks=periods,
             init_perf_level=level,
@@ -146,13 +199,26 @@ class Gem5Config:
         if params is None:
             raise CosimError(f"{self.path}: clock domain '{domain}' is not in the config")
         if "clock" in params:  # SrcClockDomain: one period, or one per DVFS level
-            periods = tuple(int(float(p)) for p in params["clock"].split())
-            return periods, int(params.get("init_perf_level", "0") or 0)
+            periods = tuple(int(self._number(domain, "clock", p, positive=True)) for p in params["clock"].split())
+            if not periods:
+                raise CosimError(f"{self.path}: {domain}.clock is empty; a clock domain needs its period in ticks")
+            return periods, int(self._number(domain, "init_perf_level", params.get("init_perf_level", "0") or "0"))
         if "clk_divider" in params:  # DerivedClockDomain
             parent, level = self._clock(params["clk_domain"])
-            div = int(params["clk_divider"])
+            div = int(self._number(domain, "clk_divider", params["clk_divider"], positive=True))
             return tuple(p * div for p in parent), level
         raise CosimError(f"{self.path}: clock domain '{domain}' has neither 'clock' nor 'clk_divider'")
+
+    def _number(self, obj: str, param: str, text: str, *, positive: bool = False) -> float:
+        """``obj.param`` as a finite number (>= 0, or > 0 with ``positive``), else a one-line error naming it."""
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0 or (positive and value == 0):
+            need = "a positive number" if positive else "a number >= 0"
+            raise CosimError(f"{self.path}: {obj}.{param} = {text!r} is not {need}; is the config file intact?")
+        return value
 
     def _peer_object(self, path: str, port: str) -> str | None:
         peers = self.objects.get(path, {}).get(port, "").split()
@@ -249,8 +315,29 @@ def _ini_text(value: object) -> str:
     return str(value)
 
 
+# Objects whose type names the ISA: ArmISA, X86TLB, AlphaDTB, LinuxArmSystem, ArmMMU, RiscvDecoder, ...
+_ISA_TYPE = re.compile(r"^(?:Linux)?(Arm|X86|Alpha|Sparc|Mips|Riscv|RiscV|Power)(?:ISA|TLB|DTB|ITB|MMU|Stage2MMU|System|Decoder|Interrupts|LocalApic|EmuLinux)$")
+
+
 def _is_cpu_type(type_name: str) -> bool:
     return type_name.endswith("CPU") and "Checker" not in type_name
+
+
+def cpu_kind(type_name: str) -> str:
+    """gem5 CPU type -> ``o3`` (out of order), ``minor``, ``simple`` (timing/atomic), ``inorder`` or ``other``."""
+    if "O3" in type_name:
+        return "o3"
+    if "Minor" in type_name:
+        return "minor"
+    if "Simple" in type_name:
+        return "simple"
+    if "InOrder" in type_name:
+        return "inorder"
+    return "other"
+
+
+def _natural(path: str) -> list:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path)]
 
 
 def _is_cpu_side(peer: str) -> bool:

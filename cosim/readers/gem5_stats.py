@@ -8,8 +8,10 @@ the equivalent pure-Python :func:`_scan_block_py`.
 
 from __future__ import annotations
 
+import gzip
 import math
 import re
+import zlib
 import warnings
 from array import array
 from collections.abc import Iterable
@@ -77,7 +79,7 @@ def read_stats(
     Parameters
     ----------
     path
-        The ``stats.txt`` file.
+        The ``stats.txt`` file, or the ``stats.txt.gz`` gem5 writes with ``--stats-file=stats.txt.gz``.
     stats
         Optional full stat names to keep (much faster on big files).  The
         simulation-level stats are always kept.
@@ -122,6 +124,11 @@ def read_stats(
     _add_time_columns(df, meta)
     df.attrs["gem5"] = meta
     return df
+
+
+def stats_file(run: str | Path) -> Path | None:
+    """The stats file in gem5 output folder ``run``: ``stats.txt``, else gem5's gzip ``stats.txt.gz``; None if neither."""
+    return next((Path(run) / n for n in ("stats.txt", "stats.txt.gz") if (Path(run) / n).is_file()), None)
 
 
 def stats_meta(df: pd.DataFrame) -> StatsMeta:
@@ -172,7 +179,7 @@ class _DumpReader:
 
     def run(self) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict[str, int]]:
         try:
-            f = open(self.path, "rb")
+            f = _open(self.path)
         except FileNotFoundError:
             raise CosimError(f"{self.path}: no such file; give the stats.txt from gem5's output directory (m5out/)") from None
         except OSError as err:
@@ -182,7 +189,10 @@ class _DumpReader:
             if size == 0:
                 raise CosimError(f"{self.path}: empty file; did gem5 exit before its first stats dump?")
             bar = _progress_bar(size, self.path.name) if self.progress else None
-            self._stream(f, bar)
+            try:
+                self._stream(f, bar)
+            except (OSError, EOFError, zlib.error) as err:  # a cut or corrupt .gz
+                raise CosimError(f"{self.path}: the gzip stream is damaged ({err}); re-copy the file from gem5's output") from None
             if bar is not None:
                 bar.close()
         if self.meta.dumps_in_file == 0:
@@ -225,7 +235,10 @@ class _DumpReader:
                         self._drop(base + dump_start, "dump has no End marker (cut off), skipped")
                     self.meta.dumps_in_file += 1
                     dump_start = hit + 1
-                elif buf.startswith(END_MARKER, hit + 1) and dump_start is not None:
+                elif buf.startswith(END_MARKER, hit + 1):
+                    if dump_start is None:
+                        self._warn_at(base + hit + 1, "End marker without a Begin marker before it (two files joined, or a cut dump?); ignored")
+                        continue
                     body = buf.index(b"\n", dump_start) + 1
                     self._dump(buf[body:hit], base + body)
                     dump_start = None
@@ -234,7 +247,7 @@ class _DumpReader:
 
     def _line_at(self, offset: int) -> int:
         """1-based line number of file byte ``offset`` (only called to report a problem)."""
-        with open(self.path, "rb") as f:
+        with _open(self.path) as f:
             return f.read(offset).count(b"\n") + 1
 
     def _drop(self, offset: int, reason: str) -> None:
@@ -242,6 +255,45 @@ class _DumpReader:
         line = self._line_at(offset)
         self.meta.dropped.append(DroppedDump(dump=dump, line=line, reason=reason))
         warnings.warn(CosimWarning(f"{self.path}:{line}: dump {dump}: {reason}"), stacklevel=5)
+
+    def _warn_at(self, offset: int, message: str) -> None:
+        warnings.warn(CosimWarning(f"{self.path}:{self._line_at(offset)}: {message}"), stacklevel=5)
+
+    def _offset_of(self, block: bytes, offset: int, name: str, nth: int = 0) -> int:
+        """File offset of the ``nth`` line of ``block`` that starts with stat ``name``."""
+        pattern = re.compile(rb"(?m)^[ \t]*" + re.escape(name.encode()) + rb"[ \t]")
+        hits = list(pattern.finditer(block))
+        return offset + (hits[min(nth, len(hits) - 1)].start() if hits else 0)
+
+    def _check_dump(self, block: bytes, offset: int, names: list[str], values: np.ndarray) -> bool:
+        """Report duplicate names; drop a dump whose simulated time is not a positive finite number."""
+        if names is not self._last_names and len(set(names)) != len(names):
+            seen: dict[str, int] = {}
+            for name in names:
+                seen[name] = seen.get(name, 0) + 1
+                if seen[name] == 2:
+                    first = self._line_at(self._offset_of(block, offset, name, 0))
+                    second = self._line_at(self._offset_of(block, offset, name, 1))
+                    warnings.warn(CosimWarning(
+                        f"{self.path}:{second}: dump {self.meta.dumps_in_file - 1}: stat {name} appears again "
+                        f"(first at line {first}); the later value is used"), stacklevel=6)
+        dump = self.meta.dumps_in_file - 1
+        ticks = [n for n in SIM_STATS["sim_ticks"] if n in names]
+        if not ticks:
+            self._drop(offset, "no sim_ticks/simTicks line, so its length is unknown; dump skipped")
+            return False
+        for name in ticks + [n for n in SIM_STATS["sim_seconds"] if n in names]:
+            value = values[len(names) - 1 - names[::-1].index(name)]
+            if math.isfinite(value) and value > 0 or (value == 0 and name in SIM_STATS["sim_seconds"]):
+                continue  # simSeconds prints 6 decimals, so a short dump can read 0.000000
+            where = self._offset_of(block, offset, name)
+            if value == 0:
+                self._warn_at(where, f"dump {dump}: {name} is 0 (dumped at the same tick as the previous dump); "
+                              "skipped: it covers no time, so it holds no energy")
+            else:
+                self._drop(where, f"{name} is {value:g}: simulated time must be positive and finite; dump skipped")
+            return False
+        return True
 
     def _dump(self, block: bytes, offset: int) -> None:
         names, values, bad = self.scan(block, self.wanted, self._last_names)
@@ -251,12 +303,15 @@ class _DumpReader:
             bad_offset = offset + sum(len(x) + 1 for x in lines[:bad])
             self._drop(bad_offset, f"unreadable line {text[:60]!r} (expected '<stat> <value> ...'), dump skipped")
             return
+        values = np.frombuffer(values, dtype=np.float64)
+        if not self._check_dump(block, offset, names, values):
+            return
         if names is not self._last_names and names != self._last_names:
             self._last_names = names
             self._last_cols = np.fromiter(
                 (self.columns.setdefault(n, len(self.columns)) for n in names), dtype=np.intp, count=len(names)
             )
-        self.rows.append((self._last_cols, np.frombuffer(values, dtype=np.float64)))
+        self.rows.append((self._last_cols, values))
         self.kept_dumps.append(self.meta.dumps_in_file - 1)
 
     def _finish_meta(self) -> None:
@@ -273,6 +328,14 @@ class _DumpReader:
                     self.meta.ticks_per_s = float(values[hit[0]])
 
 
+def _open(path: Path):
+    """The file as bytes; gem5 writes gzip when --stats-file ends in .gz, so that is read as it streams."""
+    f = open(path, "rb")
+    if f.peek(2)[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=f, mode="rb")
+    return f
+
+
 def _progress_bar(total: int, desc: str):
     try:
         from tqdm import tqdm
@@ -286,6 +349,16 @@ def _progress_bar(total: int, desc: str):
 _FIELDS = re.compile(rb"[ \t\r]*([^ \t\r]+)(?:[ \t\r]+([^ \t\r]+))?")
 _NUMBER = re.compile(r"[0-9.eE+-]+")
 _SPECIAL = {"nan": math.nan, "inf": math.inf, "infinity": math.inf}
+
+
+def _skippable(name: bytes, tok: bytes | None) -> bool:
+    """Lines that hold no scalar stat (the same rule as ``skippable`` in _statscan.c).
+
+    Ruby histograms (``name | n pct cum | ...``), M5-era distribution markers
+    (``x.start_dist``, ``x.end_dist``) and the bucket rows between them, whose
+    first field is a bucket number: gem5 stat names never start with a digit.
+    """
+    return name[:1].isdigit() or tok == b"|" or name.endswith((b".start_dist", b".end_dist"))
 
 
 def _parse_value(tok: str) -> float | None:
@@ -317,6 +390,8 @@ def _scan_block_py(
         if m is None:
             continue  # blank line
         tok = m.group(2)
+        if _skippable(m.group(1), tok):
+            continue
         if tok is None or len(tok) >= 64:
             return names, values.tobytes(), i
         value = _parse_value(tok.decode("ascii", "replace"))
