@@ -7,6 +7,7 @@ import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.models.modelfile import Model, operating_point
+from cosim.models.plausibility import implausible_reasons
 from cosim.models.voltage import voltage_under_load
 from cosim.models.walker import cluster_power_w
 from cosim.readers.measured import MeasuredInputs
@@ -15,14 +16,19 @@ from cosim.readers.measured import MeasuredInputs
 VOLTAGE_SOURCES = ("measured", "table", "voltage-model")
 
 
-def apply_model(model: Model, measured: MeasuredInputs, *, voltage: str = "measured") -> pd.DataFrame:
+def apply_model(model: Model, measured: MeasuredInputs, *, voltage: str = "measured", keep_implausible: bool = False,
+                source: str = "measured table") -> pd.DataFrame:
     """Predicted power per measured row: ``power_w``, ``dynamic_w``, ``static_w``, ``term_*_w``, ``voltage_v``.
 
     The measured rates are per-core averages [events/s], which is the model's input
     once divided by the frequency [MHz].  ``voltage`` picks the voltage the model is
     given: the measured one, the model's V-f table, or its voltage model (Walker
     Section VIII: what a run-time manager or a simulator, which cannot measure it, has).
-    Rows outside the training range are flagged in ``extrapolated``.
+    Rows outside the training range are flagged in ``extrapolated``.  A row whose
+    frequency or voltage is not a positive number, or whose rates are missing, has
+    no value (nan, ``no_value`` true).  Physically implausible rows (see
+    :mod:`cosim.models.plausibility`) are refused, naming the first, unless
+    ``keep_implausible`` keeps them flagged.
     """
     if voltage not in VOLTAGE_SOURCES:
         raise CosimError(f"voltage source '{voltage}': use one of {', '.join(VOLTAGE_SOURCES)}")
@@ -36,10 +42,24 @@ def apply_model(model: Model, measured: MeasuredInputs, *, voltage: str = "measu
     else:
         v = voltage_under_load(model, f, eph)
     power = cluster_power_w(eph, f, v, model.dynamic, model.static)
+    no_value = ~(np.isfinite(f) & (f > 0) & np.isfinite(v) & (v > 0) & np.isfinite(power["power_w"]))
+    for values in power.values():
+        values[no_value] = np.nan
+    reasons = implausible_reasons(model, power_w=power["power_w"], static_w=power["static_w"], freq_mhz=f, voltage_v=v,
+                                  eph=eph, n_cpus=model.cores_per_cluster)
+    bad = reasons != ""
+    if bad.any() and not keep_implausible:
+        i = int(np.flatnonzero(bad)[0])
+        more = f" (and {int(bad.sum()) - 1} more row(s))" if bad.sum() > 1 else ""
+        raise CosimError(f"{source}: row {i + 2} ({model.name}): {reasons[i]}{more}; check that row's columns, "
+                         "or write these rows flagged with --keep-implausible")
     op = operating_point(model, f, v)
     out = pd.DataFrame(power)
     out["voltage_v"] = v
     out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training
+    out["no_value"] = no_value
+    out["implausible"] = bad
+    out["implausible_reason"] = reasons
     return out
 
 

@@ -102,6 +102,9 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--voltage", choices=("measured", "table", "voltage-model"), default="measured",
                    help="voltage given to the model: measured column (default), the model's V-f table, or its voltage model")
     a.add_argument("-o", "--output", type=Path, help="write predictions (CSV or .parquet)")
+    a.add_argument("--keep-implausible", action="store_true",
+                   help="write physically implausible rows, flagged 'implausible' with the reason, instead of refusing")
+    a.add_argument("--allow-partial", action="store_true", help="exit 0 even if some rows have no value")
     a.set_defaults(run=_cmd_apply)
 
     f = sub.add_parser("fit", help="build a Walker-formulation model from measured data", description=_FIT_HELP,
@@ -406,11 +409,14 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         freq_col=args.freq_col,
         voltage_col=args.voltage_col,
         event_cols=_pairs(args.event_col, "--event-col"),
+        need_voltage=args.voltage == "measured",
     )
-    pred = apply_model(model, measured, voltage=args.voltage)
+    pred = apply_model(model, measured, voltage=args.voltage, keep_implausible=args.keep_implausible, source=str(args.measured))
     print(f"{args.measured}: {len(pred)} rows, model {model.name}" + (f" on {measured.label} columns" if measured.label else ""))
     if pred["extrapolated"].any():
         print(f"  {int(pred['extrapolated'].sum())} row(s) outside the model's training V-f range (flagged)")
+    if pred["implausible"].any():
+        print(f"  {int(pred['implausible'].sum())} implausible row(s) kept, flagged (--keep-implausible)")
     if args.compare_with:
         if args.compare_with not in measured.table.columns:
             raise CosimError(f"{args.measured}: no column '{args.compare_with}' to compare with")
@@ -420,6 +426,12 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     if args.output:
         write_table(pred, args.output)
         print(f"  predictions -> {args.output}")
+    missing = int(pred["no_value"].sum())
+    if missing:
+        first = int(np.flatnonzero(pred["no_value"].to_numpy())[0]) + 2
+        print(f"cosim: error: {args.measured}: {missing} of {len(pred)} row(s) have no value (a frequency or voltage "
+              f"that is not a positive number, or a missing rate; first at line {first})", file=sys.stderr)
+        return 0 if args.allow_partial else EXIT_PARTIAL
     return 0
 
 

@@ -185,7 +185,10 @@ _lines = st.lists(
     st.one_of(
         st.tuples(_names, _values).map(lambda t: f"{t[0]:<40} {t[1]:>12}     # desc (Count)"),
         st.tuples(_names, _values).map(lambda t: f"{t[0]} {t[1]} 12.5% 50.0%"),
-        st.sampled_from(["", "   ", "\t", "lonely_name", "  indented 5", "name\tnan\r"]),
+        st.sampled_from(["", "   ", "\t", "lonely_name", "  indented 5", "name\tnan\r",
+                         "system.ruby.latency_hist |   4 100.00% 100.00% |   0 0.00% 100.00%",
+                         "system.cpu.commit.COM:committed_per_cycle.start_dist   # Number of insts",
+                         "system.cpu.commit.COM:committed_per_cycle.end_dist", "            0      123   12.30%"]),
     ),
     max_size=40,
 )
@@ -235,3 +238,57 @@ def test_installed_package_has_the_c_scanner():
         pytest.fail("cosim was installed without its C stats scanner (no compiler at install time?)")
     if gem5_stats._scan_block_c is None:
         pytest.skip("C scanner not built; the pure-Python scanner is in use")
+
+
+# --- lines that hold no scalar, and broken dump structure, as real files have them --------------------------
+
+_ODD = """
+---------- Begin Simulation Statistics ----------
+sim_seconds                                  0.000100                       # Number of seconds simulated
+sim_ticks                                   100000000                       # Number of ticks simulated
+system.cpu.commit.COM:committed_per_cycle.start_dist                     # Number of insts commited each cycle
+system.cpu.commit.COM:committed_per_cycle.samples       1000
+                               0          123   12.30%
+                               1          456   45.60%
+system.cpu.commit.COM:committed_per_cycle.end_dist
+
+system.ruby.miss_latency_hist::bucket_size           64
+system.ruby.miss_latency_hist           |        4 100.00% 100.00% |           0   0.00% 100.00%
+system.cpu.numCycles 5
+system.cpu.numCycles 7
+---------- End Simulation Statistics   ----------
+---------- End Simulation Statistics   ----------
+
+---------- Begin Simulation Statistics ----------
+sim_seconds                                  0.000000
+sim_ticks                                   0
+---------- End Simulation Statistics   ----------
+
+---------- Begin Simulation Statistics ----------
+sim_seconds                                  0.000100
+sim_ticks                                   -100
+---------- End Simulation Statistics   ----------
+"""
+
+
+@pytest.mark.parametrize("scanner", ["c", "python"])
+def test_odd_lines_are_skipped_and_odd_structure_reported(tmp_path, monkeypatch, scanner):
+    if scanner == "python":
+        monkeypatch.setattr(gem5_stats, "_scan_block_c", None)
+    elif gem5_stats._scan_block_c is None:
+        pytest.skip("C scanner not built")
+    path = tmp_path / "stats.txt"
+    path.write_text(_ODD)
+    with pytest.warns(CosimWarning) as seen:
+        df = read_stats(path)
+    messages = [str(w.message) for w in seen]
+    # M5 distributions and Ruby histograms hold no scalar: skipped, and the rest of the dump is kept
+    assert len(df) == 1 and df["system.cpu.commit.COM:committed_per_cycle.samples"][0] == 1000
+    assert not any(c.strip().isdigit() for c in df.columns)
+    assert any(":14: dump 0: stat system.cpu.numCycles appears again (first at line 13)" in m for m in messages)
+    assert df["system.cpu.numCycles"][0] == 7
+    assert any(":16: End marker without a Begin marker" in m for m in messages)
+    assert any(":20: dump 1: sim_ticks is 0" in m for m in messages)  # covers no time: skipped, not an error
+    assert any(":25: dump 2: sim_ticks is -100" in m for m in messages)
+    meta = df.attrs["gem5"]
+    assert [d.dump for d in meta.dropped] == [2] and meta.dumps_in_file == 3

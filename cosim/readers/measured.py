@@ -56,6 +56,7 @@ def read_measured(
     freq_col: str | None = None,
     voltage_col: str | None = None,
     event_cols: Mapping[str, str] | None = None,
+    need_voltage: bool = True,
 ) -> MeasuredInputs:
     """Read the frequency, voltage and event-rate columns a model needs.
 
@@ -70,14 +71,13 @@ def read_measured(
     if label is None and labels:
         covering = [x for x in labels if all(e in event_cols or _powmon_col(x, e) in table.columns for e in events)]
         label = covering[0] if len(covering) == 1 else None
-        if label is None and not (freq_col and voltage_col):
+        if label is None and not (freq_col and (voltage_col or not need_voltage)):
             raise CosimError(
                 f"{path}: cannot tell which cluster's columns to use (Powmon labels: {', '.join(labels)}); pass --label"
             )
-    columns = {
-        "frequency": freq_col or (f"Frequency {label}" if label else None),
-        "voltage": voltage_col or (f"Voltage {label}" if label else None),
-    }
+    columns = {"frequency": freq_col or (f"Frequency {label}" if label else None)}
+    if need_voltage or voltage_col:
+        columns["voltage"] = voltage_col or (f"Voltage {label}" if label else None)
     for event in events:
         columns[event] = event_cols.get(event) or (_powmon_col(label, event) if label else None)
     missing = [f"{k} ({v})" if v else k for k, v in columns.items() if v is None or v not in table.columns]
@@ -96,7 +96,7 @@ def read_measured(
     return MeasuredInputs(
         table=table,
         freq_mhz=values.pop("frequency"),
-        voltage_v=values.pop("voltage"),
+        voltage_v=values.pop("voltage", np.full(len(table), np.nan)),
         rates=values,
         label=label,
     )

@@ -114,7 +114,10 @@ def _csv_records(path: Path, body: list[tuple[int, str]]):
     header: list[str] | None = None
     index: dict[str, int] = {}
     for lineno, text in body:
-        fields = next(csv.reader(io.StringIO(text)))
+        try:
+            fields = next(csv.reader(io.StringIO(text)), [])
+        except csv.Error as err:  # e.g. a field beyond the csv module's size limit: not an nvprof line
+            raise CosimError(f"{path}:{lineno}: not a CSV line nvprof writes ({err}); is the file intact?") from None
         if "Metric Name" in fields or "Event Name" in fields:  # a metric or event block starts
             header = fields
             name_col = "Metric Name" if "Metric Name" in header else "Event Name"
@@ -165,6 +168,6 @@ def _invocations(path: Path, lineno: int, text: str) -> int:
         n = int(text)
     except ValueError:
         raise CosimError(f"{path}:{lineno}: invocations '{text}' is not a whole number") from None
-    if n <= 0:
-        raise CosimError(f"{path}:{lineno}: invocations {n}; a profiled kernel runs at least once")
+    if n <= 0 or n > 2**63 - 1:
+        raise CosimError(f"{path}:{lineno}: invocations {n}; a profiled kernel runs at least once, and fewer than 2^63 times")
     return n

@@ -152,7 +152,17 @@ def _close(path: Path, block: dict | None) -> None:
         raise CosimError(f"{path}:{block['line']}: kernel '{block['kernel']}' has no class counts; truncated trace?")
 
 
+_MAX_COUNT = 2**63 - 1  # counts are kept as int64; no kernel executes more instructions than that
+
+
 def _count(path: Path, lineno: int, cls: str, text: str) -> int:
+    value = _whole(path, lineno, cls, text)
+    if value > _MAX_COUNT:
+        raise CosimError(f"{path}:{lineno}: count of '{cls}' is {text}, beyond 2^63-1 instructions; is the trace intact?")
+    return value
+
+
+def _whole(path: Path, lineno: int, cls: str, text: str) -> int:
     if text.isdigit():
         return int(text)
     try:

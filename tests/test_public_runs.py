@@ -1,0 +1,75 @@
+"""Every real gem5 run in ../shared/data/gem5/ has a known right outcome: priced with plausible numbers, or refused in
+one line that names the physical reason.  The command is the one a new user types."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import GEM5_RUNS, needs_shared
+from test_cli import assert_one_line_error, cosim
+
+pytestmark = needs_shared
+
+A15 = ("--model", "cortex-a15-walker2017")
+
+# run folder, extra arguments, expected exit status, what stderr must say (refusals) or the flags every row has
+OUTCOMES = [
+    ("cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz", (), 0, "priced with cortex-a15-walker2017"),
+    ("cosim-v24-se-biglittle-o3-1000MHz-minor-600MHz", (), 0, "priced with cortex-a7-gemstone2018"),
+    ("public-ext2019-empty-stats", A15, 2, "empty file"),
+    ("public-new-2022-arm-se-minor-starterse-cpucluster", A15, 2, "static term extrapolates to -744.2 W"),
+    ("public-new-2022-arm-se-minor-starterse-cpucluster", (), 2, "above the model's plausible maximum"),
+    ("public-new-v24-x86-simpoint-2dumps", A15, 2, "no config.ini/config.json beside it"),
+    ("public-old2012-arm32-fs-o3-dual", A15, 2, "static term extrapolates to 0.2455 W"),
+    ("public-old2016-arm-se-minor-mcf", A15, 2, "static term extrapolates to 0.2455 W"),
+    ("public-old2016-arm-se-minor-mcf", (), 0, "freq_outside_training"),
+    ("public-old2016-arm64-fs-o3-dual", A15, 2, "2000 MHz is 1.1x the model's top clock 1800 MHz"),
+    ("public-old2016-null-dram-lowp-28dumps", A15, 2, "this run has no CPU"),
+]
+
+
+def test_every_public_run_has_an_expected_outcome():
+    assert {run for run, *_ in OUTCOMES} == {p.name for p in GEM5_RUNS.iterdir() if p.is_dir()}
+
+
+@pytest.mark.parametrize(("run", "args", "code", "says"), OUTCOMES, ids=[f"{r}{'-a15' if a else ''}" for r, a, *_ in OUTCOMES])
+def test_public_run(run, args, code, says, tmp_path):
+    out = tmp_path / "p.csv"
+    result = cosim("power", GEM5_RUNS / run / "stats.txt", *args, "-o", out)
+    if code != 0:
+        assert_one_line_error(result, says, code=code)
+        assert not out.exists()
+        return
+    assert result.returncode == 0, result.stderr
+    t = pd.read_csv(out)
+    assert np.isfinite(t["power_w"]).all() and (t["power_w"] > 0).all() and not t["implausible"].any()
+    assert (t["static_w"] > 0).all()
+    assert says in result.stderr or t["flags"].str.contains(says).all()
+
+
+def test_refused_run_is_kept_flagged_on_request(tmp_path):
+    out = tmp_path / "p.csv"
+    result = cosim("power", GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "stats.txt", *A15, "-o", out, "--keep-implausible")
+    assert result.returncode == 0, result.stderr
+    t = pd.read_csv(out)
+    assert t["implausible"].all() and t["flags"].str.contains("implausible").all()
+    assert t["implausible_reason"].str.contains("static term extrapolates").all()
+
+
+def test_another_isa_is_refused_unless_asked(tmp_path):
+    """A real v24 run whose config names x86 objects (as gem5's X86 builds write them) is no A15 run."""
+    src = GEM5_RUNS / "cosim-v24-se-biglittle-o3-1000MHz-minor-600MHz"
+    run = tmp_path / "x86"
+    run.mkdir()
+    text = (src / "config.ini").read_text()
+    (run / "config.ini").write_text(text.replace("=ArmISA", "=X86ISA").replace("=ArmTLB", "=X86TLB")
+                                    .replace("=ArmMMU", "=X86MMU").replace("=ArmDecoder", "=X86Decoder"))
+    shutil.copy(src / "stats.txt", run / "stats.txt")
+    assert_one_line_error(cosim("power", run / "stats.txt", *A15, "-o", tmp_path / "p.csv"),
+                          "the run is X86 but cortex-a15-walker2017 was trained on ARM cores", "--any-isa")
+    result = cosim("power", run / "stats.txt", *A15, "--any-isa", "-o", tmp_path / "p.csv")
+    assert result.returncode == 0, result.stderr
+    assert pd.read_csv(tmp_path / "p.csv")["flags"].str.contains("isa_mismatch").all()
