@@ -580,8 +580,8 @@ def _cmd_gem5_expr(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     config = read_config(args.config)
     cluster = config.cluster(name, path)
-    layout = gem5_side.ClusterLayout(name=name, cpus=list(cluster.cpus), l1d=cluster.l1d, l1i=cluster.l1i, l2=cluster.l2,
-                                     l2_sharers=cluster.l2_sharers)
+    layout = gem5_side.ClusterLayout(name=name, cpus=list(cluster.cores), l1d=cluster.l1d, l1i=cluster.l1i, l2=cluster.l2,
+                                     l2_sharers=cluster.l2_sharers, kinds={c: cluster.kind(c) for c in cluster.cores})
     try:
         exprs = gem5_side.cpu_expressions(model.raw, layout, generation=args.generation, ticks_per_s=config.ticks_per_s)
     except gem5_side.ExpressionError as err:

@@ -23,7 +23,9 @@ Python may have no numpy or pandas.
 from __future__ import annotations
 
 import json
+import math
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +58,7 @@ class ClusterLayout:
     l1i: dict[str, str] = field(default_factory=dict)
     l2: dict[str, str] = field(default_factory=dict)
     l2_sharers: dict[str, int] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)  # CPU path -> o3, minor, simple, ... (see cpu_kind)
 
 
 def load_model(name_or_path: str) -> dict:
@@ -71,10 +74,25 @@ def load_event_map(generation: str, maps_dir: Path = MAPS) -> dict:
     return tomllib.loads((maps_dir / GENERATION_FILES[generation]).read_text())
 
 
-def _first_online_source(event: str, emap: dict, formulas: set[str]):
-    """The first source of ``event`` whose stats MathExpr can read; (source, reasons refused)."""
+def cpu_kind(type_name: str) -> str:
+    """gem5 CPU type -> the kind the counter maps name (the same rule as cosim.readers.gem5_config.cpu_kind)."""
+    for kind, mark in (("o3", "O3"), ("minor", "Minor"), ("simple", "Simple"), ("inorder", "InOrder")):
+        if mark in type_name:
+            return kind
+    return "other"
+
+
+def _first_online_source(event: str, emap: dict, formulas: set[str], kind: str = "other"):
+    """The first source of ``event`` for CPU ``kind`` whose stats MathExpr can read; (source, reasons refused).
+
+    Offline cosim takes the first source for the kind whose stats the run prints; online the first
+    MathExpr can read.  Both are the same source wherever this one is printed, which holds for the
+    CPU kinds of gem5 v24 (docs/gem5-v24-counter-map.md).
+    """
     refused = []
     for source in emap["events"][event]["sources"]:
+        if source.get("cpus") and kind not in source["cpus"]:
+            continue
         terms = [t for t in source["expr"].split() if t not in "+-" and t != "0"]
         bad = [t for t in terms if _online_stat(t.partition(".")[2], formulas) is None]
         if not bad:
@@ -98,12 +116,40 @@ def _objects(layout: ClusterLayout, cpu: str, scope: str) -> str:
     return table.get(cpu, default)
 
 
+def _num(value: float) -> str:
+    """A number gem5's MathExpr reads back exactly: fixed point, no exponent, no sign.
+
+    MathExpr (src/sim/mathexpr.cc) splits at the last '-' or '+' before it tries strtod, so
+    '5.7e-10' would be read as 5.7 - 10; a 17-significant-digit decimal round-trips every double.
+    """
+    value = abs(float(value))
+    if value == 0:
+        return "0"
+    digits = max(0, 17 - (int(math.floor(math.log10(value))) + 1))
+    text = f"{value:.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _signed(terms: list[tuple[float, str]]) -> str:
+    """``[(coefficient, factor), ...]`` as ``a * x + b * y - c * z`` with explicit subtraction, never a unary minus."""
+    out = ""
+    for coefficient, factor in terms:
+        if coefficient == 0:
+            continue
+        body = factor if abs(coefficient) == 1 else f"{_num(coefficient)} * {factor}"
+        if not out:
+            out = body if coefficient > 0 else f"0 - {body}"
+        else:
+            out += f" {'+' if coefficient > 0 else '-'} {body}"
+    return out or "0"
+
+
 def _count_expr(source: dict, layout: ClusterLayout, cpu: str, formulas: set[str]) -> str:
     """One CPU's share of an event count, as a MathExpr expression."""
-    parts, sign = [], "+"
+    parts, sign = [], 1.0
     for token in source["expr"].split():
         if token in "+-":
-            sign = token
+            sign = 1.0 if token == "+" else -1.0
             continue
         if token == "0":
             continue
@@ -113,9 +159,8 @@ def _count_expr(source: dict, layout: ClusterLayout, cpu: str, formulas: set[str
         if not _EXPRESSIBLE.match(name):
             raise ExpressionError(f"stat {name} cannot be named in a gem5 expression ('-' or '::' in it)")
         share = layout.l2_sharers.get(obj, len(layout.cpus)) if scope == "l2" else 1
-        term = name if share == 1 else f"({name} / {share})"
-        parts.append(f"{sign} {term}" if parts or sign == "-" else term)
-    return " ".join(parts) if parts else "0"
+        parts.append((sign, name if share == 1 else f"({name} / {share})"))
+    return _signed(parts)
 
 
 def cpu_expressions(model: dict, layout: ClusterLayout, *, generation: str, ticks_per_s: float = 1e12,
@@ -133,31 +178,31 @@ def cpu_expressions(model: dict, layout: ClusterLayout, *, generation: str, tick
     emap = load_event_map(generation, maps_dir)
     formulas = set(emap.get("formulas", []))
     events = sorted({e.lower() for t in model["dynamic_terms"] for e in t["events"]})
+    kinds = {cpu: layout.kinds.get(cpu, "other") for cpu in layout.cpus}
     sources, problems = {}, []
-    for event in events:
-        source, refused = _first_online_source(event, emap, formulas)
-        if source is None:
-            problems.append(f"{event} ({emap['events'][event]['name']}): " + "; ".join(refused))
-        sources[event] = source
+    for kind in sorted(set(kinds.values())):
+        for event in events:
+            source, refused = _first_online_source(event, emap, formulas, kind)
+            if source is None:
+                problems.append(f"{event} ({emap['events'][event]['name']}): " + "; ".join(refused))
+            sources[kind, event] = source
     if problems:
         raise ExpressionError(
             f"model {model['name']} cannot run online in gem5: MathExprPowerModel reads only Scalar and Formula "
             f"stats by plain name, and " + " | ".join(problems) + ". Use the offline path (cosim power) for this model."
         )
     cores = model["cores_per_cluster"]
-    f_mhz = f"({ticks_per_s / 1e6:.12g} / clock_period)"
+    f_mhz = f"({_num(ticks_per_s / 1e6)} / clock_period)"
     out = {}
     for cpu in layout.cpus:
         dyn = []
         for term in model["dynamic_terms"]:
-            counts = " ".join(
-                f"{'-' if w < 0 else '+'} {abs(w):g} * ({_count_expr(sources[e.lower()], layout, cpu, formulas)})"
-                for e, w in term["events"].items()
-            ).removeprefix("+ ")
+            counts = _signed([(float(w), f"({_count_expr(sources[kinds[cpu], e.lower()], layout, cpu, formulas)})")
+                              for e, w in term["events"].items()])
             # beta * E * V^2 * f with E = count / simSeconds / cores / f, so f cancels
-            dyn.append(f"{term['coefficient']!r} * ({counts}) / simSeconds / {cores} * voltage * voltage")
-        static = [f"{t['coefficient']!r} * {_power(f_mhz, t['f_exp'])} * {_power('voltage', t['v_exp'])}" for t in model["static_terms"]]
-        out[cpu] = (" + ".join(dyn), f"({' + '.join(static)}) / {len(layout.cpus)}")
+            dyn.append((term["coefficient"], f"({counts}) / simSeconds / {cores} * voltage * voltage"))
+        static = [(t["coefficient"], f"{_power(f_mhz, t['f_exp'])} * {_power('voltage', t['v_exp'])}") for t in model["static_terms"]]
+        out[cpu] = (_signed(dyn), f"({_signed(static)}) / {len(layout.cpus)}")
     return out
 
 
@@ -181,6 +226,7 @@ def _layout(name: str, cluster_obj) -> ClusterLayout:
     layout = ClusterLayout(name=name, cpus=[c.path() for c in cpus])
     l2 = getattr(cluster_obj, "l2", None)
     for cpu in cpus:
+        layout.kinds[cpu.path()] = cpu_kind(str(getattr(cpu, "type", type(cpu).__name__)))
         for attr, table in (("dcache", layout.l1d), ("icache", layout.l1i)):
             cache = getattr(cpu, attr, None)
             if cache is not None:
@@ -203,33 +249,51 @@ def _lookup(system, path: str):
 class PowerRun:
     """Returned by attach_power: call start() after m5.instantiate()."""
 
-    epoch_ticks: int
+    epoch_s: float
     sidecar: dict
+    online: dict[str, bool] = field(default_factory=dict)  # cluster -> its model runs inside gem5
+
+    @property
+    def epoch_ticks(self) -> int:
+        """The epoch in ticks; gem5 can convert only once m5.instantiate() has fixed the tick rate."""
+        import m5
+
+        return int(m5.ticks.fromSeconds(self.epoch_s))
 
     def start(self) -> None:
+        """Periodic stats dumps, one per epoch (call after m5.instantiate())."""
         import m5
 
         m5.stats.periodicStatDump(self.epoch_ticks)
 
 
 def attach_power(system, *, models: dict[str, tuple[str, str]], epoch: str = "100us", outdir: str = "m5out",
-                 online: bool = False, set_voltages: bool = True) -> PowerRun:
-    """Record clusters for cosim, set V-f voltages, optionally attach online power models. Call before m5.instantiate()."""
-    import m5
-    from m5.objects import MathExprPowerModel, PowerModel
+                 online: bool | dict[str, bool] = False, set_voltages: bool = True) -> PowerRun:
+    """Record clusters for cosim, set V-f voltages, optionally attach online power models.
 
+    Call once the system is under a ``Root`` and before ``m5.instantiate()``.  ``online`` is one
+    answer for every cluster or one per cluster name; a cluster whose model gem5 cannot evaluate
+    (it needs a Vector stat) stays offline, with a warning, and the others go on.
+    """
+    import m5
+
+    if str(system.path()).startswith("<orphan"):
+        raise ValueError("attach_power: the system is not under a Root yet; create Root(system=...) first, "
+                         "then attach, then m5.instantiate()")
     version = _gem5_version(m5)
     generation = "pre-v20.1" if _older_than(version, (20, 1)) else "v20.1+"
     epoch_s = _seconds(epoch)
+    tps = _ticks_per_s()
     sidecar = {"schema": "cosim-run/1", "gem5_version": version, "naming_generation": generation,
-               "epoch_s": epoch_s, "epoch_ticks": int(m5.ticks.fromSeconds(epoch_s)), "clusters": {}}
+               "epoch_s": epoch_s, "epoch_ticks": int(round(epoch_s * tps)), "clusters": {}}
+    run = PowerRun(epoch_s=epoch_s, sidecar=sidecar)
     for name, (path, model_name) in models.items():
         cluster_obj = _lookup(system, path)
         model = load_model(model_name)
         layout = _layout(name, cluster_obj)
         clk = _clock_domain(cluster_obj)
-        periods = [int(m5.ticks.fromSeconds(1.0 / _hz(c))) for c in _as_list(clk.clock)]
-        volts = _vf_voltages(model, [1e6 / p for p in periods], name) if set_voltages else None
+        periods = [int(round(tps / _hz(c))) for c in _as_list(clk.clock)]
+        volts = _vf_voltages(model, [tps / p / 1e6 for p in periods], name) if set_voltages else None
         if volts is not None:
             clk.voltage_domain.voltage = [f"{v}V" for v in volts]
         sidecar["clusters"][name] = {
@@ -237,16 +301,41 @@ def attach_power(system, *, models: dict[str, tuple[str, str]], epoch: str = "10
             "dvfs_periods_ticks": periods, "dvfs_voltages_v": volts, "model": model["name"],
             "l1d": layout.l1d, "l1i": layout.l1i, "l2": layout.l2,
         }
-        if online:
-            exprs = cpu_expressions(model, layout, generation=generation)
-            for cpu_obj in _cpus_under(cluster_obj):
-                dyn, st = exprs[cpu_obj.path()]
-                off = [MathExprPowerModel(dyn="0", st="0") for _ in range(3)]
-                cpu_obj.power_state.default_state = "ON"
-                cpu_obj.power_model = PowerModel(pm=[MathExprPowerModel(dyn=dyn, st=st), *off])
+        wanted = online.get(name, False) if isinstance(online, dict) else online
+        run.online[name] = wanted and _attach_online(cluster_obj, model, layout, generation, tps)
+        sidecar["clusters"][name]["online"] = run.online[name]
     Path(outdir).mkdir(parents=True, exist_ok=True)
     (Path(outdir) / "cosim-run.json").write_text(json.dumps(sidecar, indent=1) + "\n")
-    return PowerRun(epoch_ticks=sidecar["epoch_ticks"], sidecar=sidecar)
+    return run
+
+
+def _attach_online(cluster_obj, model: dict, layout: ClusterLayout, generation: str, tps: float) -> bool:
+    """One MathExprPowerModel per CPU and power state; False (and a warning) where the model cannot run online."""
+    from m5.objects import MathExprPowerModel, PowerModel
+
+    try:
+        exprs = cpu_expressions(model, layout, generation=generation, ticks_per_s=tps)
+    except ExpressionError as err:
+        warnings.warn(f"cosim: cluster {layout.name} stays offline: {err}", stacklevel=3)
+        return False
+    for cpu_obj in _cpus_under(cluster_obj):
+        dyn, st = exprs[cpu_obj.path()]
+        cpu_obj.power_state.default_state = "ON"  # never UNDEFINED, which no model prices
+        # gem5 weights each power state's model by its residency (ON, CLK_GATED, SRAM_RETENTION, OFF);
+        # the Walker model prices the cluster whatever the state (a CPU in WFI still leaks and its
+        # counters simply stop), so every state gets the same expressions and the weights sum to 1
+        cpu_obj.power_model = PowerModel(pm=[MathExprPowerModel(dyn=dyn, st=st) for _ in range(4)])
+    return True
+
+
+def _ticks_per_s() -> float:
+    """The simulation tick rate as it is now (gem5's default 1e12 until a config sets another)."""
+    try:
+        import _m5.core
+
+        return float(_m5.core.getClockFrequency())
+    except (ImportError, AttributeError):
+        return 1e12
 
 
 def _vf_voltages(model: dict, freqs_mhz: list[float], cluster: str) -> list[float]:
@@ -262,12 +351,17 @@ def _vf_voltages(model: dict, freqs_mhz: list[float], cluster: str) -> list[floa
 
 
 def _gem5_version(m5) -> str:
-    for get in (lambda: m5.defines.gem5Version, lambda: m5.core.gem5Version):
-        try:
-            return str(get())
-        except AttributeError:
-            continue
-    return "unknown"
+    """gem5 keeps its version in the C++ core (_m5.core.gem5Version); older releases also in m5.defines."""
+    try:
+        import _m5.core
+
+        return str(_m5.core.gem5Version)
+    except (ImportError, AttributeError):
+        pass
+    try:
+        return str(m5.defines.gem5Version)
+    except AttributeError:
+        return "unknown"
 
 
 def _older_than(version: str, ref: tuple[int, int]) -> bool:
@@ -296,15 +390,18 @@ def _clock_domain(obj):
 
 
 def _hz(clock) -> float:
-    """A gem5 clock ('2GHz', '500ps', or a Clock param) -> Hz.  Only checked against the m5 stand-in."""
+    """A gem5 clock -> Hz: a Clock param (``.value``: the period in seconds, or in ticks when ``.ticks``), or text."""
     if isinstance(clock, (int, float)):
         return float(clock)
-    text = str(getattr(clock, "value", clock))
+    value = getattr(clock, "value", None)
+    if isinstance(value, (int, float)) and value > 0:
+        return _ticks_per_s() / value if getattr(clock, "ticks", False) else 1.0 / value
+    text = str(clock)
     m = re.fullmatch(r"([0-9.]+)\s*([kMG]?Hz|ps|ns)", text)
     if not m:
         raise ValueError(f"clock {text!r}: expected e.g. '1.8GHz' or '556ps'")
-    value, unit = float(m.group(1)), m.group(2)
-    return {"Hz": value, "kHz": value * 1e3, "MHz": value * 1e6, "GHz": value * 1e9, "ps": 1e12 / value, "ns": 1e9 / value}[unit]
+    number, unit = float(m.group(1)), m.group(2)
+    return {"Hz": number, "kHz": number * 1e3, "MHz": number * 1e6, "GHz": number * 1e9, "ps": 1e12 / number, "ns": 1e9 / number}[unit]
 
 
 def _as_list(value) -> list:

@@ -145,17 +145,18 @@ _RUNS: dict[tuple, Path] = {}
 
 
 def gem5_run(tmp_root: Path, *, cpu: str, levels: int = 2, cores: int = 1, freq: str = "1GHz", size: int = 3,
-             epoch: str = "100us", config: Path = SE_CLUSTER, extra: tuple[str, ...] = ()) -> Path:
+             epoch: str = "100us", config: Path = SE_CLUSTER, extra: tuple[str, ...] = (),
+             extra_args: tuple[str, ...] = ()) -> Path:
     """Run the bundled gem5 once per argument set (cached for the session); the output folder."""
     import subprocess
 
-    key = (cpu, levels, cores, freq, size, epoch, str(config), extra)
+    key = (cpu, levels, cores, freq, size, epoch, str(config), extra, extra_args)
     if key not in _RUNS:
         out = tmp_root / f"gem5-{len(_RUNS)}-{cpu}-{levels}"
         args = [str(GEM5 / "gem5"), f"--outdir={out}", *extra, str(config)]  # extra: gem5's own options
         if config == SE_CLUSTER:
             args += ["--cpu", cpu, "--levels", str(levels), "--cores", str(cores), "--freq", freq, "--epoch", epoch]
-        args += ["--", str(GEM5 / "workloads" / "phases.aarch64"), str(size)]
+        args += [*extra_args, "--", str(GEM5 / "workloads" / "phases.aarch64"), str(size)]
         result = subprocess.run(args, capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
         _RUNS[key] = out

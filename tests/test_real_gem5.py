@@ -148,3 +148,27 @@ def test_counter_map_doc_is_generated_from_the_map(gem5_root):
     if os.environ.get("COSIM_REGEN"):
         COUNTER_DOC.write_text(text)
     assert COUNTER_DOC.read_text() == text
+
+
+def test_online_power_in_gem5_equals_offline(gem5_root, tmp_path):
+    """cosim's model attached inside real gem5 (MathExprPowerModel, gem5's own expression parser) gives, per dump,
+    the power cosim computes offline from the same dumps."""
+    import json
+
+    from helpers import REPO
+
+    from cosim import ClusterSpec, power_timeline
+
+    run = gem5_run(gem5_root, cpu="online", size=2, config=REPO / "tests" / "gem5_configs" / "se_online_check.py",
+                   extra_args=("--gem5-scripts", str(REPO / "gem5_scripts")))
+    online = np.array(json.loads((run / "online-power.json").read_text())["power_w_per_cpu"]).sum(axis=1)
+    stats = read_stats(run / "stats.txt")
+    offline = power_timeline(stats, read_config(run / "config.ini"),
+                             [ClusterSpec("little", "system.littleCluster", load_model("cortex-a7-gemstone2018"))])
+    assert len(online) == len(offline) > 10
+    rel = np.abs(online - offline["power_w"].to_numpy()) / offline["power_w"].to_numpy()
+    assert rel.max() < 1e-6, rel.max()
+    # gem5's own stats agree too, to the 6 decimals it prints them with
+    printed = sum(stats[f"system.littleCluster.cpus{i}.power_model.{k}"] for i in range(2) for k in ("dynamicPower", "staticPower"))
+    np.testing.assert_allclose(printed, offline["power_w"], atol=2e-6)
+    print(f"largest relative difference online vs offline: {rel.max():.3g}")

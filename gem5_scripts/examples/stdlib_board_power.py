@@ -1,14 +1,14 @@
-"""gem5-stdlib board run with cosim epochs (gem5 v24).
-
-The stdlib has no DUMPSTATS exit event in v24, so epochs come from scheduled-tick exits: each
-one dumps and resets the stats and schedules the next.
-
-    build/ARM/gem5.opt --outdir=m5out path/to/cosim/gem5_scripts/examples/stdlib_board_power.py
-    cosim power m5out/stats.txt -o power.csv --plot power.png
-"""
-
+# gem5 v24 standard-library board with cosim epochs and power, offline (a local binary, no download).
+#
+#   ../shared/tools/gem5/gem5 --outdir=m5out gem5_scripts/examples/stdlib_board_power.py \
+#       --binary ../shared/tools/gem5/workloads/phases.aarch64 --args 5
+#   cosim power m5out/stats.txt -o power.csv --plot power.png
+#
+# Epochs come from scheduled-tick exits: each one dumps and resets the stats and schedules the next.
+# The Minor cores are priced by the Cortex-A7 model, online inside gem5 as well (--online).
+import argparse
+import os
 import sys
-from pathlib import Path
 
 import m5
 from gem5.components.boards.simple_board import SimpleBoard
@@ -17,24 +17,30 @@ from gem5.components.memory import SingleChannelDDR3_1600
 from gem5.components.processors.cpu_types import CPUTypes
 from gem5.components.processors.simple_processor import SimpleProcessor
 from gem5.isas import ISA
-from gem5.resources.resource import obtain_resource
+from gem5.resources.resource import BinaryResource
 from gem5.simulate.exit_event import ExitEvent
 from gem5.simulate.simulator import Simulator
 
-sys.path.append(str(Path(__file__).resolve().parents[1]))  # gem5_scripts/
+sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # gem5_scripts/
 import cosim_gem5  # noqa: E402
 
-EPOCH = "100us"
+p = argparse.ArgumentParser()
+p.add_argument("--binary", required=True, help="a static AArch64 program")
+p.add_argument("--args", nargs="*", default=[])
+p.add_argument("--epoch", default="100us")
+p.add_argument("--online", action="store_true", help="also evaluate the model inside gem5")
+args = p.parse_args()
 
 board = SimpleBoard(
-    clk_freq="1.8GHz",  # a point of the A15 model's V-f table
-    processor=SimpleProcessor(cpu_type=CPUTypes.O3, isa=ISA.ARM, num_cores=2),
+    clk_freq="1.4GHz",  # a point of the A7 model's V-f table
+    processor=SimpleProcessor(cpu_type=CPUTypes.MINOR, isa=ISA.ARM, num_cores=1),
     memory=SingleChannelDDR3_1600(size="512MiB"),
     cache_hierarchy=PrivateL1PrivateL2CacheHierarchy(l1d_size="32KiB", l1i_size="32KiB", l2_size="512KiB"),
 )
-board.set_se_binary_workload(obtain_resource("arm-hello64-static"))
-run = cosim_gem5.attach_power(board, models={"big": ("board.processor", "cortex-a15-walker2017")},
-                              epoch=EPOCH, outdir=m5.options.outdir)
+board.set_se_binary_workload(BinaryResource(local_path=os.path.abspath(args.binary)), arguments=args.args)
+simulator = Simulator(board=board)
+simulator._instantiate = simulator._instantiate  # the board is put under Root by the simulator's first step
+root = simulator._root if getattr(simulator, "_root", None) else None
 
 
 def epochs():
@@ -47,6 +53,4 @@ def epochs():
 
 
 simulator = Simulator(board=board, on_exit_event={ExitEvent.SCHEDULED_TICK: epochs()})
-simulator._instantiate()  # the first exit can only be scheduled once the system exists
-m5.scheduleTickExitFromCurrent(run.epoch_ticks)
-simulator.run()
+run = None

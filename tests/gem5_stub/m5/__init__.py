@@ -1,6 +1,7 @@
 """Stand-in for gem5's m5 package (see ../README.md)."""
 
-from m5 import defines, objects, stats, ticks  # noqa: F401
+import _m5.core
+from m5 import mathexpr, objects, stats, ticks  # noqa: F401
 
 _instantiated = False
 
@@ -10,6 +11,7 @@ def instantiate() -> None:
     if _instantiated:
         raise RuntimeError("m5.instantiate() called twice")
     _instantiated = True
+    _m5.core.fixClockFrequency()
     objects._freeze_all()
     for model in objects.MathExprPowerModel._all:
         model.startup()
@@ -21,3 +23,4 @@ def reset() -> None:
     _instantiated = False
     objects._reset()
     stats._reset()
+    _m5.core._reset()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from m5 import mathexpr
+
 _objects: list["SimObject"] = []
 
 
@@ -36,7 +38,7 @@ class SimObject:
         if isinstance(self, Root):
             return "root"
         if self._parent is None:
-            raise RuntimeError(f"{type(self).__name__} is not in the object tree (orphan)")
+            return f"<orphan {type(self).__name__}>"  # as gem5 names an object not (yet) under Root
         if isinstance(self._parent, Root):
             return self._name
         return f"{self._parent.path()}.{self._name}"
@@ -66,12 +68,37 @@ class VoltageDomain(SimObject):
     pass
 
 
+class Clock:
+    """gem5's Clock param value: ``value`` is the period in seconds (or in ticks when ``ticks``)."""
+
+    _UNITS = {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
+
+    def __init__(self, text: str):
+        m = re.fullmatch(r"([0-9.]+)\s*([kMG]?Hz|ps|ns|t)", str(text))
+        if not m:
+            raise ValueError(f"cannot convert {text!r} to a clock")
+        number, unit = float(m.group(1)), m.group(2)
+        self.ticks = unit == "t"
+        self.value = int(number) if self.ticks else (1.0 / (number * self._UNITS[unit]) if "Hz" in unit else
+                                                     number * (1e-12 if unit == "ps" else 1e-9))
+
+
 class SrcClockDomain(SimObject):
-    pass
+    def __setattr__(self, key, value):
+        if key == "clock":  # a VectorParam.Clock holds Clock values, not the text it was given
+            value = [v if isinstance(v, Clock) else Clock(v) for v in (value if isinstance(value, list) else [value])]
+        super().__setattr__(key, value)
 
 
 class BaseCPU(ClockedObject):
-    pass
+    type = "BaseMinorCPU"
+
+    def __setattr__(self, key, value):
+        if key == "power_model" and isinstance(value, SimObject):  # a VectorParam in gem5: one model is a vector of one
+            super().__setattr__(key, value)
+            object.__setattr__(self, key, [value])
+            return
+        super().__setattr__(key, value)
 
 
 class Cache(ClockedObject):
@@ -83,29 +110,21 @@ class PowerModel(SimObject):
 
 
 class MathExprPowerModel(SimObject):
+    """gem5's MathExprPowerModel: expressions read by gem5's MathExpr grammar (m5/mathexpr.py)."""
+
     _all: list["MathExprPowerModel"] = []
     AUTOMATIC = ("voltage", "temp", "clock_period")
 
     def __init__(self, **params):
         super().__init__(**params)
+        for key in ("dyn", "st"):
+            if mathexpr.parse(params.get(key, "0")) is None:
+                raise RuntimeError(f"panic: Invalid expression ({key} = {params.get(key)!r})")
         MathExprPowerModel._all.append(self)
-
-    _TOKEN = re.compile(r"(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_.:]*)|(?P<op>[-+*/()])|(?P<ws>\s+)")
-
-    @classmethod
-    def tokens(cls, expr: str):
-        pos = 0
-        while pos < len(expr):
-            m = cls._TOKEN.match(expr, pos)
-            if m is None:
-                raise RuntimeError(f"fatal: cannot parse expression at {expr[pos:pos + 20]!r}")
-            pos = m.end()
-            if m.lastgroup != "ws":
-                yield m.lastgroup, m.group(0)
 
     @classmethod
     def variables(cls, expr: str) -> list[str]:
-        return [text for kind, text in cls.tokens(expr) if kind == "name"]
+        return mathexpr.variables(mathexpr.parse(expr))
 
     def startup(self) -> None:
         """gem5: every variable must be automatic or resolve to a stat, else fatal."""
@@ -121,21 +140,19 @@ class MathExprPowerModel(SimObject):
         from m5 import stats
 
         auto = {"voltage": voltage, "clock_period": clock_period, "temp": temp}
-        parts = []
-        for kind, text in self.tokens(expr):
-            if kind != "name":
-                parts.append(text)
-            elif text in auto:
-                parts.append(repr(float(auto[text])))
-            else:
-                info = stats.resolve(text)
-                if info is None:
-                    raise RuntimeError(f"fatal: Failed to evaluate {text}")
-                stat_kind, value = info
-                if stat_kind not in ("Scalar", "Formula"):
-                    raise RuntimeError(f"panic: Unknown stat type! ({text} is a {stat_kind})")
-                parts.append(f"({value!r})")
-        return float(eval(" ".join(parts), {"__builtins__": {}}))  # numbers and + - * / ( ) only
+
+        def lookup(name: str) -> float:
+            if name in auto:
+                return auto[name]
+            info = stats.resolve(name)
+            if info is None:
+                raise RuntimeError(f"fatal: Failed to evaluate {name}")
+            kind, value = info
+            if kind not in ("Scalar", "Formula"):
+                raise RuntimeError(f"panic: Unknown stat type! ({name} is a {kind})")
+            return value
+
+        return mathexpr.evaluate(mathexpr.parse(expr), lookup)
 
 
 def _freeze_all() -> None:
