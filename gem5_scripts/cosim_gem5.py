@@ -220,22 +220,50 @@ def _cpus_under(obj) -> list:
 
 
 def _layout(name: str, cluster_obj) -> ClusterLayout:
+    """CPU paths, kinds and caches of a cluster; caches are found by following port connections (any config,
+    stdlib boards included), else by the attribute names of gem5's example clusters (dcache, icache, l2)."""
     cpus = _cpus_under(cluster_obj)
     if not cpus:
         raise ValueError(f"cluster {name}: no CPU under {cluster_obj.path()}")
     layout = ClusterLayout(name=name, cpus=[c.path() for c in cpus])
-    l2 = getattr(cluster_obj, "l2", None)
     for cpu in cpus:
-        layout.kinds[cpu.path()] = cpu_kind(str(getattr(cpu, "type", type(cpu).__name__)))
-        for attr, table in (("dcache", layout.l1d), ("icache", layout.l1i)):
-            cache = getattr(cpu, attr, None)
+        path = cpu.path()
+        layout.kinds[path] = cpu_kind(str(getattr(cpu, "type", type(cpu).__name__)))
+        l1d = _peer(getattr(cpu, "dcache_port", None)) or getattr(cpu, "dcache", None)
+        l1i = _peer(getattr(cpu, "icache_port", None)) or getattr(cpu, "icache", None)
+        l2 = _cache_below(l1d) or getattr(cluster_obj, "l2", None)
+        for table, cache in ((layout.l1d, l1d), (layout.l1i, l1i), (layout.l2, l2)):
             if cache is not None:
-                table[cpu.path()] = cache.path()
-        if l2 is not None:
-            layout.l2[cpu.path()] = l2.path()
-    if l2 is not None:
-        layout.l2_sharers[l2.path()] = len(cpus)
+                table[path] = cache.path()
+    for l2 in set(layout.l2.values()):
+        layout.l2_sharers[l2] = list(layout.l2.values()).count(l2)
     return layout
+
+
+def _peer(port):
+    """The SimObject at the other end of a port, or None (not connected yet, or no port)."""
+    peer = getattr(port, "peer", None)
+    obj = getattr(peer, "simobj", None)
+    return obj if obj is not None and not isinstance(obj, str) else None
+
+
+def _is_cache(obj) -> bool:
+    return "Cache" in str(getattr(obj, "type", type(obj).__name__)) and hasattr(obj, "mem_side")
+
+
+def _cache_below(l1):
+    """The first cache below an L1: its mem_side peer, or a cache behind the crossbar it feeds."""
+    if l1 is None or not _is_cache(l1):
+        return None
+    below = _peer(getattr(l1, "mem_side", None))
+    if below is None or _is_cache(below):
+        return below
+    ports = getattr(below, "mem_side_ports", None)  # a crossbar
+    for element in getattr(ports, "elements", None) or ([ports] if ports is not None else []):
+        obj = _peer(element)
+        if obj is not None and _is_cache(obj):
+            return obj
+    return None
 
 
 def _lookup(system, path: str):
