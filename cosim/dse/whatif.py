@@ -5,19 +5,25 @@ workload, so an epoch's events are the same at any DVFS point.  Dynamic power is
 beta * E * V^2 * f with E = events / (t * f * cores); with the same events over a
 new runtime t' at f', an epoch's dynamic *energy* is t * f * V'^2 * sum(beta * E):
 it depends on the new voltage only.  Static power is the model's polynomial at
-(f', V') for the new runtime.
+(f', V') for the whole new runtime: a cluster stays powered until the run ends.
 
-Runtime, per epoch (two-part model):
+Runtime, per cluster (the clusters run their own work side by side):
   busy_c  = busiest CPU's active cycles / f_c          (time cluster c computes)
-  mem_c   = min(busy_c, L2 miss latency sum / CPUs)    (the part waiting on memory)
+  mem_c   = the part of busy_c spent waiting on memory (does not scale)
   busy_c' = mem_c + (busy_c - mem_c) * f_c / f_c'      (only core time scales)
-  t'      = t - max_c busy_c + max_c busy_c'           (idle time is unchanged)
-The memory estimator adds up gem5's L2 demand miss latency (ticks the misses
-were outstanding) and shares it between the cluster's CPUs.  Its limits: misses
-overlapping within one core (memory-level parallelism) are counted one after
-the other, so memory time is over-estimated for high-MLP code and its speed-up
-under-estimated; L1-to-L2 hit time is taken to scale with the core clock; DRAM
-latency is taken as constant.
+  and the active cycles (the CPU_CYCLES input) become (busy_c - mem_c) * f_c + mem_c * f_c':
+  a core waiting on memory spends fewer cycles doing so at a lower clock
+  each epoch of cluster c lasts t - busy_c + busy_c' for it, up to the last epoch
+  in which it computed; the run ends when the last cluster finishes, plus the
+  recorded time after every cluster had finished.
+Which cycles hold the memory wait depends on the CPU model.  Minor quiesces while
+it waits for memory and counts those cycles as idle, so its active cycles are all
+core time (mem = 0), and the waits are already in the part that does not scale.
+O3 and the simple CPUs stay active while they wait: their memory time is gem5's
+L2 demand miss latency (ticks the misses were outstanding), shared between the
+cluster's CPUs.  Limits: overlapping misses (memory-level parallelism) are counted
+one after the other, so an O3 core's memory time is over-estimated; L1-to-L2 hit
+time is taken to scale with the core clock; DRAM latency as constant.
 """
 
 from __future__ import annotations
@@ -36,6 +42,10 @@ from cosim.models.walker import static_power_w
 from cosim.readers.gem5_config import Gem5Config
 from cosim.timeline import ClusterSpec, frequency_mhz, resolve_cluster
 
+# CPU kinds whose idle cycles include the cycles they wait for memory (MinorCPU quiesces on a miss)
+_QUIESCE_ON_MISS = {"minor", "inorder"}
+# an epoch in which a cluster's busiest CPU computed for less than this share of it is idle for it
+_ACTIVE_SHARE = 0.01
 # L2 demand miss latency (sum over misses, ticks) in both naming generations
 MISS_LATENCY = ("demandMissLatency::total", "demand_miss_latency::total")
 
@@ -47,7 +57,8 @@ class ClusterActivity:
     name: str
     model: Model
     freq_mhz: np.ndarray
-    dyn_coeff: np.ndarray  # t * f * sum(beta * E) [W s / V^2]: dynamic energy = dyn_coeff * V^2
+    dyn_coeff: np.ndarray  # t * f * sum(beta * E) over the non-cycle events [W s / V^2]: their energy = dyn_coeff * V^2
+    cycle_coeff: np.ndarray  # the same for the CPU_CYCLES (0x11) inputs, whose count changes with the clock
     busy_s: np.ndarray
     mem_s: np.ndarray
 
@@ -69,7 +80,9 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
         freq = frequency_mhz(stats, cluster)
         rates = event_rates(stats, cluster, model.events, generation=meta.generation,
                             cores_per_cluster=model.cores_per_cluster, freq_mhz=freq)
-        sum_beta_e = sum(t.coefficient * sum(w * rates.eph[e].to_numpy() for e, w in t.events.items()) for t in model.dynamic)
+        def beta_e(cycles: bool) -> np.ndarray:
+            return sum(t.coefficient * sum(w * rates.eph[e].to_numpy() for e, w in t.events.items() if (e == "0x11") == cycles)
+                       for t in model.dynamic) + np.zeros(len(stats))
         active = np.zeros((len(cluster.cpus), len(stats)))
         for i, cpu in enumerate(cluster.cpus):
             if f"{cpu}.numCycles" not in stats:
@@ -84,7 +97,9 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                     latency += stats[f"{l2}.{name}"].to_numpy() * cluster.n_cpus / cluster.sharers(l2)
                     break
         mem = np.minimum(busy, latency / meta.ticks_per_s / cluster.n_cpus)
-        out.append(ClusterActivity(cluster.name, model, freq, duration * freq * sum_beta_e, busy, mem))
+        if all(cluster.kind(c) in _QUIESCE_ON_MISS for c in cluster.cores):
+            mem = np.zeros(len(stats))  # the waits are idle cycles already, outside busy
+        out.append(ClusterActivity(cluster.name, model, freq, duration * freq * beta_e(False), duration * freq * beta_e(True), busy, mem))
     return RecordedRun(duration, out)
 
 
@@ -98,38 +113,51 @@ def dvfs_grid(run: RecordedRun, freqs: Mapping[str, Sequence[float]] | None = No
 
 
 def whatif(run: RecordedRun, grid: pd.DataFrame, *, chunk: int = 256) -> pd.DataFrame:
-    """Runtime [s], energy [J], average and peak power [W] of the run at each grid row; per-cluster energy too."""
+    """Runtime [s], energy [J], average and peak power [W] of the run at each grid row; per-cluster energy and runtime too.
+
+    ``peak_power_w`` adds each cluster's highest epoch power: the clusters' epochs no
+    longer line up once their clocks change, so this is an upper bound.
+    """
     n_cfg = len(grid)
-    results = {k: np.empty(n_cfg) for k in ("runtime_s", "energy_j", "peak_power_w")}
-    per_cluster = {c.name: np.empty(n_cfg) for c in run.clusters}
-    # per cluster and frequency: busy time, dynamic energy, static power (no dependence on the others)
+    duration = run.duration_s
+    ends = np.cumsum(duration)
+    finish = {}  # cluster -> index of the last epoch it computed in
+    for c in run.clusters:
+        active = np.flatnonzero(c.busy_s > _ACTIVE_SHARE * duration)
+        finish[c.name] = int(active[-1]) if active.size else -1
+    last = max(finish.values())
+    tail_s = ends[-1] - (ends[last] if last >= 0 else 0.0)  # recorded time after every cluster had finished
     tables = []
     for c in run.clusters:
         f_new = grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)
         levels, index = np.unique(f_new, return_inverse=True)
         op = operating_point(c.model, levels)
+        span = slice(0, finish[c.name] + 1)
         busy = c.mem_s + (c.busy_s - c.mem_s) * (c.freq_mhz / levels[:, None])  # (levels, epochs)
-        dyn_j = c.dyn_coeff * op.voltage_v[:, None] ** 2
+        epoch_s = duration[None, :] - c.busy_s[None, :] + busy  # each epoch's length for this cluster
+        runtime = epoch_s[:, span].sum(axis=1)  # (levels,) when the cluster finishes its work
+        # active cycles at f': core cycles stay, cycles spent waiting on memory shrink with the clock
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cycles = np.where(c.busy_s > 0, (c.mem_s * levels[:, None] + (c.busy_s - c.mem_s) * c.freq_mhz)
+                              / (c.busy_s * c.freq_mhz), 1.0)
+        dyn_j = (c.dyn_coeff + c.cycle_coeff * cycles) * op.voltage_v[:, None] ** 2
         static_w = static_power_w(levels, op.voltage_v, c.model.static)
-        tables.append((index, busy, dyn_j, static_w))
-    base = run.duration_s - np.max([c.busy_s for c in run.clusters], axis=0)
-    for start in range(0, n_cfg, chunk):  # chunks keep the (configs x epochs) arrays small
-        sel = slice(start, min(start + chunk, n_cfg))
-        busy = np.max([b[i[sel]] for i, b, _, _ in tables], axis=0)
-        t_new = base + busy  # (configs, epochs)
-        power = np.zeros_like(t_new)
-        for (i, _, dyn_j, static_w), c in zip(tables, run.clusters):
-            cluster_w = dyn_j[i[sel]] / t_new + static_w[i[sel], None]
-            power += cluster_w
-            per_cluster[c.name][sel] = (cluster_w * t_new).sum(axis=1)
-        results["runtime_s"][sel] = t_new.sum(axis=1)
-        results["energy_j"][sel] = (power * t_new).sum(axis=1)
-        results["peak_power_w"][sel] = power.max(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            peak = np.nanmax(np.where(epoch_s > 0, dyn_j / epoch_s, 0.0), axis=1) + static_w
+        tables.append((c.name, index, runtime, dyn_j.sum(axis=1), static_w, peak))
+    runtime_s = np.max([rt[i] for _, i, rt, _, _, _ in tables], axis=0) + tail_s
     out = grid.copy()
-    for k, v in results.items():
-        out[k] = v
+    out["runtime_s"] = runtime_s
+    energy = np.zeros(n_cfg)
+    peak = np.zeros(n_cfg)
+    for name, i, rt, dyn, static_w, pk in tables:
+        out[f"{name}_runtime_s"] = rt[i]
+        out[f"{name}_energy_j"] = dyn[i] + static_w[i] * runtime_s
+        energy += out[f"{name}_energy_j"].to_numpy()
+        peak += pk[i]
+    out["energy_j"] = energy
+    out["peak_power_w"] = peak
     out["avg_power_w"] = out["energy_j"] / out["runtime_s"]
     out["edp_js"] = out["energy_j"] * out["runtime_s"]
-    for name, v in per_cluster.items():
-        out[f"{name}_energy_j"] = v
-    return out
+    return out[[*grid.columns, "runtime_s", "energy_j", "peak_power_w", "avg_power_w", "edp_js",
+                *[c for c in out.columns if c.endswith(("_energy_j", "_runtime_s")) and c not in ("energy_j", "runtime_s")]]]
