@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from cosim.models.modelfile import shipped_models_dir
-from helpers import POWMON, needs_shared, write_biglittle_run
+from helpers import POWMON, REPO, needs_shared, write_biglittle_run
 
 BIGLITTLE = ["--model", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster",
              "--model", "cortex-a7-gemstone2018", "--cluster", "little=system.littleCluster"]
@@ -156,3 +156,41 @@ def test_demo_runs_on_real_gem5_output(tmp_path):
     assert timeline["power_w"].notna().all() and (timeline["power_w"] > 0).all()
     assert not timeline["extrapolated"].any() and not timeline["implausible"].any()  # inside both models' training ranges
     assert (tmp_path / "demo" / "power.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("epochs", [1, 3])
+def test_plot_with_epochs_without_a_value(run, tmp_path, epochs):
+    """nan in the stats of some or all epochs: the plot is drawn with gaps, the summary counts them, no traceback."""
+    import re
+
+    text = run.read_text()
+    run.write_text(re.sub(r"(system.littleCluster.cpus0.numCycles +)\d+ ", r"\1nan ", text, count=epochs))
+    png = tmp_path / "p.png"
+    result = cosim("power", run, *BIGLITTLE, "-o", tmp_path / "p.csv", "--plot", png)
+    assert result.returncode == 3 and "Traceback" not in result.stderr, result.stderr
+    assert all(line.startswith("cosim:") for line in result.stderr.splitlines())  # no numpy/matplotlib warnings
+    assert png.stat().st_size > 5_000
+    assert f"({epochs} without a value" in result.stdout or "no value in any of its 3 epoch(s)" in result.stdout
+    assert "energy 0 J" not in result.stdout
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_interrupt_is_one_line_and_leaves_no_temporary_file(tmp_path, sig):
+    import signal
+    import time
+
+    demo = next((REPO / "traces").glob("cosim-v24-*"))
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.Popen([sys.executable, "-I", "-m", "cosim.cli", "power", str(demo / "stats.txt.gz"), "--config",
+                             str(demo / "config.ini"), "-o", str(out / "p.csv"), "--plot", str(out / "p.png")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)  # imports done, the handlers are in place; parsing or writing
+    if proc.poll() is not None:
+        pytest.skip("cosim finished before the signal; this machine is too fast for the timing")
+    proc.send_signal(getattr(signal, sig))
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == "cosim: interrupted; no output was left half-written"
+    assert "Traceback" not in stderr and all(line.startswith("cosim:") for line in stderr.splitlines())
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]

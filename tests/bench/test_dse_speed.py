@@ -28,7 +28,7 @@ def big_run():
     for name, model, f in (("big", "cortex-a15-walker2017", 1800.0), ("little", "cortex-a7-gemstone2018", 1400.0)):
         busy = duration * rng.uniform(0.1, 1.0, N_EPOCHS)
         clusters.append(ClusterActivity(name, load_model(model), np.full(N_EPOCHS, f), rng.uniform(1e-4, 1e-3, N_EPOCHS),
-                                        busy, busy * rng.uniform(0, 0.5, N_EPOCHS)))
+                                        rng.uniform(1e-5, 1e-4, N_EPOCHS), busy, busy * rng.uniform(0, 0.5, N_EPOCHS)))
     return RecordedRun(duration, clusters)
 
 
