@@ -303,6 +303,9 @@ def _cluster_specs(config, args: argparse.Namespace):
         if len(models) != 1:
             raise CosimError("several --model need --cluster NAME=PATH to say which CPUs each one prices")
         paths = [(name, None) for name in config.clusters()]
+        if not paths:
+            raise CosimError(f"{config.path}: no active CPU in this config (every CPU is switched out, or there is none); "
+                             "nothing to price")
     unknown = set(voltages) - {name for name, _ in paths}
     if unknown:
         raise CosimError(f"--voltage for unknown cluster(s) {', '.join(sorted(unknown))}; clusters: {', '.join(n for n, _ in paths)}")

@@ -126,6 +126,8 @@ def power_timeline(
     Long DataFrame, one row per (epoch, cluster); columns documented in README.md.
     """
     meta: StatsMeta = stats.attrs["gem5"]
+    if not clusters:
+        raise CosimError(f"{config.path}: no cluster to price; name one with --cluster NAME=PATH")
     mismatch = check_isa(config, [spec.model for spec in clusters], any_isa=any_isa)
     extra = ["isa_mismatch"] if mismatch else (["isa_unknown"] if config.isa is None else [])
     frames = [

@@ -200,3 +200,18 @@ def test_whatif_against_real_gem5_runs_at_other_clocks():
         assert abs(row["runtime_s"]) < 10  # measured 6.2 % down, -8.7 % up: overlapping O3/Minor misses (see README)
     # the run ends with the LITTLE cluster at both clock pairs, and the what-if says so
     assert down["runtime_s"] == down["little_runtime_s"] and up["runtime_s"] == up["little_runtime_s"]
+
+
+@needs_shared
+def test_roofline_counts_each_flop_once_on_a_real_o3_run():
+    """gem5 v24 O3 prints issued, committed (commitStats0) and commit.committedInstType_0 op classes: one is used."""
+    import re
+
+    from cosim.dse.roofline import run_points
+
+    stats = read_stats(GEM5_RUNS / "cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz" / "stats.txt")
+    weights = {"FloatAdd": 1, "FloatCmp": 1, "FloatCvt": 1, "FloatMult": 1, "FloatDiv": 1, "FloatMisc": 1, "FloatSqrt": 1,
+               "FloatMultAcc": 2}
+    committed = sum(stats[c].sum() * weights[m.group(1)] for c in stats.columns
+                    if (m := re.search(r"\.commitStats0\.committedInstType::(\w+)$", c)) and m.group(1) in weights)
+    assert committed > 0 and run_points(stats)["flops"].sum() == committed

@@ -126,11 +126,11 @@ def dram_busy_cycles(stats: pd.DataFrame, *, bytes_per_cycle: float = 4.0) -> np
     """Per-epoch memory cycles serving the CPU, from a gem5 run's DRAM controller bytes.
 
     bytes read + written at the system interface (``bytesReadSys``/``bytesWrittenSys``;
-    2016-era and later, every controller), or ``bytes_read/bytes_written::total``
-    (older), divided by the CPU memory controller's 4 B per active memory cycle
+    2016-era and later, every DRAM controller), or ``bytes_read/bytes_written::total``
+    (older), or ``bytesRead/bytesWritten::total`` (v21+ SimpleMemory), divided by the CPU memory controller's 4 B per active memory cycle
     (Stokke et al., Section 6.3).
     """
-    for pattern in (r"\.bytes(ReadSys|WrittenSys)$", r"\.bytes_(read|written)::total$"):
+    for pattern in (r"\.bytes(ReadSys|WrittenSys)$", r"\.bytes_(read|written)::total$", r"\.bytes(Read|Written)::total$"):
         cols = [c for c in stats.columns if re.search(pattern, c)]
         if cols:
             return np.nan_to_num(stats[cols].to_numpy(dtype=float)).sum(axis=1) / bytes_per_cycle

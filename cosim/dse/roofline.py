@@ -25,7 +25,10 @@ _FLOPS = (
     (re.compile(r"::SimdFloat(Add|Alu|Cmp|Cvt|Div|Misc|Mult|Sqrt)$"), 4),
     (re.compile(r"::SimdFloatMultAcc$"), 8),
 )
-_OP_CLASS_STATS = re.compile(r"\.(statIssuedInstType_0|iq\.FU_type_0|op_class_0|committedInstType_0|commitStats0\.committedInstType)::")
+# Op-class counts, committed before issued: an O3 CPU prints both, and counting both would count FLOPs twice.
+_OP_CLASS_FAMILIES = ("commitStats0.committedInstType", "commit.committedInstType_0", "committedInstType_0", "op_class_0",
+                      "op_class", "statIssuedInstType_0", "iq.FU_type_0")
+_OP_CLASS_STATS = re.compile(r"^(.*?)\.(" + "|".join(re.escape(f) for f in _OP_CLASS_FAMILIES) + r")::")  # (CPU, family)
 # DRAM controllers as gem5 has named them (physmem; mem_ctrls; mem_ctrlN.dram), not boot ROMs such as realview.nvmem
 _DRAM_BYTES = re.compile(r"\.(physmem|mem_ctrls?\d*(\.dram)?)\.(bytes_read|bytesRead|bytes_written|bytesWritten)::total$")
 
@@ -59,7 +62,13 @@ def balance_point(platform: dict, freq_mhz) -> np.ndarray:
 
 def run_points(stats: pd.DataFrame) -> pd.DataFrame:
     """Per epoch: FLOPs (from FP op-class counts), DRAM bytes, intensity [FLOP/B] and achieved GFLOP/s."""
-    flop_cols = [(c, w) for c in stats.columns if _OP_CLASS_STATS.search(c) for rx, w in _FLOPS if rx.search(c)]
+    families: dict[str, set[str]] = {}  # CPU path -> op-class families it prints
+    for c in stats.columns:
+        if m := _OP_CLASS_STATS.match(c):
+            families.setdefault(m.group(1), set()).add(m.group(2))
+    chosen = {cpu: next(f for f in _OP_CLASS_FAMILIES if f in found) for cpu, found in families.items()}
+    flop_cols = [(c, w) for c in stats.columns if (m := _OP_CLASS_STATS.match(c)) and chosen[m.group(1)] == m.group(2)
+                 for rx, w in _FLOPS if rx.search(c)]
     byte_cols = [c for c in stats.columns if _DRAM_BYTES.search(c)]
     if not byte_cols:
         raise CosimError(f"{stats.attrs['gem5'].path}: no DRAM byte counts (bytes_read/bytesRead::total of a memory controller)")
