@@ -12,51 +12,32 @@
 # gem5's expressions cannot read, so asked online it stays offline with a warning.
 import argparse
 import os
-import shlex
 import sys
 
 import m5
-from m5.objects import AddrRange, MinorCPU, Process, Root, SEWorkload
-from m5.util import addToPath
-
-addToPath(os.path.join(os.environ.get("GEM5_ROOT", "."), "configs"))
-addToPath(os.path.join(os.environ.get("GEM5_ROOT", "."), "configs", "example", "arm"))
-import devices  # noqa: E402  (gem5's configs/example/arm/devices.py)
-from common import MemConfig  # noqa: E402
-from common.cores.arm import O3_ARM_v7a  # noqa: E402
+from m5.objects import MinorCPU, Root
 
 sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # gem5_scripts/
 import cosim_gem5  # noqa: E402
+import se_system  # noqa: E402
+from common.cores.arm import O3_ARM_v7a  # noqa: E402  (gem5's configs/, on the path through se_system)
+from se_system import devices  # noqa: E402
 
 p = argparse.ArgumentParser()
 p.add_argument("--big-freq", default="1800MHz")
 p.add_argument("--little-freq", default="1400MHz")
 p.add_argument("--big-cores", type=int, default=2)
 p.add_argument("--little-cores", type=int, default=2)
-p.add_argument("--epoch", default="100us")
 p.add_argument("--online", action="append", default=[], choices=("big", "little"), help="evaluate this cluster's model in gem5")
-p.add_argument("--mem-type", default="DDR3_1600_8x8")
-p.add_argument("--mem-channels", type=int, default=1)
-p.add_argument("--mem-ranks", type=int, default=None)
-p.add_argument("--mem-size", default="2GB")
-p.add_argument("cmd", nargs=argparse.REMAINDER)
+se_system.add_options(p)
 args = p.parse_args()
-argv = shlex.split(" ".join(c for c in args.cmd if c != "--"))
 
-system = devices.SimpleSeSystem(mem_mode="timing")
+system = se_system.system(args)
 system.bigCluster = devices.ArmCpuCluster(system, args.big_cores, args.big_freq, "1.0V", O3_ARM_v7a.O3_ARM_v7a_3,
                                           O3_ARM_v7a.O3_ARM_v7a_ICache, O3_ARM_v7a.O3_ARM_v7a_DCache, O3_ARM_v7a.O3_ARM_v7aL2)
 system.littleCluster = devices.ArmCpuCluster(system, args.little_cores, args.little_freq, "1.0V", MinorCPU,
                                              devices.L1I, devices.L1D, devices.L2)
-system.addCaches(True, last_cache_level=2)
-system.mem_ranges = [AddrRange(start=0, size=args.mem_size)]
-MemConfig.config_mem(args, system)
-system.connect()
-cpus = list(system.bigCluster.cpus) + list(system.littleCluster.cpus)
-procs = [Process(pid=100 + i, cwd=os.getcwd(), cmd=argv, executable=argv[0]) for i in range(len(cpus))]
-for cpu, proc in zip(cpus, procs):
-    cpu.workload = proc
-system.workload = SEWorkload.init_compatible(argv[0])
+se_system.finish(system, args, list(system.bigCluster.cpus) + list(system.littleCluster.cpus))
 
 root = Root(full_system=False, system=system)
 run = cosim_gem5.attach_power(

@@ -9,47 +9,30 @@
 # --levels 1: private L1s straight onto the memory bus (no L2).
 import argparse
 import os
-import shlex
+import sys
 
 import m5
-from m5.objects import AddrRange, Process, Root, SEWorkload
-from m5.util import addToPath
+from m5.objects import Root
 
-addToPath(os.path.join(os.environ.get("GEM5_ROOT", "."), "configs"))
-addToPath(os.path.join(os.environ.get("GEM5_ROOT", "."), "configs", "example", "arm"))
-import devices  # noqa: E402  (gem5's configs/example/arm/devices.py)
-from common import MemConfig  # noqa: E402
+sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # gem5_scripts/
+import se_system  # noqa: E402
+from se_system import devices  # noqa: E402
 
 p = argparse.ArgumentParser()
 p.add_argument("--cpu", default="TimingSimpleCPU")
 p.add_argument("--freq", default="1GHz")
 p.add_argument("--cores", type=int, default=1)
 p.add_argument("--levels", type=int, choices=(1, 2), default=2)
-p.add_argument("--epoch", default="100us")
-p.add_argument("--mem-type", default="DDR3_1600_8x8")
-p.add_argument("--mem-channels", type=int, default=1)
-p.add_argument("--mem-ranks", type=int, default=None)
-p.add_argument("--mem-size", default="2GB")
-p.add_argument("cmd", nargs=argparse.REMAINDER)
+se_system.add_options(p)
 args = p.parse_args()
-argv = shlex.split(" ".join(c for c in args.cmd if c != "--"))
 
-system = devices.SimpleSeSystem(mem_mode="atomic" if "Atomic" in args.cpu else "timing")
-system.cluster = devices.ArmCpuCluster(
-    system, args.cores, args.freq, "1.0V", getattr(m5.objects, args.cpu),
-    devices.L1I, devices.L1D, devices.L2 if args.levels == 2 else None)
-system.addCaches(True, last_cache_level=args.levels)
-system.mem_ranges = [AddrRange(start=0, size=args.mem_size)]
-MemConfig.config_mem(args, system)
-system.connect()
-
-procs = [Process(pid=100 + i, cwd=os.getcwd(), cmd=argv, executable=argv[0]) for i in range(args.cores)]
-for cpu, proc in zip(system.cluster.cpus, procs):
-    cpu.workload = proc
-system.workload = SEWorkload.init_compatible(argv[0])
+system = se_system.system(args, atomic="Atomic" in args.cpu)
+system.cluster = devices.ArmCpuCluster(system, args.cores, args.freq, "1.0V", getattr(m5.objects, args.cpu),
+                                       devices.L1I, devices.L1D, devices.L2 if args.levels == 2 else None)
+se_system.finish(system, args, list(system.cluster.cpus), levels=args.levels)
 
 root = Root(full_system=False, system=system)
 m5.instantiate()
-m5.stats.periodicStatDump(m5.ticks.fromSeconds(m5.util.convert.toLatency(args.epoch)))
+m5.stats.periodicStatDump(se_system.epoch_ticks(args))
 event = m5.simulate()
 print("exit:", event.getCause(), "at tick", m5.curTick())

@@ -46,7 +46,7 @@ run = cosim_gem5.attach_power(board, models={"little": ("board.processor", "cort
                               epoch=args.epoch, outdir=m5.options.outdir, online=args.online)
 m5.instantiate()
 board._post_instantiate()
-while True:
+while True:  # one epoch a step, as se_system.run_epochs (which also builds SE systems this script does not need)
     event = m5.simulate(run.epoch_ticks)
     m5.stats.dump()
     m5.stats.reset()
