@@ -187,6 +187,7 @@ _lines = st.lists(
         st.tuples(_names, _values).map(lambda t: f"{t[0]} {t[1]} 12.5% 50.0%"),
         st.sampled_from(["", "   ", "\t", "lonely_name", "  indented 5", "name\tnan\r",
                          "system.ruby.latency_hist |   4 100.00% 100.00% |   0 0.00% 100.00%",
+                         "system.ruby.load_waiting [binsize: 1 max: 3 count: 5 average: 1.2 | 0 4 1 ]",
                          "system.cpu.commit.COM:committed_per_cycle.start_dist   # Number of insts",
                          "system.cpu.commit.COM:committed_per_cycle.end_dist", "            0      123   12.30%"]),
     ),

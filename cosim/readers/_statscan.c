@@ -10,7 +10,7 @@
  * Each non-blank line is "<name> <value> [anything...]".  The value may be a
  * decimal number, nan, inf (with sign) or gem5's "no_value" (read as NaN).
  * Lines that hold no scalar are skipped (see skippable): Ruby histograms
- * ("name | n pct cum | ..."), M5-era ".start_dist"/".end_dist" markers and the
+ * ("name | n pct cum | ...", "name [binsize: ...]"), M5-era ".start_dist"/".end_dist" markers and the
  * bucket rows between them ("  0  123  12.30%": a name that starts with a digit).
  * bad_line is the 0-based index (within block) of the first other line that is
  * not of that form, or -1.  Scanning stops at a bad line.
@@ -75,7 +75,7 @@ static int skippable(const char *name, Py_ssize_t name_len, const char *tok, Py_
 {
     if (name[0] >= '0' && name[0] <= '9')
         return 1;
-    if (tok_len == 1 && tok[0] == '|')
+    if (tok_len >= 1 && (tok[0] == '|' || tok[0] == '['))
         return 1;
     return ends_with(name, name_len, ".start_dist") || ends_with(name, name_len, ".end_dist");
 }

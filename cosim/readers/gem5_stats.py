@@ -354,11 +354,11 @@ _SPECIAL = {"nan": math.nan, "inf": math.inf, "infinity": math.inf}
 def _skippable(name: bytes, tok: bytes | None) -> bool:
     """Lines that hold no scalar stat (the same rule as ``skippable`` in _statscan.c).
 
-    Ruby histograms (``name | n pct cum | ...``), M5-era distribution markers
+    Ruby histograms (``name | n pct cum | ...`` or ``name [binsize: ...]``), M5-era distribution markers
     (``x.start_dist``, ``x.end_dist``) and the bucket rows between them, whose
     first field is a bucket number: gem5 stat names never start with a digit.
     """
-    return name[:1].isdigit() or tok == b"|" or name.endswith((b".start_dist", b".end_dist"))
+    return name[:1].isdigit() or (tok or b"")[:1] in (b"|", b"[") or name.endswith((b".start_dist", b".end_dist"))
 
 
 def _parse_value(tok: str) -> float | None:
