@@ -254,6 +254,8 @@ def _cmd_power(args: argparse.Namespace) -> int:
 def _find_config(stats_path: Path, config_path: Path | None):
     from cosim.readers.gem5_config import read_config
 
+    if not stats_path.is_file():  # before the config, whose problems would hide this one
+        raise CosimError(f"{stats_path}: no such file; give the stats.txt from gem5's output directory (m5out/)")
     if config_path is None:
         for name in ("config.ini", "config.json"):
             if (stats_path.parent / name).exists():
