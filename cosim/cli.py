@@ -146,6 +146,7 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--deadline", type=float, metavar="SECONDS", help="choose the least energy within this runtime")
     w.add_argument("-o", "--output", type=Path, default=Path("whatif.csv"), help="one row per configuration")
     w.add_argument("--plot", type=Path, help="Pareto plot (energy against runtime)")
+    w.add_argument("--any-isa", action="store_true", help="rescale a run of another ISA than the models were trained on")
     w.set_defaults(run=_cmd_whatif, voltage=[], voltage_model=False)
 
     sw = sub.add_parser("sweep", help="one table of runtime, energy, EDP and power over many gem5 runs")
@@ -458,8 +459,11 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     from cosim.output import write_table
     from cosim.readers.gem5_stats import read_stats
 
+    from cosim.timeline import check_isa
+
     config = _find_config(args.stats, args.config)
     specs = _cluster_specs(config, args)
+    check_isa(config, [spec.model for spec in specs], any_isa=args.any_isa)
     stats = read_stats(args.stats)
     run = recorded_run(stats, config, specs)
     freqs = {}

@@ -199,7 +199,8 @@ def _cluster_timeline(
             "price it where the model was trained (cosim whatif --freqs, or another --model), "
             "or write these rows flagged with --keep-implausible"
         )
-    _check_operating_point(cluster, model, freq, op, spec, strict)  # warn only once the rows are kept
+    if not strict:
+        _check_operating_point(cluster, model, freq, op, spec, strict)  # warn only once the rows are kept
     out["implausible"] = bad
     out["implausible_reason"] = reasons
     out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training
