@@ -73,3 +73,15 @@ def test_another_isa_is_refused_unless_asked(tmp_path):
     result = cosim("power", run / "stats.txt", *A15, "--any-isa", "-o", tmp_path / "p.csv")
     assert result.returncode == 0, result.stderr
     assert pd.read_csv(tmp_path / "p.csv")["flags"].str.contains("isa_mismatch").all()
+
+
+def test_ruby_run_is_refused_with_the_reason(tmp_path):
+    """CPUs whose ports go to Ruby sequencers have no classic cache stats to map: say so, not 'wrong --cluster path'."""
+    src = GEM5_RUNS / "cosim-v24-se-biglittle-o3-1000MHz-minor-600MHz"
+    run = tmp_path / "ruby"
+    run.mkdir()
+    (run / "config.ini").write_text((src / "config.ini").read_text().replace("type=Cache\n", "type=RubySequencer\n"))
+    with open(src / "stats.txt") as f, open(run / "stats.txt", "w") as out:  # and no classic cache stats, as in Ruby runs
+        out.writelines(line for line in f if not any(k in line for k in (".dcache.", ".icache.", ".l2.")))
+    assert_one_line_error(cosim("power", run / "stats.txt", "--model", "cortex-a7-gemstone2018", "-o", tmp_path / "p.csv"),
+                          "uses Ruby (RubySequencer)", "classic")

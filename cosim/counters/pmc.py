@@ -197,6 +197,12 @@ def event_rates(
                 if cpu in cluster.partner:
                     continue  # a stand-in that printed none of these stats never ran
                 tried = "; ".join(s.expr for s in emap.sources[event] if s.applies_to(cluster.kind(cpu)))
+                if cluster.ruby:
+                    raise CosimError(
+                        f"{stats.attrs['gem5'].path if 'gem5' in stats.attrs else 'stats'}: cluster '{cluster.name}' uses Ruby "
+                        f"({cluster.ruby}), whose protocol-specific cache stats cosim does not map to PMU events; it reads "
+                        f"gem5's classic caches. Event {event} ({emap.names[event]}) has no source here; price a classic-cache run"
+                    )
                 raise CosimError(
                     f"{stats.attrs['gem5'].path if 'gem5' in stats.attrs else 'stats'}: no stats for event {event} "
                     f"({emap.names[event]}) of CPU {cpu} ({cluster.cpu_types.get(cpu) or 'unknown type'}) in cluster "

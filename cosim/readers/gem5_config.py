@@ -47,6 +47,7 @@ class Cluster:
     # switched-out CPU -> the core it stands in for (fast-forward switch_cpus, switcheroo): in any
     # dump only one of them runs, so their counts add up to one core's
     partner: dict[str, str] = field(default_factory=dict)
+    ruby: str = ""  # the Ruby sequencer type the CPUs' ports go to; "" for gem5's classic caches
 
     def sharers(self, cache: str) -> int:
         """How many CPUs share ``cache``; a cache named by convention only is taken as shared by the cluster."""
@@ -163,8 +164,10 @@ class Gem5Config:
         vdomain = self.objects.get(domain, {}).get("voltage_domain")
         volts = tuple(self._number(vdomain or "", "voltage", v) for v in self.objects.get(vdomain or "", {}).get("voltage", "").split())
         partner = {c: p for c, p in self._partners(cpus).items() if p in cpus}
-        l1d = {c: p for c in cpus if (p := self._peer_object(c, "dcache_port"))}
-        l1i = {c: p for c in cpus if (p := self._peer_object(c, "icache_port"))}
+        peers = {c: self._peer_object(c, "dcache_port") for c in cpus}
+        ruby = sorted({self.objects.get(p, {}).get("type", "") for p in peers.values() if p and "Sequencer" in self.objects.get(p, {}).get("type", "")})
+        l1d = {c: p for c in cpus if (p := self._peer_object(c, "dcache_port")) and self._is_cache(p)}
+        l1i = {c: p for c in cpus if (p := self._peer_object(c, "icache_port")) and self._is_cache(p)}
         l2 = {c: p for c in cpus if (p := self._cache_below(l1d.get(c)))}
         all_l2 = [self._cache_below(self._peer_object(c, "dcache_port")) for c in self.cpus]
         sharers = {p: all_l2.count(p) for p in set(l2.values())}
@@ -175,6 +178,7 @@ class Gem5Config:
             name=name,
             cpus=tuple(sorted(everyone, key=_natural)),
             cpu_types={c: self.objects[c].get("type", "") for c in everyone},
+            ruby=", ".join(ruby),
             partner=partner,
             clk_domain=domain,
             periods_ticks=periods,
@@ -219,6 +223,9 @@ class Gem5Config:
             need = "a positive number" if positive else "a number >= 0"
             raise CosimError(f"{self.path}: {obj}.{param} = {text!r} is not {need}; is the config file intact?")
         return value
+
+    def _is_cache(self, path: str) -> bool:
+        return "Cache" in self.objects.get(path, {}).get("type", "")
 
     def _peer_object(self, path: str, port: str) -> str | None:
         peers = self.objects.get(path, {}).get(port, "").split()
