@@ -24,6 +24,14 @@ from m5.objects import Root
 sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # gem5_scripts/
 import cosim_gem5  # noqa: E402
 
+# gem5 v24's stdlib asks every core for the build's Ruby coherence protocol, even with classic caches
+# (requires() calls get_runtime_coherence_protocol unconditionally), and a build without Ruby, such as
+# the bundled gem5, has none.  This board uses classic caches only, so it needs no protocol.
+if not str(m5.defines.buildEnv.get("PROTOCOL", "")):
+    import gem5.utils.requires
+
+    gem5.utils.requires.get_runtime_coherence_protocol = lambda: None
+
 p = argparse.ArgumentParser()
 p.add_argument("--binary", required=True, help="a static AArch64 program")
 p.add_argument("--args", nargs="*", default=[])
