@@ -20,8 +20,9 @@ Which cycles hold the memory wait depends on the CPU model.  Minor quiesces whil
 it waits for memory and counts those cycles as idle, so its active cycles are all
 core time (mem = 0), and the waits are already in the part that does not scale.
 O3 and the simple CPUs stay active while they wait: their memory time is gem5's
-L2 demand miss latency (ticks the misses were outstanding), shared between the
-cluster's CPUs.  Limits: overlapping misses (memory-level parallelism) are counted
+L2 miss latency (ticks the misses were outstanding), shared between the cluster's
+CPUs: read misses only for O3, which does not wait for its stores (they retire
+into the store queue), all demand misses for the simple CPUs, which block on both.  Limits: overlapping misses (memory-level parallelism) are counted
 one after the other, so an O3 core's memory time is over-estimated; L1-to-L2 hit
 time is taken to scale with the core clock; DRAM latency as constant.
 """
@@ -48,6 +49,9 @@ _QUIESCE_ON_MISS = {"minor", "inorder"}
 _ACTIVE_SHARE = 0.01
 # L2 demand miss latency (sum over misses, ticks) in both naming generations
 MISS_LATENCY = ("demandMissLatency::total", "demand_miss_latency::total")
+# the read misses alone (loads and instruction fetches); an out-of-order core does not wait for its stores
+READ_MISS_LATENCY = (("ReadReq.missLatency::total", "ReadSharedReq.missLatency::total", "ReadCleanReq.missLatency::total"),
+                     ("ReadReq_miss_latency::total", "ReadSharedReq_miss_latency::total", "ReadCleanReq_miss_latency::total"))
 
 
 @dataclass(frozen=True)
@@ -91,10 +95,13 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             active[i] = stats[f"{cpu}.numCycles"].to_numpy() - idle
         busy = np.minimum(active.max(axis=0) / (freq * 1e6), duration)
         latency = np.zeros(len(stats))
+        out_of_order = all(cluster.kind(c) == "o3" for c in cluster.cores)
         for l2 in set(cluster.l2.values()):
-            for name in MISS_LATENCY:
-                if f"{l2}.{name}" in stats:
-                    latency += stats[f"{l2}.{name}"].to_numpy() * cluster.n_cpus / cluster.sharers(l2)
+            families = READ_MISS_LATENCY if out_of_order else tuple((n,) for n in MISS_LATENCY)
+            for names in families:
+                found = [f"{l2}.{n}" for n in names if f"{l2}.{n}" in stats]
+                if found:
+                    latency += stats[found].to_numpy().sum(axis=1) * cluster.n_cpus / cluster.sharers(l2)
                     break
         mem = np.minimum(busy, latency / meta.ticks_per_s / cluster.n_cpus)
         if all(cluster.kind(c) in _QUIESCE_ON_MISS for c in cluster.cores):
