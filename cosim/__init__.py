@@ -13,18 +13,45 @@ The flow, one sub-package per step::
     output        CSV/Parquet (atomic) and plots
 """
 
-from cosim.apply import apply_model, mape_pct
+from importlib import import_module
+
 from cosim.errors import CosimError, CosimWarning
-from cosim.gpu_timeline import ocelot_timeline, tegra_k1_timeline
-from cosim.models.ocelot import load_access_rate_model
-from cosim.models.tegrak1 import load_rail_model
-from cosim.models.modelfile import Model, load_model
-from cosim.readers.gem5_config import Cluster, Gem5Config, read_config
-from cosim.readers.gem5_stats import read_stats, stats_meta
-from cosim.readers.measured import read_measured
-from cosim.readers.nvprof import read_nvprof
-from cosim.readers.ocelot import read_ocelot_trace
-from cosim.timeline import ClusterSpec, power_timeline
+
+# The public API, imported on first use (PEP 562) so that ``import cosim`` and ``cosim --help``
+# stay light: pandas, pyarrow and matplotlib load only when a function that needs them is called.
+_LAZY = {
+    "apply_model": "cosim.apply",
+    "mape_pct": "cosim.apply",
+    "ocelot_timeline": "cosim.gpu_timeline",
+    "tegra_k1_timeline": "cosim.gpu_timeline",
+    "load_access_rate_model": "cosim.models.ocelot",
+    "load_rail_model": "cosim.models.tegrak1",
+    "Model": "cosim.models.modelfile",
+    "load_model": "cosim.models.modelfile",
+    "Cluster": "cosim.readers.gem5_config",
+    "Gem5Config": "cosim.readers.gem5_config",
+    "read_config": "cosim.readers.gem5_config",
+    "read_stats": "cosim.readers.gem5_stats",
+    "stats_meta": "cosim.readers.gem5_stats",
+    "read_measured": "cosim.readers.measured",
+    "read_nvprof": "cosim.readers.nvprof",
+    "read_ocelot_trace": "cosim.readers.ocelot",
+    "ClusterSpec": "cosim.timeline",
+    "power_timeline": "cosim.timeline",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    raise AttributeError(f"module 'cosim' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "Cluster",

@@ -16,7 +16,6 @@ import traceback
 import warnings
 from pathlib import Path
 
-import numpy as np
 
 from cosim.errors import CosimError, CosimWarning
 
@@ -29,6 +28,7 @@ EXIT_INTERRUPTED = 130
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    import numpy as np  # after parsing: --help needs no numpy
     warnings.showwarning = _show_warning
     warnings.simplefilter("always", CosimWarning)
     # numpy's and matplotlib's own warnings are about our arithmetic, not the user's input:
@@ -337,6 +337,8 @@ def _default_models(config, clusters: dict[str, str]) -> list[str]:
 
 
 def _volts(name: str, text: str) -> float:
+    import numpy as np
+
     try:
         value = float(text)
     except ValueError:
@@ -391,6 +393,8 @@ def _price_and_write(stats, config, specs, args: argparse.Namespace, output: Pat
 
 def _summary(rows) -> str:
     """Mean power and energy of one cluster, saying how many epochs have no value rather than counting them as 0."""
+    import numpy as np
+
     power = rows["power_w"].to_numpy(dtype=float)
     known = ~np.isnan(power)
     if not known.any():
@@ -402,6 +406,8 @@ def _summary(rows) -> str:
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from cosim.apply import apply_model, mape_pct
     from cosim.models.modelfile import load_model
     from cosim.output import write_table
@@ -512,6 +518,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_roofline(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from cosim.dse.roofline import balance_point, load_platform, peaks, plot_balance, plot_roofline, run_points
     from cosim.output import write_table
     from cosim.readers.gem5_stats import read_stats

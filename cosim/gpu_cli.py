@@ -6,7 +6,6 @@ import argparse
 import warnings
 from pathlib import Path
 
-import numpy as np
 
 from cosim.errors import CosimError, CosimWarning
 
@@ -152,6 +151,8 @@ def cmd_gpu(args: argparse.Namespace) -> int:
 
 
 def _ocelot(args, trace):
+    import numpy as np
+
     from cosim.cli import _pairs
     from cosim.gpu_timeline import ocelot_timeline
     from cosim.models.ocelot import load_access_rate_model
@@ -223,6 +224,8 @@ def cmd_soc(args: argparse.Namespace) -> int:
 
 
 def cmd_rate_baseline(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from cosim.models.rate_based import rate_based_error_map
     from cosim.models.tegrak1 import clock_voltage_v, load_rail_model
     from cosim.output import pyplot, save_figure, write_table

@@ -1,0 +1,25 @@
+"""Start-up time: `cosim --help` against a bare `python -c pass` (pytest tests/bench --benchmark-enable)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+
+def _best_of(args: list[str], n: int = 5) -> float:
+    best = float("inf")
+    for _ in range(n):
+        t0 = time.perf_counter()
+        subprocess.run(args, capture_output=True, check=True)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def test_help_startup(benchmark):
+    bare = _best_of([sys.executable, "-I", "-c", "pass"])
+    benchmark.pedantic(subprocess.run, args=([sys.executable, "-I", "-m", "cosim.cli", "--help"],),
+                       kwargs={"capture_output": True, "check": True}, rounds=5, iterations=1)
+    ratio = _best_of([sys.executable, "-I", "-m", "cosim.cli", "--help"]) / bare
+    benchmark.extra_info["ratio_to_python_pass"] = round(ratio, 2)
+    assert ratio <= 5.0, f"cosim --help is {ratio:.1f}x python -c pass"

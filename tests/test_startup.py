@@ -1,0 +1,31 @@
+"""Start-up stays light: `import cosim` and `cosim --help` load no pandas, pyarrow or matplotlib."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+HEAVY = ("pandas", "pyarrow", "matplotlib")
+
+
+def _loaded(code: str) -> list[str]:
+    probe = f"import sys\n{code}\nprint(','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    last = (result.stdout.splitlines() or [""])[-1]  # the probe's own line ("" when nothing heavy is loaded)
+    return [m for m in last.split(",") if m]
+
+
+def test_import_cosim_is_light():
+    assert _loaded("import cosim") == []
+
+
+def test_help_is_light():
+    assert _loaded("import contextlib, io\nfrom cosim.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+                   "    try:\n        main(['--help'])\n    except SystemExit:\n        pass") == []
+
+
+def test_public_api_still_there():
+    import cosim
+
+    assert callable(cosim.read_stats) and callable(cosim.power_timeline) and "read_stats" in dir(cosim)
