@@ -293,3 +293,15 @@ def test_odd_lines_are_skipped_and_odd_structure_reported(tmp_path, monkeypatch,
     assert any(":25: dump 2: sim_ticks is -100" in m for m in messages)
     meta = df.attrs["gem5"]
     assert [d.dump for d in meta.dropped] == [2] and meta.dumps_in_file == 3
+
+
+def test_missing_c_scanner_is_said_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(gem5_stats, "_scan_block_c", None)
+    monkeypatch.setattr(gem5_stats, "_warned_slow", False)
+    path = tmp_path / "stats.txt"
+    path.write_text(gem5_dump({"sim_ticks": 1000, "simFreq": 1e12, "system.cpu.numCycles": 5}))
+    with pytest.warns(CosimWarning, match="C line scanner was not built .* reinstall cosim"):
+        read_stats(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_stats(path)  # the second file is read without saying it again

@@ -107,6 +107,7 @@ def read_stats(
         for names in SIM_STATS.values():
             wanted.update(names)
 
+    _warn_if_slow()
     reader = _DumpReader(path, wanted, progress)
     rows, columns = reader.run()
     meta = reader.meta
@@ -124,6 +125,20 @@ def read_stats(
     _add_time_columns(df, meta)
     df.attrs["gem5"] = meta
     return df
+
+
+_warned_slow = False
+
+
+def _warn_if_slow() -> None:
+    """Once per process: say that the C scanner is missing, and how to get it."""
+    global _warned_slow
+    if _scan_block_c is None and not _warned_slow:
+        _warned_slow = True
+        warnings.warn(CosimWarning(
+            "cosim's C line scanner was not built (no C compiler at install time), so stats.txt is read by the "
+            "pure-Python scanner, about 20x slower; install a C compiler (e.g. apt-get install gcc python3-dev) "
+            "and reinstall cosim"), stacklevel=3)
 
 
 def stats_file(run: str | Path) -> Path | None:
