@@ -461,7 +461,7 @@ def _cmd_fit_rail(args: argparse.Namespace) -> int:
 
 def _cmd_whatif(args: argparse.Namespace) -> int:
     from cosim.dse.choose import choose, pareto_front, plot_pareto
-    from cosim.dse.whatif import dvfs_grid, recorded_run, whatif
+    from cosim.dse.whatif import dvfs_grid, recorded_run, whatif, whatif_stats
     from cosim.output import write_table
     from cosim.readers.gem5_stats import read_stats
 
@@ -470,7 +470,7 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     config = _find_config(args.stats, args.config)
     specs = _cluster_specs(config, args)
     check_isa(config, [spec.model for spec in specs], any_isa=args.any_isa)
-    stats = read_stats(args.stats)
+    stats = read_stats(args.stats, stats=whatif_stats(config, specs))
     run = recorded_run(stats, config, specs)
     freqs = {}
     for name, text in _pairs(args.freqs, "--freqs").items():

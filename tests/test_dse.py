@@ -224,3 +224,13 @@ def test_out_of_order_cores_wait_for_load_misses_only(tmp_path):
     stats, config, specs = _run(tmp_path, miss_latency_ticks=2 * 10**9)
     stats["system.bigCluster.l2.ReadSharedReq.missLatency::total"] = 0.0  # all of it from stores now
     assert np.allclose(recorded_run(stats, config, specs).clusters[0].mem_s, 0.0)
+
+
+def test_whatif_reads_only_the_stats_it_needs(tmp_path):
+    from cosim.dse.whatif import whatif_stats
+
+    stats, config, specs = _run(tmp_path, miss_latency_ticks=10**9)
+    filtered = read_stats(tmp_path / "stats.txt", stats=whatif_stats(config, specs))
+    assert len(filtered.columns) < len(stats.columns)
+    grid = dvfs_grid(recorded_run(stats, config, specs))
+    pd.testing.assert_frame_equal(whatif(recorded_run(filtered, config, specs), grid), whatif(recorded_run(stats, config, specs), grid))

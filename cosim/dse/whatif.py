@@ -110,6 +110,20 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
     return RecordedRun(duration, out)
 
 
+def whatif_stats(config: Gem5Config, specs: Sequence[ClusterSpec]) -> set[str]:
+    """Every full stat name :func:`recorded_run` may read (for a filtered, much faster parse)."""
+    from cosim.counters.pmc import stats_for
+
+    wanted: set[str] = set()
+    for spec in specs:
+        cluster = resolve_cluster(config, spec, config.ticks_per_s)
+        wanted |= stats_for(cluster, spec.model.events)
+        wanted |= {f"{cpu}.{name}" for cpu in cluster.cpus for name in ("numCycles", "idleCycles")}
+        names = [*MISS_LATENCY, *(n for family in READ_MISS_LATENCY for n in family)]
+        wanted |= {f"{l2}.{name}" for l2 in cluster.l2.values() for name in names}
+    return wanted
+
+
 def dvfs_grid(run: RecordedRun, freqs: Mapping[str, Sequence[float]] | None = None) -> pd.DataFrame:
     """Every combination of the clusters' frequencies (default: each model's V-f table)."""
     axes = {}
