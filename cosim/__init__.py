@@ -36,6 +36,8 @@ _LAZY = {
     "read_measured": "cosim.readers.measured",
     "read_nvprof": "cosim.readers.nvprof",
     "read_ocelot_trace": "cosim.readers.ocelot",
+    "sweep": "cosim.dse.sweep",
+    "find_runs": "cosim.dse.sweep",
     "ClusterSpec": "cosim.timeline",
     "power_timeline": "cosim.timeline",
 }
@@ -73,6 +75,8 @@ __all__ = [
     "read_ocelot_trace",
     "read_stats",
     "stats_meta",
+    "sweep",
+    "find_runs",
     "tegra_k1_timeline",
 ]
 __version__ = "0.1.0"

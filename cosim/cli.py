@@ -159,6 +159,10 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("-o", "--output", type=Path, default=Path("sweep.csv"), help="one row per run")
     sw.add_argument("--plot", type=Path, help="Pareto plot (energy against runtime)")
     sw.add_argument("--progress", action="store_true", help="progress bar (needs tqdm)")
+    sw.add_argument("--scheduler", metavar="ADDRESS",
+                    help="run on a dask.distributed cluster: 'local' starts a LocalCluster of --workers processes, "
+                         "else a scheduler address such as tcp://host:8786 (pip install 'cosim[distributed]')")
+    sw.add_argument("--allow-partial", action="store_true", help="exit 0 even if some runs failed")
     sw.set_defaults(run=_cmd_sweep)
 
     rf = sub.add_parser("roofline", help="platform Roofline per DVFS point, balance points, and a run's epochs on it")
@@ -498,7 +502,7 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from cosim.dse.choose import choose, pareto_front, plot_pareto
-    from cosim.dse.sweep import SweepSpec, find_runs, sweep
+    from cosim.dse.sweep import SweepSpec, dask_client, find_runs, sweep
     from cosim.output import write_table
 
     clusters = _pairs(args.cluster, "--cluster")
@@ -506,15 +510,31 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise CosimError(f"{len(args.model)} --model for {len(clusters)} --cluster: give one model, or one per cluster in order")
     spec = SweepSpec(tuple((n, p, args.model[i if len(args.model) > 1 else 0]) for i, (n, p) in enumerate(clusters.items())) if clusters else None)
     runs = find_runs(args.runs)
-    table = sweep(runs, spec, workers=max(1, args.workers), progress=args.progress)
-    table["pareto"] = pareto_front(table)
+    client = dask_client(args.scheduler, workers=max(1, args.workers)) if args.scheduler else None
+    try:
+        table = sweep(runs, spec, workers=max(1, args.workers), progress=args.progress, client=client)
+    finally:
+        if client is not None:
+            client.close()
+            if args.scheduler == "local":
+                client.cluster.close()
+    failed = table[table["error"] != ""]
+    good = table[table["error"] == ""].reset_index(drop=True)
+    for _, row in failed.iterrows():
+        print(f"cosim: error: run {row['run']}: {row['error']}", file=sys.stderr)
+    if good.empty:
+        raise CosimError(f"none of the {len(table)} runs could be summarised (first: {failed['error'].iloc[0]})")
+    front = pareto_front(good).to_numpy()
+    table["pareto"] = False
+    table.loc[table["error"] == "", "pareto"] = front
     write_table(table, args.output)
-    print(f"{len(table)} runs -> {args.output} ({int(table['pareto'].sum())} on the Pareto front)")
-    choice = choose(table, power_cap_w=args.power_cap, deadline_s=args.deadline)
+    print(f"{len(table)} runs -> {args.output} ({int(table['pareto'].sum())} on the Pareto front)"
+          + (f"; {len(failed)} failed (their rows say why)" if len(failed) else ""))
+    choice = choose(good, power_cap_w=args.power_cap, deadline_s=args.deadline)
     print(f"  {choice.reason}" + (f": {choice.row['run']}" if choice.row is not None else ""))
     if args.plot:
-        plot_pareto(table, args.plot, choice=choice, title="sweep")
-    return 0
+        plot_pareto(good.assign(pareto=front), args.plot, choice=choice, title="sweep")
+    return EXIT_PARTIAL if len(failed) and not args.allow_partial else 0
 
 
 def _cmd_roofline(args: argparse.Namespace) -> int:

@@ -128,8 +128,27 @@ def test_sweep_bad_inputs(tmp_path):
         find_runs([tmp_path / "empty"])
     root = _sweep_dirs(tmp_path / "runs", n=2)
     (root / "run1" / "config.ini").write_text(biglittle_config().replace("bigCluster", "midCluster"))
-    with pytest.raises(CosimError, match="no CPU under 'system.bigCluster'"):
-        sweep(find_runs([root]), SweepSpec(tuple(SPECS)))
+    table = sweep(find_runs([root]), SweepSpec(tuple(SPECS)))  # the failed run keeps its row, with the reason
+    assert table["error"].tolist()[0] == "" and "no CPU under 'system.bigCluster'" in table["error"].tolist()[1]
+    result = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "sweep", str(root), "--model", SPECS[0][2], "--cluster",
+                             f"{SPECS[0][0]}={SPECS[0][1]}", "--model", SPECS[1][2], "--cluster", f"{SPECS[1][0]}={SPECS[1][1]}",
+                             "-o", str(tmp_path / "s.csv")], capture_output=True, text=True)
+    assert result.returncode == 3 and "cosim: error: run run1: " in result.stderr and "1 failed" in result.stdout
+    assert pd.read_csv(tmp_path / "s.csv")["run"].tolist() == ["run0", "run1"]
+
+
+def test_sweep_on_a_dask_local_cluster_equals_the_pool(tmp_path):
+    """Each run is read and priced on a Dask worker; only the summary rows come back, row for row the pool's."""
+    distributed = pytest.importorskip("distributed")
+    root = _sweep_dirs(tmp_path / "runs")
+    (root / "run3" / "stats.txt").write_text("garbage\n")  # one failing run: reported in its row, the others kept
+    spec = SweepSpec(tuple(SPECS))
+    pool = sweep(find_runs([root]), spec, workers=2)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        dask = sweep(find_runs([root]), spec, client=client)
+    pd.testing.assert_frame_equal(dask, pool)
+    assert dask["error"].tolist()[:3] == ["", "", ""] and "Begin Simulation Statistics" in dask["error"].iloc[3]
 
 
 @needs_shared
@@ -234,3 +253,16 @@ def test_whatif_reads_only_the_stats_it_needs(tmp_path):
     assert len(filtered.columns) < len(stats.columns)
     grid = dvfs_grid(recorded_run(stats, config, specs))
     pd.testing.assert_frame_equal(whatif(recorded_run(filtered, config, specs), grid), whatif(recorded_run(stats, config, specs), grid))
+
+
+def test_sweep_cli_on_a_local_dask_cluster(tmp_path):
+    pytest.importorskip("distributed")
+    root = _sweep_dirs(tmp_path / "runs", n=2)
+    args = [sys.executable, "-I", "-m", "cosim.cli", "sweep", str(root), "--model", SPECS[0][2], "--cluster", f"{SPECS[0][0]}={SPECS[0][1]}",
+            "--model", SPECS[1][2], "--cluster", f"{SPECS[1][0]}={SPECS[1][1]}"]
+    local = subprocess.run([*args, "-o", str(tmp_path / "d.csv"), "--scheduler", "local", "--workers", "2"], capture_output=True, text=True)
+    pool = subprocess.run([*args, "-o", str(tmp_path / "p.csv"), "--workers", "2"], capture_output=True, text=True)
+    assert local.returncode == 0 and pool.returncode == 0, local.stderr + pool.stderr
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "d.csv"), pd.read_csv(tmp_path / "p.csv"))
+    nowhere = subprocess.run([*args, "-o", str(tmp_path / "x.csv"), "--scheduler", "tcp://127.0.0.1:1"], capture_output=True, text=True)
+    assert nowhere.returncode == 2 and "no Dask scheduler answers there" in nowhere.stderr and "Traceback" not in nowhere.stderr

@@ -82,19 +82,70 @@ def summarize_run(run: Path, spec: SweepSpec) -> dict:
     return row
 
 
-def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: bool = False) -> pd.DataFrame:
-    """Summaries of ``runs``, parsed in ``workers`` processes; every run must have the same clusters."""
-    if workers > 1:
+def run_row(run: Path, spec: SweepSpec) -> dict:
+    """:func:`summarize_run`, or a row that says why the run could not be summarised (``error``; "" when fine).
+
+    Module-level so that worker processes and Dask workers can run it; only this small dict travels back.
+    """
+    try:
+        return {**summarize_run(run, spec), "error": ""}
+    except CosimError as err:
+        return {"run": run.name, "error": str(err)}
+
+
+def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: bool = False, client=None) -> pd.DataFrame:
+    """Summaries of ``runs``, one row each, in ``runs`` order; every run must have the same clusters.
+
+    ``workers`` > 1 parses them in a local process pool; ``client`` (a ``dask.distributed.Client``)
+    sends each run to a worker of that cluster, which reads and prices the run where its files are.
+    A run that fails, or whose worker dies, keeps its row with the reason in ``error``.
+    """
+    runs = [Path(r) for r in runs]
+    if client is not None:
+        rows = _dask_rows(runs, spec, client, progress)
+    elif workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            rows = list(_progress(pool.map(summarize_run, runs, [spec] * len(runs), chunksize=1), len(runs), progress))
+            rows = list(_progress(pool.map(run_row, runs, [spec] * len(runs), chunksize=1), len(runs), progress))
     else:
-        rows = [summarize_run(r, spec) for r in _progress(runs, len(runs), progress)]
+        rows = [run_row(r, spec) for r in _progress(runs, len(runs), progress)]
     names = [tuple(sorted(k.removesuffix("_n_cpus") for k in row if k.endswith("_n_cpus"))) for row in rows]
-    for run, row_names in zip(runs, names):
-        if row_names != names[0]:
-            raise CosimError(f"{run}: clusters {', '.join(row_names)} differ from {runs[0]}'s ({', '.join(names[0])}); "
+    good = [(run, n) for run, n, row in zip(runs, names, rows) if not row["error"]]
+    for run, row_names in good:
+        if row_names != good[0][1]:
+            raise CosimError(f"{run}: clusters {', '.join(row_names)} differ from {good[0][0]}'s ({', '.join(good[0][1])}); "
                              "sweep runs of one system design")
     return pd.DataFrame(rows)
+
+
+def _dask_rows(runs: list[Path], spec: SweepSpec, client, progress: bool) -> list[dict]:
+    from distributed import as_completed
+
+    futures = client.map(run_row, runs, spec=spec, pure=False)
+    for _ in _progress(as_completed(futures), len(futures), progress):
+        pass  # the bar moves as runs finish, in any order
+    rows = []
+    for run, future in zip(runs, futures):
+        try:
+            rows.append(future.result())
+        except Exception as err:  # a worker that died (KilledWorker), or an error outside cosim's own checks
+            rows.append({"run": run.name, "error": f"worker failed: {type(err).__name__}: {err}"})
+    return rows
+
+
+def dask_client(scheduler: str, *, workers: int = 2):
+    """A ``dask.distributed.Client``: ``"local"`` starts a LocalCluster of ``workers`` processes, anything else is a
+    scheduler address (``tcp://host:8786``), e.g. of a SLURM or PBS cluster started with dask-jobqueue."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise CosimError("--scheduler needs dask.distributed: pip install 'cosim[distributed]'") from None
+    if scheduler == "local":
+        cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address=None)
+        return Client(cluster)
+    try:
+        return Client(scheduler, timeout="10s")
+    except OSError as err:
+        raise CosimError(f"--scheduler {scheduler}: no Dask scheduler answers there ({err})") from None
 
 
 def _progress(items, total: int, enabled: bool):

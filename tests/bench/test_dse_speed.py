@@ -68,3 +68,20 @@ def test_sweep_pool_scaling(run_folders):
         times[workers] = time.perf_counter() - start
         assert len(table) == 50
     print(f"\nsweep of 50 runs: 1 worker {times[1]:.2f} s, 2 workers {times[2]:.2f} s, speed-up {times[1] / times[2]:.2f}x")
+
+
+def test_sweep_dask_local(run_folders):
+    distributed = pytest.importorskip("distributed")
+    spec = SweepSpec((("big", "system.bigCluster", "cortex-a15-walker2017"), ("little", "system.littleCluster", "cortex-a7-gemstone2018")))
+    runs = find_runs([run_folders])
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        client.run(lambda: __import__("cosim.dse.sweep"))  # workers start warm, as a long-lived cluster's are
+        start = time.perf_counter()
+        table = sweep(runs, spec, client=client)
+        elapsed = time.perf_counter() - start
+    assert len(table) == 50 and (table["error"] == "").all()
+    one = time.perf_counter()
+    sweep(runs, spec, workers=1)
+    one = time.perf_counter() - one
+    print(f"\nsweep of 50 runs on a 2-worker Dask LocalCluster: {elapsed:.2f} s, {one / elapsed:.2f}x one local worker ({one:.2f} s)")
