@@ -483,3 +483,21 @@ def test_bad_gpu_model_files(tmp_path, name, edit, message):
     load = load_rail_model if name.startswith("tegra") else load_access_rate_model
     with pytest.raises(CosimError, match=message):
         load(path)
+
+
+def test_readme_states_the_clock_powers_the_model_computes(tk1):
+    """The README's Measured row, the model file and the paper (1.97 / 0.20 / 0.43 W) agree."""
+    import re
+
+    from helpers import REPO
+
+    row = next(line for line in (REPO / "README.md").read_text().splitlines() if "clock power at the top clocks" in line)
+    stated = {k: float(v) for k, v in re.findall(r"(GPU|LP core|memory) (\d\.\d{4}) W", row)}
+    v = rail_voltages_v(tk1, gpu_mhz=852, emc_mhz=924, cpu_lp_mhz=1092)
+    none = {p: 0.0 for p in tk1.rails["gpu"].coefficients}
+    computed = {
+        "GPU": rail_power_w(tk1.rails["gpu"], rates=none, voltage_v=v["gpu"][0], freq_mhz=852)["clock_w"],
+        "LP core": rail_power_w(tk1.rails["core"], rates={"ipc": 0, "active_cycles": 1092e6}, voltage_v=v["core"][0])["term_active_cycles_w"],
+        "memory": rail_power_w(tk1.rails["mem"], rates={"cpu_busy": 0, "other_busy": 0}, voltage_v=v["mem"][0], freq_mhz=924)["clock_w"],
+    }
+    assert stated == {k: round(float(c), 4) for k, c in computed.items()}
