@@ -72,6 +72,8 @@ def _gpu_args(p) -> None:
     p.add_argument("--railgate-delay-s", type=float, help="GPU inactivity time before power-gating [s] (default: the model's)")
     p.add_argument("--class-map", type=Path, help="TOML [classes] renaming or ignoring unknown Ocelot classes")
     p.add_argument("--ignore-metric", action="append", default=[], metavar="NAME", help="skip this nvprof metric")
+    p.add_argument("--keep-unknown", action="store_true",
+                   help="keep nvprof metrics the model does not use (as extra columns) instead of refusing the file")
 
 
 def _model_kind(name: str) -> tuple[str, Path]:
@@ -101,7 +103,7 @@ def _read_gpu(args) -> tuple[str, object]:
         return "ocelot", read_ocelot_trace(args.input, class_map=class_map)
     from cosim.readers.nvprof import read_nvprof
 
-    return "nvprof", read_nvprof(args.input, ignore_metrics=args.ignore_metric)
+    return "nvprof", read_nvprof(args.input, ignore_metrics=args.ignore_metric, allow_unknown=args.keep_unknown)
 
 
 def _tk1(args, kind: str, data):

@@ -156,3 +156,14 @@ def test_rate_baseline_cli(tmp_path):
     assert len(table) == 15 * 10
     assert table["error_pct"].max() > 40 and table["error_pct"].min() < -25
     assert_one_line_error(cosim("rate-baseline", "--train-gpu-mhz", 500, "-o", out), "gpu clock 500 MHz")
+
+
+def test_keep_unknown_metrics_from_the_cli(tmp_path):
+    lines = NVPROF_CSV.read_text().splitlines()
+    extra = [line.replace('"inst_misc"', '"achieved_occupancy"') for line in lines if '"inst_misc"' in line]
+    renamed = tmp_path / "n.csv"
+    renamed.write_text("\n".join(lines + extra) + "\n")  # a metric the model does not use, as people collect many
+    assert "--keep-unknown" in cosim("gpu", renamed, "-o", tmp_path / "x.csv").stderr
+    result = cosim("gpu", renamed, "--keep-unknown", "-o", tmp_path / "k.csv")
+    assert result.returncode == 0, result.stderr
+    assert (pd.read_csv(tmp_path / "k.csv")["power_w"] > 0).all()

@@ -80,7 +80,7 @@ def read_nvprof(path: str | Path, *, ignore_metrics: Iterable[str] = (), allow_u
         if metric not in TEGRA_K1_METRICS and not allow_unknown:
             raise CosimError(
                 f"{path}:{lineno}: unknown metric '{metric}'; cosim reads {', '.join(TEGRA_K1_METRICS)} "
-                f"(skip it with --ignore-metric {metric})"
+                f"(skip it with --ignore-metric {metric}, or keep every unknown metric with --keep-unknown)"
             )
         key = (device, kernel, metric)
         if key in seen:
