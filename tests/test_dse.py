@@ -217,8 +217,9 @@ def test_whatif_against_real_gem5_runs_at_other_clocks():
     runs = GEM5_RUNS / "cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz", GEM5_RUNS / "cosim-v24-se-biglittle-o3-1000MHz-minor-600MHz"
     down, up = compare(*runs), compare(*runs[::-1])
     for row in (down, up):
-        assert abs(row["energy_j"]) < 5 and abs(row["big_energy_j"]) < 5 and abs(row["little_energy_j"]) < 6
-        assert abs(row["runtime_s"]) < 10  # measured 6.2 % down, -8.7 % up: overlapping O3/Minor misses (see README)
+        # measured: runtime -3.0 % down, +6.3 % up; energy -4.1 % / +5.2 % (README table)
+        assert abs(row["runtime_s"]) < 7 and abs(row["energy_j"]) < 6
+        assert abs(row["big_energy_j"]) < 6 and abs(row["little_energy_j"]) < 5
     # the run ends with the LITTLE cluster at both clock pairs, and the what-if says so
     assert down["runtime_s"] == down["little_runtime_s"] and up["runtime_s"] == up["little_runtime_s"]
 
@@ -266,3 +267,13 @@ def test_sweep_cli_on_a_local_dask_cluster(tmp_path):
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "d.csv"), pd.read_csv(tmp_path / "p.csv"))
     nowhere = subprocess.run([*args, "-o", str(tmp_path / "x.csv"), "--scheduler", "tcp://127.0.0.1:1"], capture_output=True, text=True)
     assert nowhere.returncode == 2 and "no Dask scheduler answers there" in nowhere.stderr and "Traceback" not in nowhere.stderr
+
+
+def test_memory_waits_follow_the_dram_load():
+    """The same DRAM traffic over a longer run queues less (M/M/1): waits shrink when the run slows, grow when it speeds up."""
+    from cosim.dse.whatif import RecordedRun, _queue_factor
+
+    run = RecordedRun(np.full(10, 1e-4), [], dram_busy_s=0.4e-3, queue_share=0.7)  # 40 % busy over 1 ms
+    k = _queue_factor(run, np.array([0.5e-3, 1e-3, 2e-3]), 1e-3)
+    assert k[1] == pytest.approx(1.0) and k[0] > 1.0 > k[2] > 0.3  # never below the non-queueing share
+    assert _queue_factor(RecordedRun(np.full(10, 1e-4), []), np.array([2e-3]), 1e-3)[0] == 1.0  # no DRAM stats: unchanged

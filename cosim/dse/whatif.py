@@ -16,6 +16,11 @@ Runtime, per cluster (the clusters run their own work side by side):
   each epoch of cluster c lasts t - busy_c + busy_c' for it, up to the last epoch
   in which it computed; the run ends when the last cluster finishes, plus the
   recorded time after every cluster had finished.
+The memory wait is not constant: the same DRAM traffic spread over a longer run
+queues less.  gem5 says how much of a DRAM access is queueing (totQLat /
+totMemAccLat) and how busy the DRAM data bus was (busUtil); with an M/M/1 queue
+(delay ~ U / (1 - U)) the waits of a cluster that quiesces on a miss are rescaled
+to the new utilisation U' = U t / t', solved for t' by bisection.
 Which cycles hold the memory wait depends on the CPU model.  Minor quiesces while
 it waits for memory and counts those cycles as idle, so its active cycles are all
 core time (mem = 0), and the waits are already in the part that does not scale.
@@ -47,6 +52,9 @@ from cosim.timeline import ClusterSpec, frequency_mhz, resolve_cluster
 _QUIESCE_ON_MISS = {"minor", "inorder"}
 # an epoch in which a cluster's busiest CPU computed for less than this share of it is idle for it
 _ACTIVE_SHARE = 0.01
+# DRAM queueing: utilisation is capped below 1 (an M/M/1 queue's delay diverges there)
+_MAX_UTIL = 0.95
+_QUEUE_ITERATIONS = 60  # bisection steps
 # L2 demand miss latency (sum over misses, ticks) in both naming generations
 MISS_LATENCY = ("demandMissLatency::total", "demand_miss_latency::total")
 # the read misses alone (loads and instruction fetches); an out-of-order core does not wait for its stores
@@ -71,6 +79,8 @@ class ClusterActivity:
 class RecordedRun:
     duration_s: np.ndarray  # per epoch
     clusters: list[ClusterActivity]
+    dram_busy_s: float = 0.0  # time the DRAM data bus was busy over the run [s]
+    queue_share: float = 0.0  # share of DRAM access latency spent queueing (totQLat / totMemAccLat)
 
 
 def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[ClusterSpec]) -> RecordedRun:
@@ -107,7 +117,20 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
         if all(cluster.kind(c) in _QUIESCE_ON_MISS for c in cluster.cores):
             mem = np.zeros(len(stats))  # the waits are idle cycles already, outside busy
         out.append(ClusterActivity(cluster.name, model, freq, duration * freq * beta_e(False), duration * freq * beta_e(True), busy, mem))
-    return RecordedRun(duration, out)
+    dram = _dram_objects(config)
+    busy_cols = [f"{d}.busUtil" for d in dram if f"{d}.busUtil" in stats]
+    queue_cols = [f"{d}.totQLat" for d in dram if f"{d}.totQLat" in stats]
+    access_cols = [f"{d}.totMemAccLat" for d in dram if f"{d}.totMemAccLat" in stats]
+    # mean data-bus busy time over the DRAM channels [s], and the queueing share of their access latency
+    dram_busy = float(np.nansum(stats[busy_cols].to_numpy() / 100.0 * duration[:, None])) / len(busy_cols) if busy_cols else 0.0
+    access = float(np.nansum(stats[access_cols].to_numpy())) if access_cols else 0.0
+    share = float(np.nansum(stats[queue_cols].to_numpy())) / access if access > 0 and queue_cols else 0.0
+    return RecordedRun(duration, out, dram_busy, share)
+
+
+def _dram_objects(config: Gem5Config) -> list[str]:
+    """DRAM channels: v21+ DRAMInterface objects (system.mem_ctrls.dram), or older DRAMCtrl controllers."""
+    return [path for path, params in config.objects.items() if params.get("type") in ("DRAMInterface", "DRAMCtrl")]
 
 
 def whatif_stats(config: Gem5Config, specs: Sequence[ClusterSpec]) -> set[str]:
@@ -121,6 +144,7 @@ def whatif_stats(config: Gem5Config, specs: Sequence[ClusterSpec]) -> set[str]:
         wanted |= {f"{cpu}.{name}" for cpu in cluster.cpus for name in ("numCycles", "idleCycles")}
         names = [*MISS_LATENCY, *(n for family in READ_MISS_LATENCY for n in family)]
         wanted |= {f"{l2}.{name}" for l2 in cluster.l2.values() for name in names}
+    wanted |= {f"{d}.{name}" for d in _dram_objects(config) for name in ("busUtil", "totQLat", "totMemAccLat")}
     return wanted
 
 
@@ -133,13 +157,12 @@ def dvfs_grid(run: RecordedRun, freqs: Mapping[str, Sequence[float]] | None = No
     return pd.DataFrame(rows, columns=[f"{name}_freq_mhz" for name in axes])
 
 
-def whatif(run: RecordedRun, grid: pd.DataFrame, *, chunk: int = 256) -> pd.DataFrame:
+def whatif(run: RecordedRun, grid: pd.DataFrame) -> pd.DataFrame:
     """Runtime [s], energy [J], average and peak power [W] of the run at each grid row; per-cluster energy and runtime too.
 
     ``peak_power_w`` adds each cluster's highest epoch power: the clusters' epochs no
     longer line up once their clocks change, so this is an upper bound.
     """
-    n_cfg = len(grid)
     duration = run.duration_s
     ends = np.cumsum(duration)
     finish = {}  # cluster -> index of the last epoch it computed in
@@ -148,37 +171,69 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, chunk: int = 256) -> pd.Data
         finish[c.name] = int(active[-1]) if active.size else -1
     last = max(finish.values())
     tail_s = ends[-1] - (ends[last] if last >= 0 else 0.0)  # recorded time after every cluster had finished
-    tables = []
+    parts = []
     for c in run.clusters:
         f_new = grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)
         levels, index = np.unique(f_new, return_inverse=True)
         op = operating_point(c.model, levels)
         span = slice(0, finish[c.name] + 1)
         busy = c.mem_s + (c.busy_s - c.mem_s) * (c.freq_mhz / levels[:, None])  # (levels, epochs)
-        epoch_s = duration[None, :] - c.busy_s[None, :] + busy  # each epoch's length for this cluster
-        runtime = epoch_s[:, span].sum(axis=1)  # (levels,) when the cluster finishes its work
+        # until the cluster finishes: its computing time at f' (core part scaled, memory part not), and the time it
+        # waited with no active cycle (Minor's memory waits), which follows the DRAM's queueing below
+        compute_s = busy[:, span].sum(axis=1)
+        wait_s = float((duration - c.busy_s)[span].sum())
         # active cycles at f': core cycles stay, cycles spent waiting on memory shrink with the clock
         with np.errstate(divide="ignore", invalid="ignore"):
             cycles = np.where(c.busy_s > 0, (c.mem_s * levels[:, None] + (c.busy_s - c.mem_s) * c.freq_mhz)
                               / (c.busy_s * c.freq_mhz), 1.0)
         dyn_j = (c.dyn_coeff + c.cycle_coeff * cycles) * op.voltage_v[:, None] ** 2
         static_w = static_power_w(levels, op.voltage_v, c.model.static)
+        epoch_s = duration[None, :] - c.busy_s[None, :] + busy
         with np.errstate(divide="ignore", invalid="ignore"):
-            peak = np.nanmax(np.where(epoch_s > 0, dyn_j / epoch_s, 0.0), axis=1) + static_w
-        tables.append((c.name, index, runtime, dyn_j.sum(axis=1), static_w, peak))
-    runtime_s = np.max([rt[i] for _, i, rt, _, _, _ in tables], axis=0) + tail_s
+            peak_w = np.nanmax(np.where(epoch_s > 0, dyn_j / epoch_s, 0.0), axis=1) + static_w
+        parts.append((c.name, compute_s[index], wait_s, dyn_j.sum(axis=1)[index], static_w[index], peak_w[index]))
+    runtime_s = _runtime_with_queueing(run, parts, tail_s, ends[-1])
     out = grid.copy()
     out["runtime_s"] = runtime_s
-    energy = np.zeros(n_cfg)
-    peak = np.zeros(n_cfg)
-    for name, i, rt, dyn, static_w, pk in tables:
-        out[f"{name}_runtime_s"] = rt[i]
-        out[f"{name}_energy_j"] = dyn[i] + static_w[i] * runtime_s
+    energy = np.zeros(len(grid))
+    peak = np.zeros(len(grid))
+    for name, compute_s, wait_s, dyn_j, static_w, peak_w in parts:
+        out[f"{name}_runtime_s"] = compute_s + wait_s * _queue_factor(run, runtime_s, ends[-1])
+        out[f"{name}_energy_j"] = dyn_j + static_w * runtime_s
         energy += out[f"{name}_energy_j"].to_numpy()
-        peak += pk[i]
+        peak += peak_w
     out["energy_j"] = energy
     out["peak_power_w"] = peak
     out["avg_power_w"] = out["energy_j"] / out["runtime_s"]
     out["edp_js"] = out["energy_j"] * out["runtime_s"]
     return out[[*grid.columns, "runtime_s", "energy_j", "peak_power_w", "avg_power_w", "edp_js",
                 *[c for c in out.columns if c.endswith(("_energy_j", "_runtime_s")) and c not in ("energy_j", "runtime_s")]]]
+
+
+def _queue_factor(run: RecordedRun, runtime_s: np.ndarray, recorded_s: float) -> np.ndarray:
+    """How much longer (> 1) or shorter memory waits get at the new runtime: the same DRAM traffic over another
+    time loads the DRAM to U' = U t / t', and a queue's delay goes as U / (1 - U) (M/M/1); only the queueing
+    share of the DRAM access latency changes."""
+    u = min(run.dram_busy_s / recorded_s, _MAX_UTIL) if recorded_s > 0 else 0.0
+    if u <= 0 or run.queue_share <= 0:
+        return np.ones(len(runtime_s))
+    u_new = np.minimum(run.dram_busy_s / runtime_s, _MAX_UTIL)
+    return 1 - run.queue_share + run.queue_share * (u_new / (1 - u_new)) / (u / (1 - u))
+
+
+def _runtime_with_queueing(run: RecordedRun, parts: list, tail_s: float, recorded_s: float) -> np.ndarray:
+    """The run ends with its last cluster, whose waits depend on the runtime through the DRAM load.
+
+    t = tail + max_c(compute_c + k(t) * wait_c) has one root, as k falls when t grows: found by bisection.
+    """
+    def ends_at(t: np.ndarray) -> np.ndarray:
+        k = _queue_factor(run, t, recorded_s)
+        return np.max([compute + k * wait for _, compute, wait, *_ in parts], axis=0) + tail_s
+
+    lo = np.max([compute for _, compute, *_ in parts], axis=0) + tail_s  # no wait at all
+    hi = np.maximum(ends_at(lo), lo)
+    for _ in range(_QUEUE_ITERATIONS):
+        mid = (lo + hi) / 2
+        later = ends_at(mid) > mid  # the run would end after mid: the root is above
+        lo, hi = np.where(later, mid, lo), np.where(later, hi, mid)
+    return (lo + hi) / 2
