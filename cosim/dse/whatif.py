@@ -7,29 +7,32 @@ new runtime t' at f', an epoch's dynamic *energy* is t * f * V'^2 * sum(beta * E
 it depends on the new voltage only.  Static power is the model's polynomial at
 (f', V') for the whole new runtime: a cluster stays powered until the run ends.
 
-Runtime, per cluster (the clusters run their own work side by side):
+Runtime, per cluster (the clusters run their own work side by side), up to the
+last epoch in which the cluster computed:
   busy_c  = busiest CPU's active cycles / f_c          (time cluster c computes)
-  mem_c   = the part of busy_c spent waiting on memory (does not scale)
+  mem_c   = the part of busy_c spent waiting on memory
   busy_c' = mem_c + (busy_c - mem_c) * f_c / f_c'      (only core time scales)
-  and the active cycles (the CPU_CYCLES input) become (busy_c - mem_c) * f_c + mem_c * f_c':
-  a core waiting on memory spends fewer cycles doing so at a lower clock
-  each epoch of cluster c lasts t - busy_c + busy_c' for it, up to the last epoch
-  in which it computed; the run ends when the last cluster finishes, plus the
-  recorded time after every cluster had finished.
-The memory wait is not constant: the same DRAM traffic spread over a longer run
-queues less.  gem5 says how much of a DRAM access is queueing (totQLat /
-totMemAccLat) and how busy the DRAM data bus was (busUtil); with an M/M/1 queue
-(delay ~ U / (1 - U)) the waits of a cluster that quiesces on a miss are rescaled
-to the new utilisation U' = U t / t', solved for t' by bisection.
-Which cycles hold the memory wait depends on the CPU model.  Minor quiesces while
-it waits for memory and counts those cycles as idle, so its active cycles are all
-core time (mem = 0), and the waits are already in the part that does not scale.
-O3 and the simple CPUs stay active while they wait: their memory time is gem5's
-L2 miss latency (ticks the misses were outstanding), shared between the cluster's
-CPUs: read misses only for O3, which does not wait for its stores (they retire
-into the store queue), all demand misses for the simple CPUs, which block on both.  Limits: overlapping misses (memory-level parallelism) are counted
-one after the other, so an O3 core's memory time is over-estimated; L1-to-L2 hit
-time is taken to scale with the core clock; DRAM latency as constant.
+  wait_c  = the rest of the epoch, t - busy_c: time the cluster waited with no
+            active cycle (a Minor CPU quiesces on a miss and counts it as idle)
+The run ends when the last cluster finishes, plus the recorded time after every
+cluster had finished.  The active cycles (the CPU_CYCLES input) become
+(busy_c - mem_c) * f_c + mem_c * f_c': a core waiting on memory spends fewer
+cycles doing so at a lower clock.
+
+Which cycles hold the memory wait depends on the CPU model.  Minor's active
+cycles are all core time (mem = 0) and its waits are in wait_c.  O3 and the
+simple CPUs stay active while they wait: mem_c is gem5's L2 miss latency (ticks
+the misses were outstanding) shared between the cluster's CPUs, read misses only
+for O3, whose stores retire into its store queue, all demand misses for the
+simple CPUs, which block on both.
+
+Memory waits are not constant: the same DRAM traffic over a longer run queues
+less.  gem5 says how much of a DRAM access is queueing (totQLat / totMemAccLat)
+and how busy the DRAM data bus was (busUtil); with an M/M/1 queue (delay ~
+U / (1 - U)) wait_c is rescaled to the new utilisation U' = U t / t', solved for
+t' by bisection.  Limits: overlapping misses (memory-level parallelism) are
+counted one after the other, so an O3 core's mem_c is over-estimated; L1-to-L2
+hit time is taken to scale with the core clock.
 """
 
 from __future__ import annotations
