@@ -102,8 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--voltage", choices=("measured", "table", "voltage-model"), default="measured",
                    help="voltage given to the model: measured column (default), the model's V-f table, or its voltage model")
     a.add_argument("-o", "--output", type=Path, help="write predictions (CSV or .parquet)")
-    a.add_argument("--keep-implausible", action="store_true",
-                   help="write physically implausible rows, flagged 'implausible' with the reason, instead of refusing")
+    _add_trust_flags(a, isa=False)
     a.add_argument("--allow-partial", action="store_true", help="exit 0 even if some rows have no value")
     a.set_defaults(run=_cmd_apply)
 
@@ -146,7 +145,7 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--deadline", type=float, metavar="SECONDS", help="choose the least energy within this runtime")
     w.add_argument("-o", "--output", type=Path, default=Path("whatif.csv"), help="one row per configuration")
     w.add_argument("--plot", type=Path, help="Pareto plot (energy against runtime)")
-    w.add_argument("--any-isa", action="store_true", help="rescale a run of another ISA than the models were trained on")
+    _add_trust_flags(w, implausible=False)
     w.set_defaults(run=_cmd_whatif, voltage=[], voltage_model=False)
 
     sw = sub.add_parser("sweep", help="one table of runtime, energy, EDP and power over many gem5 runs")
@@ -203,11 +202,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_trust_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--any-isa", action="store_true",
-                   help="price a run of another ISA than the model was trained on (rows flagged isa_mismatch)")
-    p.add_argument("--keep-implausible", action="store_true",
-                   help="write physically implausible rows, flagged 'implausible' with the reason, instead of refusing")
+def _add_trust_flags(p: argparse.ArgumentParser, *, isa: bool = True, implausible: bool = True) -> None:
+    """The overrides of cosim's refusals (README: "What cosim refuses, and why")."""
+    if isa:
+        p.add_argument("--any-isa", action="store_true",
+                       help="price a run of another ISA than the model was trained on (rows flagged isa_mismatch)")
+    if implausible:
+        p.add_argument("--keep-implausible", action="store_true",
+                       help="write physically implausible rows, flagged 'implausible' with the reason, instead of refusing")
 
 
 _POWER_HELP = """\

@@ -107,18 +107,10 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             idle = stats[f"{cpu}.idleCycles"].to_numpy() if f"{cpu}.idleCycles" in stats else 0.0
             active[i] = stats[f"{cpu}.numCycles"].to_numpy() - idle
         busy = np.minimum(active.max(axis=0) / (freq * 1e6), duration)
-        latency = np.zeros(len(stats))
-        out_of_order = all(cluster.kind(c) == "o3" for c in cluster.cores)
-        for l2 in set(cluster.l2.values()):
-            families = READ_MISS_LATENCY if out_of_order else tuple((n,) for n in MISS_LATENCY)
-            for names in families:
-                found = [f"{l2}.{n}" for n in names if f"{l2}.{n}" in stats]
-                if found:
-                    latency += stats[found].to_numpy().sum(axis=1) * cluster.n_cpus / cluster.sharers(l2)
-                    break
-        mem = np.minimum(busy, latency / meta.ticks_per_s / cluster.n_cpus)
         if all(cluster.kind(c) in _QUIESCE_ON_MISS for c in cluster.cores):
             mem = np.zeros(len(stats))  # the waits are idle cycles already, outside busy
+        else:
+            mem = np.minimum(busy, _miss_latency_s(stats, cluster, meta.ticks_per_s) / cluster.n_cpus)
         out.append(ClusterActivity(cluster.name, model, freq, duration * freq * beta_e(False), duration * freq * beta_e(True), busy, mem))
     dram = _dram_objects(config)
     busy_cols = [f"{d}.busUtil" for d in dram if f"{d}.busUtil" in stats]
@@ -129,6 +121,20 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
     access = float(np.nansum(stats[access_cols].to_numpy())) if access_cols else 0.0
     share = float(np.nansum(stats[queue_cols].to_numpy())) / access if access > 0 and queue_cols else 0.0
     return RecordedRun(duration, out, dram_busy, share)
+
+
+def _miss_latency_s(stats: pd.DataFrame, cluster, ticks_per_s: float) -> np.ndarray:
+    """The cluster's share of its L2s' miss latency per epoch [s]: read misses for O3, all demand misses otherwise."""
+    out_of_order = all(cluster.kind(c) == "o3" for c in cluster.cores)
+    families = READ_MISS_LATENCY if out_of_order else tuple((n,) for n in MISS_LATENCY)
+    latency = np.zeros(len(stats))
+    for l2 in set(cluster.l2.values()):
+        for names in families:
+            found = [f"{l2}.{n}" for n in names if f"{l2}.{n}" in stats]
+            if found:
+                latency += stats[found].to_numpy().sum(axis=1) * cluster.n_cpus / cluster.sharers(l2)
+                break
+    return latency / ticks_per_s
 
 
 def _dram_objects(config: Gem5Config) -> list[str]:
@@ -200,8 +206,9 @@ def whatif(run: RecordedRun, grid: pd.DataFrame) -> pd.DataFrame:
     out["runtime_s"] = runtime_s
     energy = np.zeros(len(grid))
     peak = np.zeros(len(grid))
+    k = _queue_factor(run, runtime_s, ends[-1])
     for name, compute_s, wait_s, dyn_j, static_w, peak_w in parts:
-        out[f"{name}_runtime_s"] = compute_s + wait_s * _queue_factor(run, runtime_s, ends[-1])
+        out[f"{name}_runtime_s"] = compute_s + wait_s * k
         out[f"{name}_energy_j"] = dyn_j + static_w * runtime_s
         energy += out[f"{name}_energy_j"].to_numpy()
         peak += peak_w

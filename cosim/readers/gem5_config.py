@@ -164,9 +164,9 @@ class Gem5Config:
         vdomain = self.objects.get(domain, {}).get("voltage_domain")
         volts = tuple(self._number(vdomain or "", "voltage", v) for v in self.objects.get(vdomain or "", {}).get("voltage", "").split())
         partner = {c: p for c, p in self._partners(cpus).items() if p in cpus}
-        peers = {c: self._peer_object(c, "dcache_port") for c in cpus}
-        ruby = sorted({self.objects.get(p, {}).get("type", "") for p in peers.values() if p and "Sequencer" in self.objects.get(p, {}).get("type", "")})
-        l1d = {c: p for c in cpus if (p := self._peer_object(c, "dcache_port")) and self._is_cache(p)}
+        dports = {c: p for c in cpus if (p := self._peer_object(c, "dcache_port"))}
+        ruby = sorted({t for p in dports.values() if "Sequencer" in (t := self.objects.get(p, {}).get("type", ""))})
+        l1d = {c: p for c, p in dports.items() if self._is_cache(p)}
         l1i = {c: p for c in cpus if (p := self._peer_object(c, "icache_port")) and self._is_cache(p)}
         l2 = {c: p for c in cpus if (p := self._cache_below(l1d.get(c)))}
         all_l2 = [self._cache_below(self._peer_object(c, "dcache_port")) for c in self.cpus]
