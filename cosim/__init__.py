@@ -2,8 +2,10 @@
 
 The flow, one sub-package per step::
 
-    readers       gem5 stats.txt, config.ini/json, measured board tables,
-                  GPU Ocelot traces, nvprof metrics, ACTMON activity, Corsair logs
+    readers       gem5 stats.txt, config.ini/json, measured board tables, GPU Ocelot
+                  traces, nvprof (metrics, gpu-trace, summary), ncu, GPGPU-Sim and
+                  Accel-Sim logs, GPUWattch reports, ACTMON activity, Corsair logs;
+                  ``read(path)`` turns any of them into one tidy table
     counters      gem5 stats -> PMU event rates; GPU counts -> Tegra K1 predictors
     models        model files (models/*.json): Walker CPU models, the Tegra K1 rail
                   model, the Ocelot access-rate model, the Eq. 1 rate-based baseline
@@ -35,6 +37,13 @@ _LAZY = {
     "stats_meta": "cosim.readers.gem5_stats",
     "read_measured": "cosim.readers.measured",
     "read_nvprof": "cosim.readers.nvprof",
+    "read": "cosim.readers.tidy",
+    "detect_format": "cosim.readers.tidy",
+    "read_gpu_trace": "cosim.readers.nvprof_trace",
+    "read_gpu_summary": "cosim.readers.nvprof_trace",
+    "read_ncu": "cosim.readers.ncu",
+    "read_gpgpusim": "cosim.readers.gpgpusim",
+    "read_power_report": "cosim.readers.gpgpusim",
     "read_ocelot_trace": "cosim.readers.ocelot",
     "sweep": "cosim.dse.sweep",
     "find_runs": "cosim.dse.sweep",
@@ -71,7 +80,14 @@ __all__ = [
     "power_timeline",
     "read_config",
     "read_measured",
+    "read",
+    "detect_format",
+    "read_gpgpusim",
+    "read_gpu_summary",
+    "read_gpu_trace",
+    "read_ncu",
     "read_nvprof",
+    "read_power_report",
     "read_ocelot_trace",
     "read_stats",
     "stats_meta",

@@ -197,8 +197,10 @@ def _parser() -> argparse.ArgumentParser:
     d.set_defaults(run=_cmd_demo)
 
     from cosim.gpu_cli import add_parsers
+    from cosim.read_cli import add_parser as add_read_parser
 
     add_parsers(sub)  # gpu, soc
+    add_read_parser(sub)
     return parser
 
 
@@ -413,6 +415,7 @@ def _summary(rows) -> str:
 
 def _cmd_apply(args: argparse.Namespace) -> int:
     import numpy as np
+    import pandas as pd
 
     from cosim.apply import apply_model, mape_pct
     from cosim.models.modelfile import load_model
@@ -438,7 +441,12 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     if args.compare_with:
         if args.compare_with not in measured.table.columns:
             raise CosimError(f"{args.measured}: no column '{args.compare_with}' to compare with")
-        actual = measured.table[args.compare_with].to_numpy(dtype=float)
+        column = measured.table[args.compare_with]
+        actual = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+        bad = np.flatnonzero(np.isnan(actual) & column.notna().to_numpy())
+        if len(bad):
+            raise CosimError(f"{args.measured}: row {int(bad[0]) + 2}: '{args.compare_with}' is {column.iloc[bad[0]]!r}, "
+                             "not a power [W]; fix or remove that row")
         pred["measured_w"] = actual
         print(f"  MAPE vs '{args.compare_with}': {mape_pct(pred['power_w'].to_numpy(), actual):.2f} %")
     if args.output:

@@ -25,7 +25,7 @@ def add_parsers(sub) -> None:
 
     g = sub.add_parser("gpu", help="per-kernel GPU power/energy from an Ocelot trace or nvprof metrics", description=_GPU_HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    g.add_argument("input", type=Path, help="GPU Ocelot trace or nvprof --metrics output (format detected)")
+    g.add_argument("input", type=Path, help="Ocelot trace, nvprof --metrics log, ncu --csv, or GPGPU-Sim/Accel-Sim stdout (detected)")
     _gpu_args(g)
     g.add_argument("--model", default="tegra-k1-stokke2016",
                    help="tegra-k1-stokke2016 (rail model), ocelot-fermi-aalto2013 (access-rate model) or a model file")
@@ -33,6 +33,8 @@ def add_parsers(sub) -> None:
     g.add_argument("--idle-power", action="append", default=[], metavar="LEVEL=W", help="access-rate model: idle power of a level [W]")
     g.add_argument("--transfers", type=Path, help="access-rate model: CSV launch,size_bytes of PCI Express copies before launches")
     g.add_argument("--measured", type=Path, help="Corsair Link power log to compare the mean power with")
+    g.add_argument("--compare-with", type=Path, metavar="REPORT",
+                   help="GPUWattch/AccelWattch power report of the same GPGPU-Sim run: its per-kernel power beside the model's")
     g.add_argument("--breakdown", type=Path, help="write the per-class energy bar chart here")
     g.add_argument("-o", "--output", type=Path, default=Path("cosim-gpu.csv"), help="timeline CSV or .parquet")
     g.add_argument("--plot", type=Path, help="write the stacked power plot here")
@@ -74,6 +76,9 @@ def _gpu_args(p) -> None:
     p.add_argument("--ignore-metric", action="append", default=[], metavar="NAME", help="skip this nvprof metric")
     p.add_argument("--keep-unknown", action="store_true",
                    help="keep nvprof metrics the model does not use (as extra columns) instead of refusing the file")
+    p.add_argument("--gpu-trace", type=Path, help="nvprof --print-gpu-trace of the same program: real kernel start times and durations")
+    p.add_argument("--any-device", action="store_true",
+                   help="price data from a GPU the model was not trained on (rows flagged device_mismatch)")
 
 
 def _model_kind(name: str) -> tuple[str, Path]:
@@ -85,25 +90,60 @@ def _model_kind(name: str) -> tuple[str, Path]:
     return kinds[data["schema"]], path
 
 
-def _is_ocelot(path: Path) -> bool:
-    try:
-        with open(path, errors="replace") as f:
-            head = f.read(65536)
-    except OSError:
-        return False
-    return "Kernel name:" in head
-
-
 def _read_gpu(args) -> tuple[str, object]:
-    """('ocelot', trace) or ('nvprof', metrics)."""
-    if _is_ocelot(args.input):
+    """('ocelot', trace), ('nvprof', metrics) or ('gpgpusim', per-kernel counters), by the input's format."""
+    from cosim.readers.tidy import detect_format
+
+    path = args.input
+    fmt = detect_format(path)
+    if fmt == "ocelot":
         from cosim.readers.ocelot import read_class_map, read_ocelot_trace
 
         class_map = read_class_map(args.class_map) if args.class_map else None
-        return "ocelot", read_ocelot_trace(args.input, class_map=class_map)
-    from cosim.readers.nvprof import read_nvprof
+        return "ocelot", read_ocelot_trace(path, class_map=class_map)
+    if fmt == "nvprof-metrics":
+        from cosim.readers.nvprof import read_nvprof
 
-    return "nvprof", read_nvprof(args.input, ignore_metrics=args.ignore_metric, allow_unknown=args.keep_unknown)
+        # unknown metrics are refused after the device check: a GTX 980 log is refused for its device first
+        return "nvprof", read_nvprof(path, ignore_metrics=args.ignore_metric, allow_unknown=True)
+    if fmt == "ncu":
+        from cosim.readers.ncu import nvprof_metrics_from_ncu, read_ncu
+
+        return "nvprof", nvprof_metrics_from_ncu(read_ncu(path))
+    if fmt == "gpgpusim":
+        from cosim.readers.gpgpusim import read_gpgpusim
+
+        return "gpgpusim", read_gpgpusim(path)
+    if fmt.startswith("nvprof-gpu-"):
+        raise CosimError(f"{path}: an nvprof {fmt[7:]} holds times, not the metrics a power model prices; give the "
+                         "--metrics log as input and this file with --gpu-trace (a gpu-trace) or to cosim read")
+    if fmt == "gpuwattch":
+        raise CosimError(f"{path}: a GPUWattch/AccelWattch power report is a reference, not an input; give the simulator's "
+                         "stdout as input and this file with --compare-with")
+    raise CosimError(f"{path}: a gem5 stats file; price it with cosim power (or cosim soc --gpu ...)")
+
+
+def _device_flag(args, kind: str, data, model_name: str, model_raw) -> str:
+    """The device check (cosim.models.device) on what the GPU input says about its device."""
+    from cosim.models.device import device_flag
+
+    if kind == "ocelot":
+        return ""  # Ocelot emulates PTX: its counts belong to no device
+    if kind == "gpgpusim":
+        device, capability = None, data.attrs["gpgpusim"].get("compute_capability")
+    else:
+        devices = sorted(set(data["device"]))
+        device, capability = devices[0] if devices else None, data.attrs.get("ncu", {}).get("capability")
+        for other in devices[1:]:
+            device_flag(model_name, model_raw, device=other, capability=capability, source=str(args.input), any_device=args.any_device)
+    return device_flag(model_name, model_raw, device=device, capability=capability, source=str(args.input), any_device=args.any_device)
+
+
+def _add_flag(timeline, flag: str):
+    if flag:
+        kernels = timeline["kind"] == "kernel"
+        timeline.loc[kernels, "flags"] = [";".join(f for f in (text, flag) if f) for text in timeline.loc[kernels, "flags"].fillna("")]
+    return timeline
 
 
 def _tk1(args, kind: str, data):
@@ -113,13 +153,28 @@ def _tk1(args, kind: str, data):
     from cosim.readers.activity import read_activity, read_launch_times
 
     model = load_rail_model(getattr(args, "model_path", None) or "tegra-k1-stokke2016")
+    if kind == "gpgpusim":
+        raise CosimError(f"{args.input}: GPGPU-Sim counters price with the access-rate model (--model ocelot-fermi-aalto2013); "
+                         "the Tegra K1 model needs nvprof metrics of a GK20A")
+    flag = _device_flag(args, kind, data, model.name, model.raw)
+    if kind == "nvprof" and not args.keep_unknown and "ncu" not in data.attrs:
+        from cosim.readers.nvprof import read_nvprof
+
+        data = read_nvprof(args.input, ignore_metrics=args.ignore_metric)  # one line naming an unknown metric
     kernels = tegra_k1_counts_from_ocelot(data) if kind == "ocelot" else tegra_k1_counts_from_nvprof(data)
     activity = read_activity(args.activity) if args.activity else None
+    if args.gpu_trace and args.launch_times:
+        raise CosimError("give kernel times either with --gpu-trace or with --launch-times, not both")
     launch_times = read_launch_times(args.launch_times) if args.launch_times else None
+    if args.gpu_trace:
+        from cosim.gpu_timeline import order_by_gpu_trace
+        from cosim.readers.nvprof_trace import read_gpu_trace
+
+        kernels, launch_times = order_by_gpu_trace(kernels, read_gpu_trace(args.gpu_trace))
     clocks = dict(gpu_mhz=args.gpu_mhz, emc_mhz=args.emc_mhz, cpu_lp_mhz=args.cpu_lp_mhz)
     timeline = tegra_k1_timeline(kernels, model, activity=activity, launch_times=launch_times, gap_s=args.gap_s,
                                  railgate_delay_s=args.railgate_delay_s, **clocks)
-    return model, timeline, tegra_k1_background(model, activity=activity, **clocks)
+    return model, _add_flag(timeline, flag), tegra_k1_background(model, activity=activity, **clocks)
 
 
 def cmd_gpu(args: argparse.Namespace) -> int:
@@ -131,9 +186,10 @@ def cmd_gpu(args: argparse.Namespace) -> int:
     if kind_of_model == "rail":
         _, timeline, _ = _tk1(args, kind, data)
     else:
-        if kind != "ocelot":
-            raise CosimError(f"{args.input}: the access-rate model prices Ocelot instruction classes; nvprof metrics need --model tegra-k1-stokke2016")
-        timeline = _ocelot(args, data)
+        if kind == "nvprof":
+            raise CosimError(f"{args.input}: the access-rate model prices instruction classes (Ocelot traces, GPGPU-Sim logs); "
+                             "nvprof metrics need --model tegra-k1-stokke2016")
+        timeline = _ocelot(args, kind, data)
     write_table(timeline, args.output)
     kernels = timeline[timeline["kind"] == "kernel"]
     span = timeline["end_s"].max() - timeline["start_s"].min()
@@ -145,6 +201,8 @@ def cmd_gpu(args: argparse.Namespace) -> int:
         print(f"  flags: {', '.join(flags)}")
     if args.measured:
         _compare_measured(args.measured, timeline)
+    if args.compare_with:
+        _compare_report(args.compare_with, timeline)
     if args.plot:
         print(f"  plot -> {plot_gpu_timeline(timeline, args.plot, title=args.input.name)}")
     if args.breakdown:
@@ -152,16 +210,19 @@ def cmd_gpu(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ocelot(args, trace):
+def _ocelot(args, kind: str, data):
     import numpy as np
 
     from cosim.cli import _pairs
+    from cosim.counters.gpu import ocelot_counts_from_gpgpusim
     from cosim.gpu_timeline import ocelot_timeline
     from cosim.models.ocelot import load_access_rate_model
     from cosim.readers.activity import read_launch_times
     from cosim.readers.measured import read_table
 
     model = load_access_rate_model(args.model_path)
+    flag = _device_flag(args, kind, data, model.name, model.raw)
+    trace = ocelot_counts_from_gpgpusim(data) if kind == "gpgpusim" else data
     idle = {}
     for name, text in _pairs(args.idle_power, "--idle-power").items():
         try:
@@ -178,8 +239,24 @@ def _ocelot(args, trace):
     if args.gpu_clock_mhz is not None and not (np.isfinite(args.gpu_clock_mhz) and args.gpu_clock_mhz > 0):
         raise CosimError(f"--gpu-clock-mhz {args.gpu_clock_mhz}: must be a clock > 0 [MHz]")
     launch_times = read_launch_times(args.launch_times) if args.launch_times else None
-    return ocelot_timeline(trace, model, clock_mhz=args.gpu_clock_mhz, idle_power_w=idle, launch_times=launch_times,
-                           gap_s=args.gap_s, transfers=transfers)
+    timeline = ocelot_timeline(trace, model, clock_mhz=args.gpu_clock_mhz, idle_power_w=idle, launch_times=launch_times,
+                               gap_s=args.gap_s, transfers=transfers)
+    return _add_flag(timeline, flag)
+
+
+def _compare_report(path: Path, timeline) -> None:
+    """Per kernel: the model's power next to a GPUWattch/AccelWattch report's, matched in launch order."""
+    from cosim.readers.gpgpusim import read_power_report
+
+    report = read_power_report(path)
+    kernels = timeline[timeline["kind"] == "kernel"].reset_index(drop=True)
+    if len(report) != len(kernels):
+        raise CosimError(f"{path}: {len(report)} kernel(s) in the power report, {len(kernels)} priced; are they the same run?")
+    print(f"  reference {path.name} (GPU chip power; the model prices {timeline.attrs['model']}'s scope):")
+    for (_, k), (_, r) in zip(kernels.iterrows(), report.iterrows()):
+        if r["kernel"] and r["kernel"] != k["kernel"]:
+            raise CosimError(f"{path}:{r['line']}: kernel '{r['kernel']}' in the report where the run has '{k['kernel']}'")
+        print(f"    {k['kernel'][:48]:<48} model {k['power_w']:8.2f} W (dynamic {k['dynamic_w']:.2f} W)   report {r['power_w']:8.2f} W")
 
 
 def _compare_measured(path: Path, timeline) -> None:

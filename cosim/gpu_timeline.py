@@ -34,6 +34,45 @@ def expand_launches(kernels: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def order_by_gpu_trace(kernels: pd.DataFrame, trace: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Launches in the order an nvprof gpu-trace saw them, with its start times and durations [s].
+
+    The i-th launch of a kernel in the trace is the i-th launch of that kernel in
+    the metrics; times start at the trace's first activity (copies included).
+    Returns the launches (``launch`` renumbered in time order) and launch times
+    (``launch``, ``start_s``, ``duration_s``, ``kernel``) for the timeline.
+    """
+    where = trace.attrs.get("nvprof", {}).get("path", "gpu-trace")
+    launches = expand_launches(kernels)
+    runs = trace[trace["kind"] == "kernel"].reset_index(drop=True)
+    pools: dict[str, list[int]] = {}
+    for i, name in enumerate(launches["kernel"]):
+        pools.setdefault(name, []).append(i)
+    order = []
+    for row in runs.itertuples():
+        pool = pools.get(row.kernel)
+        if pool is None:
+            raise CosimError(f"{where}:{row.line}: kernel '{row.kernel}' is not in the metrics (kernels: {', '.join(sorted(pools))[:300]})")
+        if not pool:
+            raise CosimError(f"{where}:{row.line}: kernel '{row.kernel}' runs more often in the trace than in the metrics; same program and input?")
+        order.append(pool.pop(0))
+    left = {name: len(pool) for name, pool in pools.items() if pool}
+    if left:
+        name, n = next(iter(left.items()))
+        raise CosimError(f"{where}: kernel '{name}' has {n} launch(es) in the metrics that the trace lacks; same program and input?")
+    ordered = launches.iloc[order].reset_index(drop=True)
+    ordered["launch"] = np.arange(len(ordered))
+    start = runs["start_s"].to_numpy(dtype=float)
+    end = start + runs["duration_s"].to_numpy(dtype=float)
+    for i in range(1, len(start)):  # nvprof prints 5 digits: a start may round to before the last kernel's end
+        if end[i - 1] - 1e-4 * start[i] <= start[i] < end[i - 1]:
+            start[i], end[i] = end[i - 1], end[i - 1] + end[i] - start[i]
+    times = pd.DataFrame({"launch": ordered["launch"], "start_s": start - trace["start_s"].min(),
+                          "duration_s": runs["duration_s"], "kernel": ordered["kernel"]})
+    times.attrs["path"] = where
+    return ordered, times
+
+
 def rows_at(start_s: np.ndarray, end_s: np.ndarray, t_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For sorted, non-overlapping rows [start, end) [s]: the row index at each time (clipped to >= 0) and whether a row covers it."""
     idx = np.searchsorted(np.asarray(start_s), t_s, side="right") - 1
@@ -121,9 +160,12 @@ def tegra_k1_timeline(
     volts = rail_voltages_v(model, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz, cpu_lp_mhz=cpu_lp_mhz)
     launches = expand_launches(kernels)
     duration = launches["elapsed_cycles"].to_numpy(dtype=float) / (gpu_mhz * 1e6)  # Eq. 11
+    traced = launch_times is not None and "duration_s" in launch_times.columns
+    if traced:  # a gpu-trace measured each launch: its time beats Eq. 11's
+        duration = launch_times["duration_s"].to_numpy(dtype=float)
     # estimated DRAM cycles (Ocelot input) cannot exceed the EMC clock: such a kernel is memory-bound
     mem_s = launches["n_mem_other_busy"].to_numpy(dtype=float) / (emc_mhz * 1e6)
-    memory_bound = np.isfinite(mem_s) & (mem_s > duration)
+    memory_bound = np.isfinite(mem_s) & (mem_s > duration) & (not traced)
     duration = np.where(memory_bound, mem_s, duration)
     start = _starts(launches, duration, launch_times, gap_s)
     rates, default = _activity_for(launches, activity)
@@ -133,6 +175,8 @@ def tegra_k1_timeline(
     flags = [f + outside for f in flags]
     for i in np.flatnonzero(memory_bound):
         flags[i].append("memory_bound_time")
+    if traced:
+        flags = [f + ["duration_from_trace"] for f in flags]
 
     rho = {p: launches[f"n_{p}"].to_numpy(dtype=float) / duration for p in GPU_PREDICTORS}
     other = rates["mem_other_busy_per_s"].to_numpy(dtype=float)
@@ -285,7 +329,9 @@ def ocelot_timeline(
     if levels[top.name] is None:
         raise CosimError(f"{model.name}: idle power of level '{top.name}' is not in the model; pass --idle-power {top.name}=W")
     counts = {cls: trace[f"n_{cls}"].to_numpy(dtype=float) for cls in OCELOT_CLASSES}
-    duration = kernel_duration_s(model, counts, clock_mhz=clock_mhz)
+    simulated = "duration_s" in trace.columns and bool(np.isfinite(trace["duration_s"].to_numpy(dtype=float)).all())
+    # A GPU simulator's own cycles beat Eq. 6.8's estimate; the energy per instruction stays the model's.
+    duration = trace["duration_s"].to_numpy(dtype=float) if simulated else kernel_duration_s(model, counts, clock_mhz=clock_mhz)
     zero = np.flatnonzero(duration <= 0)
     if len(zero):
         row = trace.iloc[zero[0]]
@@ -298,8 +344,11 @@ def ocelot_timeline(
             copy_s[int(row.launch)] += pcie_transfer(model, [row.size_bytes])[0][0]
     busy = duration + copy_s
     start = _starts(trace, busy, launch_times, gap_s) + copy_s
-    dyn = dynamic_power_w(model, counts, clock_mhz=clock_mhz)
     energy = dynamic_energy_j(model, counts)
+    if simulated:
+        dyn = {key: energy[key if key != "power_w" else "energy_j"] / duration for key in (*OCELOT_CLASSES, "power_w")}
+    else:
+        dyn = dynamic_power_w(model, counts, clock_mhz=clock_mhz)
     idle_top = float(levels[top.name])
     kernel_rows = pd.DataFrame(
         {
@@ -337,7 +386,12 @@ def ocelot_timeline(
         out[f"{cls}_w"] = out[f"{cls}_w"].fillna(0.0)
         out[f"{cls}_j"] = out[f"{cls}_j"].fillna(0.0)
     out[["kernel", "kernel_display"]] = out[["kernel", "kernel_display"]].fillna("")
-    out["flags"] = "timing_reconstructed"
+    out["flags"] = "duration_from_simulator" if simulated else "timing_reconstructed"
+    if "flags" in trace.columns:  # what the input's counts stand on (e.g. a simulator's classes mapped to Ocelot's)
+        extra_flags = dict(zip(trace["launch"], trace["flags"]))
+        kernels = out["kind"] == "kernel"
+        out.loc[kernels, "flags"] = [";".join(f for f in (base, extra_flags.get(launch, "")) if f)
+                                     for base, launch in zip(out.loc[kernels, "flags"], out.loc[kernels, "launch"])]
     out.attrs["model"] = model.name
     return out
 

@@ -129,7 +129,41 @@ def _measured(folder: Path):
     return path, ["apply", "cortex-a15-walker2017", path, "--compare-with", "Power A15", "-o", folder / "out.csv"], folder / "out.csv"
 
 
+GPU_DATA = REPO / "tests" / "data" / "gpu"
+
+
+def _read(name: str):
+    """``cosim read`` on one of the real-format GPU samples."""
+    def setup(folder: Path):
+        path = folder / name
+        shutil.copy(GPU_DATA / name, path)
+        return path, ["read", path, "-o", folder / "out.csv"], folder / "out.csv"
+    return setup
+
+
+def _gpgpusim_priced(folder: Path):
+    path = folder / "run.log"
+    shutil.copy(GPU_DATA / "gpgpusim-3.2-gtx480-backprop.log", path)
+    return path, ["gpu", path, "--model", "ocelot-fermi-aalto2013", "-o", folder / "out.csv"], folder / "out.csv"
+
+
+def _gpu_trace_timed(folder: Path):
+    path = folder / "t.txt"
+    shutil.copy(TRACES / "cosim-nvprof-dct-gputrace.txt", path)
+    return path, ["gpu", TRACES / "cosim-nvprof-dct.txt", "--gpu-trace", path, "-o", folder / "out.csv"], folder / "out.csv"
+
+
 TARGETS = {t.name: t for t in (
+    Target("read-nvprof-sessions", _read("nvprof-gtx980-sessions.log")),
+    Target("read-nvprof-trace-text", _read("nvprof-gtx650m-gpu-trace.txt")),
+    Target("read-nvprof-trace-csv", _read("nvprof-rtx2080ti-gpu-trace.csv")),
+    Target("read-nvprof-summary", _read("nvprof-gt1030-summary.txt")),
+    Target("read-ncu-details", _read("ncu-a100-details.csv")),
+    Target("read-ncu-raw", _read("ncu-rtx3090-raw.csv")),
+    Target("read-accelsim", _read("accelsim-volta-multistream.log")),
+    Target("read-gpuwattch", _read("gpuwattch-gtx480-backprop.log")),
+    Target("gpgpusim-priced", _gpgpusim_priced),
+    Target("gpu-trace-timed", _gpu_trace_timed),
     Target("gem5-stats", _gem5_stats),
     Target("gem5-config", _gem5_config),
     Target("ocelot", _ocelot),

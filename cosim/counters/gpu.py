@@ -122,6 +122,57 @@ def _ocelot_flags(trace: pd.DataFrame) -> list[str]:
     return [";".join(n for n in names if conditions[n][i]) for i in range(len(trace))]
 
 
+@functools.cache
+def gpgpusim_map() -> dict:
+    """The shipped GPGPU-Sim counter -> Ocelot class map (``counters/maps/gpgpusim-to-ocelot.toml``)."""
+    return tomllib.loads((resources.files("cosim.counters") / "maps" / "gpgpusim-to-ocelot.toml").read_text())
+
+
+def ocelot_counts_from_gpgpusim(runs: pd.DataFrame, *, mapping: dict | None = None) -> pd.DataFrame:
+    """GPGPU-Sim per-kernel counters (:func:`cosim.readers.gpgpusim.read_gpgpusim`) -> an Ocelot class trace.
+
+    The result has the columns the access-rate model prices (``n_<class>``),
+    the simulator's ``duration_s`` [s] and ``flags`` naming every substitution.
+    Blocks with no instructions (empty multi-stream blocks) are left out.
+    """
+    mapping = mapping or gpgpusim_map()
+    path = runs.attrs.get("gpgpusim", {}).get("path", "GPGPU-Sim log")
+    runs = runs[runs["gpu_sim_insn"] > 0]
+    if runs.empty:
+        raise CosimError(f"{path}: no kernel with instructions to price")
+    out = pd.DataFrame({"launch": runs["launch"], "kernel": runs["kernel"], "kernel_display": runs["kernel"], "line": runs["line"]})
+
+    def total(names: list[str]) -> np.ndarray:
+        return sum((runs[n].fillna(0.0).to_numpy(dtype=float) for n in names if n in runs), np.zeros(len(runs)))
+
+    for cls in OCELOT_CLASSES:
+        out[f"n_{cls}"] = total(mapping["classes"].get(cls, []))
+    offchip = mapping["offchip"]
+    source = next((i for i, names in enumerate(offchip["sources"]) if all(n in runs for n in names)), None)
+    if source is None:
+        out["n_memory_offchip"] = total(offchip["fallback"])
+        out["n_memory_onchip"] -= out["n_memory_offchip"]
+        offchip_flag = offchip["fallback_flag"]
+    else:
+        out["n_memory_offchip"] = total(offchip["sources"][source])
+        offchip_flag = offchip["flags"][source]
+    thread_memory = total(mapping["classes"]["memory_onchip"])
+    rest = runs["gpu_sim_insn"].to_numpy(dtype=float) - thread_memory
+    bad = np.flatnonzero(rest < 0)
+    if len(bad):
+        row = runs.iloc[bad[0]]
+        raise CosimError(f"{path}:{row['line']}: kernel '{row['kernel']}' has more memory instructions than instructions "
+                         "(gpu_sim_insn); are the counters from one run?")
+    out[f"n_{mapping['remainder']['class']}"] += rest
+    out["duration_s"] = runs["duration_s"].to_numpy(dtype=float)
+    cached = total(["gpgpu_n_const_mem_insn", "gpgpu_n_param_mem_insn", "gpgpu_n_tex_insn"])
+    out["flags"] = [";".join(f for f, on in (("remainder_as_integer", r > 0), (offchip_flag, o > 0), ("cached_as_onchip", c > 0),
+                                              (sim_flags, bool(sim_flags))) if on)
+                    for r, o, c, sim_flags in zip(rest, out["n_memory_offchip"], cached, runs["flags"])]
+    out.attrs = {"ocelot": {"path": path}, "gpgpusim": runs.attrs.get("gpgpusim", {})}
+    return out.reset_index(drop=True)
+
+
 def dram_busy_cycles(stats: pd.DataFrame, *, bytes_per_cycle: float = 4.0) -> np.ndarray:
     """Per-epoch memory cycles serving the CPU, from a gem5 run's DRAM controller bytes.
 

@@ -33,9 +33,41 @@ FREQS = ("cpu_mhz", "gpu_mhz", "emc_mhz")
 
 
 def board_levels(path: str | Path) -> dict[str, np.ndarray]:
-    """DVFS levels [MHz] per domain (cpu, gpu, emc) from a board file."""
-    data = json.loads(Path(path).read_text())
-    return {d: np.linspace(v["min"], v["max"], v["count"]) for d, v in data["levels_mhz"].items()}
+    """DVFS levels [MHz] per domain (cpu, gpu, emc) from a board file.
+
+    A domain is either the board's own table, a list of clocks [MHz] (real
+    boards such as the TX2 and AGX step unevenly), or ``{min, max, count}``
+    for evenly spaced levels when only the range and count are published.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise CosimError(f"{path}: not a readable board file ({err})") from None
+    domains = data.get("levels_mhz") if isinstance(data, dict) else None
+    if not isinstance(domains, dict) or not domains:
+        raise CosimError(f"{path}: needs a levels_mhz table: domain -> [clocks in MHz] or {{min, max, count}}")
+    return {domain: _levels(path, domain, spec) for domain, spec in domains.items()}
+
+
+def _levels(path: Path, domain: str, spec) -> np.ndarray:
+    if isinstance(spec, dict) and {"min", "max", "count"} <= spec.keys():
+        count = spec["count"]
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise CosimError(f"{path}: levels_mhz.{domain}.count must be a whole number >= 1, not {count!r}")
+        spec = np.linspace(_clock(path, domain, spec["min"]), _clock(path, domain, spec["max"]), count).tolist()
+    if not isinstance(spec, list) or not spec:
+        raise CosimError(f"{path}: levels_mhz.{domain} must be a list of clocks [MHz] or {{min, max, count}}, not {spec!r}")
+    levels = np.array([_clock(path, domain, v) for v in spec])
+    if np.any(np.diff(levels) <= 0):
+        raise CosimError(f"{path}: levels_mhz.{domain} must rise strictly (a board's DVFS table, lowest first)")
+    return levels
+
+
+def _clock(path: Path, domain: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
+        raise CosimError(f"{path}: levels_mhz.{domain}: {value!r} is not a clock > 0 [MHz]")
+    return float(value)
 
 
 def read_kernel_log(path: str | Path, *, levels: dict[str, np.ndarray] | None = None) -> pd.DataFrame:

@@ -1,24 +1,27 @@
-"""nvprof / CUPTI metric and event summaries (``nvprof --metrics ...`` and ``--events ...``).
+"""nvprof / CUPTI metric and event summaries (``nvprof --metrics ...`` and ``--events ...``), as people save them.
 
-Two layouts, both with ``==PID==`` banner lines that are skipped:
+Two layouts, text and ``--csv``::
 
-* CSV (``--csv``)::
+    ==2817== Metric result:
+    Invocations   Metric Name   Metric Description   Min   Max   Avg
+    Device "GK20A (0)"
+        Kernel: dct8x8(float*, int)
+              6   inst_integer   Integer Instructions   1024   1024   1024
 
     "Device","Kernel","Invocations","Metric Name","Metric Description","Min","Max","Avg"
     "GK20A (0)","dct8x8(float*, int)",6,"inst_integer","Integer Instructions",1024,1024,1024
 
-  and for events ``"Device","Kernel","Invocations","Event Name","Min","Max","Avg","Total"``.
+(events have no description and end in ``Total``).  What real logs add, and
+what this reader does with it:
 
-* the text summary::
-
-    Invocations  Metric Name  Metric Description  Min  Max  Avg
-    Device "GK20A (0)"
-        Kernel: dct8x8(float*, int)
-              6  inst_integer  Integer Instructions  1024  1024  1024
-
-Percent values (``shared_efficiency``, ``85.00%``) become fractions.  The result
-has one row per (device, kernel) with the ``Avg`` of each metric: the per-launch
-value the Tegra K1 model uses.
+* the program's own output, before, between and after nvprof's: lines outside
+  a ``... result:`` section are skipped silently; an unreadable line inside one
+  is skipped with one warning that names it;
+* several sessions (``==PID== NVPROF is profiling process``) of the same
+  program, each with other metrics: joined per (device, kernel); a metric that
+  two sessions both report keeps the first, with a warning;
+* values with units (``31.425GB/s``, ``99.53%``, ``Low (2)``): SI base units,
+  see :mod:`cosim.readers._units`.
 """
 
 from __future__ import annotations
@@ -27,13 +30,16 @@ import csv
 import io
 import math
 import re
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from cosim.errors import CosimError
+from cosim.errors import CosimError, CosimWarning
 from cosim.readers._files import read_text
+from cosim.readers._units import UnitError, quantity
 
 # The nvprof metrics and events the Tegra K1 model reads (Stokke et al., Section 4.2).
 TEGRA_K1_METRICS = (
@@ -52,43 +58,85 @@ TEGRA_K1_METRICS = (
     "shared_efficiency",
     "elapsed_cycles_sm",
 )
-_PERCENT = {"shared_efficiency"}
-_BANNER = re.compile(r"^==\d+==")
+_PERCENT = {"shared_efficiency"}  # printed without '%' by some nvprof versions
+
+BANNER = re.compile(r"^(?:==\d+==|========)\s?(?P<text>.*)$")
+_VALUE = r"(?:(?:Idle|Low|Mid|High|Max)\s\(\d+\)|[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?[A-Za-z/%]*|-?nan|-?inf)"
+_METRIC_LINE = re.compile(rf"^\s*(?P<inv>\d+)\s+(?P<name>\S+)\s+(?P<desc>.*?)\s+(?P<min>{_VALUE})\s+(?P<max>{_VALUE})\s+(?P<avg>{_VALUE})\s*$")
+_EVENT_LINE = re.compile(rf"^\s*(?P<inv>\d+)\s+(?P<name>\S+)\s+(?P<min>{_VALUE})\s+(?P<max>{_VALUE})\s+(?P<avg>{_VALUE})\s+(?P<total>{_VALUE})\s*$")
+_DEVICE = re.compile(r'^\s*Device\s+"(?P<device>[^"]*)"\s*$')
+_KERNEL = re.compile(r"^\s*Kernel:\s*(?P<kernel>.+?)\s*$")
+
+
+@dataclass(frozen=True)
+class MetricRecord:
+    """One metric or event of one kernel, as nvprof summarised it over its invocations."""
+
+    line: int
+    session: int
+    device: str
+    kernel: str
+    invocations: int
+    metric: str
+    description: str
+    min: float
+    max: float
+    avg: float
+    total: float  # events only; nan for metrics
+    unit: str
+
+
+class SkippedLines:
+    """Lines inside a result section that are not nvprof's: counted, then one warning."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.count, self.first = path, 0, 0
+
+    def add(self, lineno: int) -> None:
+        self.count += 1
+        self.first = self.first or lineno
+
+    def warn(self) -> None:
+        if self.count:
+            warnings.warn(CosimWarning(
+                f"{self.path}:{self.first}: skipped {self.count} line(s) in nvprof's results that it does not write "
+                "(program output mixed in, or a damaged line); the first is this one"), stacklevel=3)
+
+
+def metric_records(path: str | Path) -> list[MetricRecord]:
+    """Every metric and event record of an nvprof ``--metrics``/``--events`` log, sessions joined."""
+    path = Path(path)
+    text = read_text(path, missing_hint="give the file nvprof wrote with --metrics/--events (--csv or text)")
+    if not text.strip():
+        raise CosimError(f"{path}: the file is empty; give the log nvprof wrote with --metrics/--events")
+    skipped = SkippedLines(path)
+    records = list(_records(path, text.splitlines(), skipped))
+    skipped.warn()
+    if not records:
+        raise CosimError(f"{path}: no metric or event results; run nvprof with --metrics (and --events elapsed_cycles_sm)")
+    return _join_sessions(path, records)
 
 
 def read_nvprof(path: str | Path, *, ignore_metrics: Iterable[str] = (), allow_unknown: bool = False) -> pd.DataFrame:
-    """One row per (device, kernel): ``device``, ``kernel``, ``invocations`` and one column per metric.
+    """One row per (device, kernel): ``device``, ``kernel``, ``invocations`` and one column per metric (its ``Avg``, SI).
 
     A metric outside :data:`TEGRA_K1_METRICS` is a :class:`CosimError` unless it
     is in ``ignore_metrics`` or ``allow_unknown`` is set (then it is kept as a column).
-    Negative or non-numeric values, and a kernel reported twice for one metric
-    on one device, are errors naming the line.
     """
     path = Path(path)
-    text = read_text(path, missing_hint="give the file nvprof wrote with --metrics/--events (--csv or text)")
-    lines = text.splitlines()
-    body = [(i + 1, line) for i, line in enumerate(lines) if line.strip() and not _BANNER.match(line)]
-    if not body:
-        raise CosimError(f"{path}: no metric results; run nvprof with --metrics (and --events elapsed_cycles_sm)")
-    records = _csv_records(path, body) if body[0][1].lstrip().startswith('"') else _text_records(path, body)
     ignore = set(ignore_metrics)
     rows: dict[tuple[str, str], dict] = {}
-    seen: dict[tuple[str, str, str], int] = {}
-    for lineno, device, kernel, invocations, metric, value in records:
-        if metric in ignore:
+    for r in metric_records(path):
+        if r.metric in ignore:
             continue
-        if metric not in TEGRA_K1_METRICS and not allow_unknown:
+        if r.metric not in TEGRA_K1_METRICS and not allow_unknown:
             raise CosimError(
-                f"{path}:{lineno}: unknown metric '{metric}'; cosim reads {', '.join(TEGRA_K1_METRICS)} "
-                f"(skip it with --ignore-metric {metric}, or keep every unknown metric with --keep-unknown)"
+                f"{path}:{r.line}: unknown metric '{r.metric}'; cosim reads {', '.join(TEGRA_K1_METRICS)} "
+                f"(skip it with --ignore-metric {r.metric}, or keep every unknown metric with --keep-unknown)"
             )
-        key = (device, kernel, metric)
-        if key in seen:
-            raise CosimError(f"{path}:{lineno}: metric '{metric}' of kernel '{kernel}' repeats line {seen[key]}")
-        seen[key] = lineno
-        row = rows.setdefault((device, kernel), {"device": device, "kernel": kernel, "invocations": invocations, "line": lineno})
-        row["invocations"] = max(row["invocations"], invocations)
-        row[metric] = _number(path, lineno, metric, value)
+        row = rows.setdefault((r.device, r.kernel), {"device": r.device, "kernel": r.kernel, "invocations": r.invocations, "line": r.line})
+        row["invocations"] = max(row["invocations"], r.invocations)
+        row[r.metric] = r.avg
     if not rows:
         raise CosimError(f"{path}: every metric was ignored; nothing to model")
     out = pd.DataFrame(list(rows.values()))
@@ -96,57 +144,40 @@ def read_nvprof(path: str | Path, *, ignore_metrics: Iterable[str] = (), allow_u
     return out
 
 
-def _number(path: Path, lineno: int, metric: str, text: str) -> float:
-    raw = text.strip()
-    percent = raw.endswith("%")
-    try:
-        value = float(raw.rstrip("%"))
-    except ValueError:
-        raise CosimError(f"{path}:{lineno}: metric '{metric}' value '{raw}' is not a number") from None
-    if not math.isfinite(value) or value < 0:
-        raise CosimError(f"{path}:{lineno}: metric '{metric}' is {raw}; counts and ratios cannot be negative or nan")
-    if percent or metric in _PERCENT and value > 1.0:
-        value /= 100.0
-    return value
-
-
-def _csv_records(path: Path, body: list[tuple[int, str]]):
-    header: list[str] | None = None
-    index: dict[str, int] = {}
-    for lineno, text in body:
-        try:
-            fields = next(csv.reader(io.StringIO(text)), [])
-        except csv.Error as err:  # e.g. a field beyond the csv module's size limit: not an nvprof line
-            raise CosimError(f"{path}:{lineno}: not a CSV line nvprof writes ({err}); is the file intact?") from None
-        if "Metric Name" in fields or "Event Name" in fields:  # a metric or event block starts
-            header = fields
-            name_col = "Metric Name" if "Metric Name" in header else "Event Name"
-            missing = [c for c in ("Device", "Kernel", "Invocations", "Avg") if c not in header]
-            if missing:
-                raise CosimError(f"{path}:{lineno}: nvprof --csv header lacks {', '.join(missing)}")
-            index = {c: header.index(c) for c in ("Device", "Kernel", "Invocations", "Avg")} | {"name": header.index(name_col)}
-            continue
-        if header is None:
-            raise CosimError(f"{path}:{lineno}: no nvprof --csv header (\"Device\",\"Kernel\",...) before the values")
-        if len(fields) != len(header):
-            raise CosimError(f"{path}:{lineno}: {len(fields)} fields, the header has {len(header)}; truncated line?")
-        yield (lineno, fields[index["Device"]], fields[index["Kernel"]], _invocations(path, lineno, fields[index["Invocations"]]),
-               fields[index["name"]], fields[index["Avg"]])
-
-
-_DEVICE = re.compile(r'^\s*Device\s+"(?P<device>[^"]*)"\s*$')
-_KERNEL = re.compile(r"^\s*Kernel:\s*(?P<kernel>.+?)\s*$")
-
-
-def _text_records(path: Path, body: list[tuple[int, str]]):
+def _records(path: Path, lines: list[str], skipped: SkippedLines) -> Iterator[MetricRecord]:
+    session, in_results, result_seen = 0, False, False
+    mode = "metric"  # or "event": what the last header announced
+    header: list[str] | None = None  # the --csv header of the current block
     device = kernel = None
-    columns = 6  # Invocations, Name, Description..., Min, Max, Avg
-    for lineno, text in body:
-        stripped = text.strip()
-        if stripped.startswith("Invocations"):
-            columns = 7 if stripped.split()[-1] == "Total" else 6  # event summaries end in Total
+    for lineno, text in enumerate(lines, start=1):
+        if m := BANNER.match(text):
+            banner = m["text"]
+            if "is profiling process" in banner:
+                session, in_results, result_seen = session + 1, False, False
+            elif banner.rstrip().endswith("result:"):
+                if banner.startswith("Profiling result") and result_seen:
+                    session += 1
+                in_results, result_seen, header, device, kernel = True, True, None, None, None
+                mode = "event" if banner.startswith("Event") else "metric"
             continue
-        if stripped.endswith("result:") or stripped.startswith("Profiling"):
+        stripped = text.strip()
+        if not in_results or not stripped:
+            continue
+        if stripped.startswith('"'):
+            fields = _csv_fields(path, lineno, text)
+            if "Metric Name" in fields or "Event Name" in fields:
+                header = _check_header(path, lineno, fields)
+                continue
+            if header is not None and len(fields) == len(header):
+                row = dict(zip(header, fields))
+                yield _record(path, lineno, session, row["Device"], row["Kernel"], row["Invocations"],
+                              row.get("Metric Name") or row.get("Event Name", ""), row.get("Metric Description", ""),
+                              row["Min"], row["Max"], row["Avg"], row.get("Total"))
+                continue
+            skipped.add(lineno)
+            continue
+        if stripped.startswith("Invocations"):
+            mode = "event" if stripped.split()[-1] == "Total" else "metric"
             continue
         if m := _DEVICE.match(text):
             device, kernel = m["device"], None
@@ -154,13 +185,77 @@ def _text_records(path: Path, body: list[tuple[int, str]]):
         if m := _KERNEL.match(text):
             kernel = m["kernel"]
             continue
-        parts = stripped.split()
-        if kernel is None or device is None:
-            raise CosimError(f"{path}:{lineno}: metric line before any 'Device \"...\"' and 'Kernel:' line; is this nvprof --metrics output?")
-        if len(parts) < 4:
-            raise CosimError(f"{path}:{lineno}: expected 'Invocations Name [Description] Min Max Avg', got '{stripped}'; truncated line?")
-        avg = parts[-2] if columns == 7 else parts[-1]
-        yield lineno, device, kernel, _invocations(path, lineno, parts[0]), parts[1], avg
+        m = (_EVENT_LINE if mode == "event" else _METRIC_LINE).match(text)
+        if m and device is not None and kernel is not None:
+            yield _record(path, lineno, session, device, kernel, m["inv"], m["name"], m.groupdict().get("desc") or "",
+                          m["min"], m["max"], m["avg"], m.groupdict().get("total"))
+        else:
+            skipped.add(lineno)
+
+
+def _csv_fields(path: Path, lineno: int, text: str) -> list[str]:
+    try:
+        return next(csv.reader(io.StringIO(text)), [])
+    except csv.Error as err:  # e.g. a field beyond the csv module's size limit: not an nvprof line
+        raise CosimError(f"{path}:{lineno}: not a CSV line nvprof writes ({err}); is the file intact?") from None
+
+
+def _check_header(path: Path, lineno: int, fields: list[str]) -> list[str]:
+    missing = [c for c in ("Device", "Kernel", "Invocations", "Min", "Max", "Avg") if c not in fields]
+    if missing:
+        raise CosimError(f"{path}:{lineno}: nvprof --csv header lacks {', '.join(missing)}")
+    return fields
+
+
+def _record(path: Path, lineno: int, session: int, device: str, kernel: str, invocations: str, metric: str,
+            description: str, lo: str, hi: str, avg: str, total: str | None) -> MetricRecord:
+    values = {}
+    unit = "count"
+    for name, raw in (("min", lo), ("max", hi), ("avg", avg), ("total", total)):
+        if raw is None:
+            values[name] = math.nan
+            continue
+        try:
+            value, unit = quantity(raw)
+        except UnitError as err:
+            raise CosimError(f"{path}:{lineno}: metric '{metric}' {name} {err}") from None
+        if not math.isfinite(value) or value < 0:
+            raise CosimError(f"{path}:{lineno}: metric '{metric}' is {raw.strip()}; counts and ratios cannot be negative or nan")
+        if metric in _PERCENT and unit == "count":
+            value, unit = value / 100.0, "fraction"
+        values[name] = value
+    return MetricRecord(lineno, session, device, kernel, _invocations(path, lineno, invocations), metric, description.strip(),
+                        values["min"], values["max"], values["avg"], values["total"], unit)
+
+
+def _join_sessions(path: Path, records: list[MetricRecord]) -> list[MetricRecord]:
+    kept: dict[tuple[str, str, str], MetricRecord] = {}
+    invocations: dict[tuple[str, str], MetricRecord] = {}
+    repeats: list[tuple[MetricRecord, MetricRecord]] = []
+    differ: list[tuple[MetricRecord, MetricRecord]] = []
+    for r in records:
+        key = (r.device, r.kernel, r.metric)
+        if key in kept:
+            first = kept[key]
+            if first.session == r.session:
+                raise CosimError(f"{path}:{r.line}: metric '{r.metric}' of kernel '{r.kernel}' repeats line {first.line}")
+            repeats.append((r, first))
+            continue
+        kept[key] = r
+        other = invocations.setdefault((r.device, r.kernel), r)
+        if other.invocations != r.invocations and other.session != r.session:
+            differ.append((r, other))
+    if repeats:
+        r, first = repeats[0]
+        warnings.warn(CosimWarning(
+            f"{path}:{r.line}: {len(repeats)} metric value(s) repeat an earlier session (the first: '{r.metric}', read at line "
+            f"{first.line}); the first values are kept"), stacklevel=3)
+    if differ:
+        r, other = differ[0]
+        warnings.warn(CosimWarning(
+            f"{path}:{r.line}: kernel '{r.kernel[:80]}' ran {r.invocations} time(s) in this session and {other.invocations} at "
+            f"line {other.line} ({len(differ)} such record(s)); are all sessions the same program and input?"), stacklevel=3)
+    return list(kept.values())
 
 
 def _invocations(path: Path, lineno: int, text: str) -> int:

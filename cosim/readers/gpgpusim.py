@@ -1,0 +1,253 @@
+"""GPGPU-Sim 3.x / 4.x and Accel-Sim stdout logs, and GPUWattch/AccelWattch power reports.
+
+The simulator prints one statistics block per finished kernel, opened by::
+
+    kernel_name = _Z9vectorAddPKfS0_Pfi
+    kernel_launch_uid = 1
+    gpu_sim_cycle = 8521
+    gpu_sim_insn = 2800000
+    ...
+    gpgpu_n_load_insn  = 100000
+    L2_total_cache_accesses = 18750
+
+``gpu_sim_cycle``/``gpu_sim_insn`` are the kernel's own; the cache, shader and
+DRAM counters are never reset in 3.x, so a kernel's share is the difference
+from the previous block; :func:`counter_semantics` tells from the log itself
+whether they count since the run, since the stream or per kernel.
+Multi-stream logs repeat kernel names and may print blocks with an empty
+``kernel_name`` and no instructions: launches stay distinct by their block, and
+empty blocks are reported, never named.  Option lines (``-gpgpu_clock_domains
+700.0:700.0:700.0:924.0``) give the core clock [MHz] that turns cycles into time.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+from cosim.errors import CosimError, CosimWarning
+from cosim.readers._files import read_text
+
+_STAT = re.compile(r"^\s*(?P<name>[A-Za-z_][\w\[\]]*(?: [a-z]+)*?),?\s*=\s*(?P<value>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>%|GB/Sec)?\s*$")
+_OPTION = re.compile(r"^-(?P<name>gpgpu_clock_domains|gpgpu_compute_capability_major|gpgpu_compute_capability_minor|"
+                     r"gpgpu_ptx_force_max_capability|gpgpu_n_clusters|gpgpu_n_cores_per_cluster)\s+(?P<value>\S+)")
+#: Counters printed per kernel (everything else in a block is cumulative).
+PER_KERNEL = {"gpu_sim_cycle", "gpu_sim_insn", "gpu_ipc", "gpu_occupancy", "L2_BW", "partiton_level_parallism",
+              "partiton_level_parallism_util", "kernel_stream_id", "gpu_stall_dramfull", "gpu_stall_icnt2sh"}
+#: The counters cosim reads, with their unit; the block keeps every ``name = number`` line.
+COUNTERS = {
+    "gpu_sim_cycle": "cycle", "gpu_sim_insn": "count", "gpu_tot_sim_cycle": "cycle", "gpu_tot_sim_insn": "count",
+    "gpu_ipc": "count/cycle", "gpu_occupancy": "fraction", "L2_BW": "B/s",
+    "L1D_total_cache_accesses": "count", "L1D_total_cache_misses": "count",
+    "L2_total_cache_accesses": "count", "L2_total_cache_misses": "count",
+    "gpgpu_n_tot_thrd_icount": "count", "gpgpu_n_tot_w_icount": "count",
+    "gpgpu_n_load_insn": "count", "gpgpu_n_store_insn": "count", "gpgpu_n_shmem_insn": "count", "gpgpu_n_sstarr_insn": "count",
+    "gpgpu_n_tex_insn": "count", "gpgpu_n_const_mem_insn": "count", "gpgpu_n_param_mem_insn": "count",
+    "gpgpu_n_mem_read_global": "count", "gpgpu_n_mem_write_global": "count", "gpgpu_n_mem_read_local": "count",
+    "gpgpu_n_mem_write_local": "count", "gpgpu_n_mem_texture": "count", "gpgpu_n_mem_const": "count",
+    "total dram reads": "count", "total dram writes": "count",
+}
+
+
+def is_gpgpusim(path: str | Path) -> bool:
+    """Whether the file holds GPGPU-Sim kernel statistics blocks (``kernel_name = ...`` then ``gpu_sim_cycle = ...``)."""
+    try:
+        with open(path, errors="replace") as f:
+            head = f.read(4 << 20)
+    except OSError:
+        return False
+    return "kernel_name = " in head and ("gpu_sim_cycle = " in head or "kernel_avg_power = " in head or "gpu_avg_power = " in head)
+
+
+def is_power_report(path: str | Path) -> bool:
+    try:
+        with open(path, errors="replace") as f:
+            head = f.read(1 << 20)
+    except OSError:
+        return False
+    return "Kernel Average Power Data:" in head and "gpu_sim_cycle = " not in head
+
+
+def read_gpgpusim(path: str | Path) -> pd.DataFrame:
+    """One row per statistics block (kernel launch), in print order.
+
+    Columns: ``launch`` (block index), ``kernel`` (as printed; '' for an empty
+    block), ``uid`` (``kernel_launch_uid``), ``stream``, ``line``, ``duration_s``
+    (``gpu_sim_cycle`` / core clock [s], nan without ``-gpgpu_clock_domains``),
+    and every counter of :data:`COUNTERS` present: per-kernel values as
+    printed, cumulative ones as this kernel's difference.  ``attrs['gpgpusim']``
+    has ``core_mhz``, ``compute_capability`` and ``raw`` (the blocks as printed).
+    """
+    path = Path(path)
+    text = read_text(path, missing_hint="give the simulator's stdout (GPGPU-Sim or Accel-Sim), saved with > run.log")
+    if not text.strip():
+        raise CosimError(f"{path}: the file is empty; give the stdout of a GPGPU-Sim or Accel-Sim run")
+    options: dict[str, str] = {}
+    blocks: list[dict] = []
+    current: dict | None = None
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if m := _OPTION.match(line):
+            options[m["name"]] = m["value"]
+            continue
+        if line.startswith("kernel_name ="):
+            current = {"kernel": line.split("=", 1)[1].strip(), "line": lineno, "stats": {}}
+            blocks.append(current)
+            continue
+        if current is None:
+            continue
+        if line.startswith("kernel_launch_uid ="):
+            current["uid"] = line.split("=", 1)[1].strip()
+            continue
+        if (m := _STAT.match(line)) and m["name"] not in current["stats"]:
+            value = float(m["value"])
+            if not math.isfinite(value) or value < 0 or value >= 2**63:
+                raise CosimError(f"{path}:{lineno}: {m['name']} = {m['value']}; GPGPU-Sim prints counts from 0 to 2^63")
+            if m["unit"] == "%":
+                value /= 100.0
+            elif m["unit"] == "GB/Sec":  # GPGPU-Sim divides bytes/s by 1e9
+                value *= 1e9
+            current["stats"][m["name"]] = (value, lineno)
+    blocks = [b for b in blocks if "gpu_sim_cycle" in b["stats"] or "gpu_sim_insn" in b["stats"]]
+    cut = [b for b in blocks if not {"gpu_sim_cycle", "gpu_sim_insn"} <= b["stats"].keys()]
+    if cut:
+        warnings.warn(CosimWarning(f"{path}:{cut[0]['line']}: {len(cut)} statistics block(s) without both gpu_sim_cycle and "
+                                   "gpu_sim_insn (a cut or damaged log?) left out"), stacklevel=2)
+        blocks = [b for b in blocks if b not in cut]
+    if not blocks:
+        raise CosimError(f"{path}: no kernel statistics blocks (kernel_name = ... then gpu_sim_cycle = ...); "
+                         "is this the stdout of a GPGPU-Sim or Accel-Sim run that finished a kernel?")
+    core_mhz = _core_mhz(path, options)
+    out = pd.DataFrame(_rows(path, blocks, core_mhz))
+    empty = out[(out["kernel"] == "") & (out.get("gpu_sim_insn", 0) == 0)]
+    if len(empty):
+        warnings.warn(CosimWarning(
+            f"{path}:{int(empty['line'].iloc[0])}: {len(empty)} statistics block(s) with an empty kernel_name and no "
+            "instructions (a multi-stream log prints them); kept as launches with kernel ''"), stacklevel=2)
+    out.attrs["gpgpusim"] = {"path": str(path), "core_mhz": core_mhz, "compute_capability": _capability(options),
+                             "raw": [{"line": b["line"], "kernel": b["kernel"], **{k: v for k, (v, _) in b["stats"].items()}} for b in blocks]}
+    return out
+
+
+def _core_mhz(path: Path, options: dict[str, str]) -> float:
+    text = options.get("gpgpu_clock_domains")
+    if text is None:
+        return math.nan
+    try:
+        mhz = float(text.split(":")[0])
+    except ValueError:
+        raise CosimError(f"{path}: -gpgpu_clock_domains {text}: expected core:icnt:l2:dram clocks [MHz]") from None
+    if not math.isfinite(mhz) or mhz <= 0:
+        raise CosimError(f"{path}: -gpgpu_clock_domains {text}: the core clock must be > 0 MHz")
+    return mhz
+
+
+def _capability(options: dict[str, str]) -> str | None:
+    if "gpgpu_compute_capability_major" in options:
+        return f"{options['gpgpu_compute_capability_major']}.{options.get('gpgpu_compute_capability_minor', '0')}"
+    if "gpgpu_ptx_force_max_capability" in options:  # e.g. 20 -> 2.0
+        text = options["gpgpu_ptx_force_max_capability"]
+        return f"{text[:-1]}.{text[-1]}" if text.isdigit() and len(text) >= 2 else None
+    return None
+
+
+def counter_semantics(blocks: list[dict]) -> str:
+    """How a log's cache/shader/DRAM counters count: ``"run"`` (since the run began, GPGPU-Sim 3.x),
+    ``"stream"`` (since the stream began) or ``"kernel"`` (each block its own), told by comparing
+    ``gpgpu_n_tot_thrd_icount`` with the instruction counts; ``"unknown"`` without it."""
+    running: dict[float, float] = {}
+    votes = {"run": True, "stream": True, "kernel": True}
+    seen = False
+    for b in blocks:
+        stats = {k: v for k, (v, _) in b["stats"].items()}
+        stream = stats.get("kernel_stream_id", 0.0)
+        running[stream] = running.get(stream, 0.0) + stats.get("gpu_sim_insn", 0.0)
+        icount = stats.get("gpgpu_n_tot_thrd_icount")
+        if icount is None:
+            continue
+        seen = True
+        votes["run"] &= abs(icount - stats.get("gpu_tot_sim_insn", math.nan)) <= 0.5
+        votes["stream"] &= abs(icount - running[stream]) <= 0.5
+        votes["kernel"] &= abs(icount - stats.get("gpu_sim_insn", math.nan)) <= 0.5
+    return next((k for k, ok in votes.items() if ok), "unknown") if seen else "unknown"
+
+
+def _rows(path: Path, blocks: list[dict], core_mhz: float) -> list[dict]:
+    semantics = counter_semantics(blocks)
+    previous: dict[float, dict[str, float]] = {}  # what the last block printed, per stream ("stream") or overall
+    last_total_insn = 0.0
+    rows = []
+    for i, b in enumerate(blocks):
+        stats = {k: v for k, (v, _) in b["stats"].items()}
+        stream = stats.get("kernel_stream_id", 0.0)
+        key = stream if semantics == "stream" else 0.0
+        before = previous.get(key, {})
+        flags = [] if semantics != "unknown" else ["counter_semantics_unknown"]
+        row = {"launch": i, "kernel": b["kernel"], "uid": b.get("uid", ""), "stream": int(stream), "line": b["line"]}
+        for name in COUNTERS:
+            if name not in stats:
+                continue
+            value = stats[name]
+            if semantics != "kernel" and name not in PER_KERNEL and not name.startswith("gpu_tot_"):
+                if value < before.get(name, 0.0):
+                    raise CosimError(f"{path}:{b['stats'][name][1]}: {name} fell from {before[name]:g} to {value:g}, though this "
+                                     "log's counters count since the run began; are two logs concatenated?")
+                value -= before.get(name, 0.0)
+            row[name] = value
+        total, own = stats.get("gpu_tot_sim_insn"), stats.get("gpu_sim_insn")
+        if total is not None and own is not None:
+            if semantics != "kernel" and abs(total - last_total_insn - own) > 0.5:
+                flags.append("overlapping_kernels")  # kernels ran at once: differences of shared counters mix them
+            last_total_insn = total
+        previous[key] = {**before, **stats}
+        row["duration_s"] = stats["gpu_sim_cycle"] / (core_mhz * 1e6) if math.isfinite(core_mhz) else math.nan
+        row["flags"] = ";".join(flags)
+        rows.append(row)
+    return rows
+
+
+_POWER_STAT = re.compile(r"^\s*(?P<name>[A-Za-z_][\w]*)\s*,?\s*=\s*(?P<value>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|-?nan|-?inf)\s*$")
+
+
+def read_power_report(path: str | Path) -> pd.DataFrame:
+    """GPUWattch/AccelWattch per-kernel report: one row per kernel block, ``kernel``, ``uid``, ``power_w``
+    (``kernel_avg_power``; ``gpu_avg_power`` in GPUWattch 3.x), ``max_power_w``, ``min_power_w`` and each
+    ``gpu_avg_<component>`` [W] of the average section."""
+    path = Path(path)
+    text = read_text(path, missing_hint="give the power report GPUWattch/AccelWattch wrote (gpgpusim_power_report__*.log)")
+    rows: list[dict] = []
+    current: dict | None = None
+    section = None
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("kernel_name ="):
+            current = {"kernel": line.split("=", 1)[1].strip(), "uid": "", "line": lineno}
+            rows.append(current)
+            section = None
+            continue
+        if current is None:
+            continue
+        if line.startswith("kernel_launch_uid ="):
+            current["uid"] = line.split("=", 1)[1].strip()
+        elif line.strip().endswith("Power Data:") or line.strip().startswith("Accumulative"):
+            section = line.strip().split()[1].lower()  # average, maximum, minimum; power (accumulative)
+        elif (m := _POWER_STAT.match(line)) and section:
+            name, value = m["name"], float(m["value"])
+            if not math.isfinite(value) or value < 0 and name.endswith("power"):
+                raise CosimError(f"{path}:{lineno}: {name} = {m['value']}; a power report needs finite powers >= 0")
+            if name in ("kernel_avg_power", "gpu_avg_power"):
+                current["power_w"] = value
+            elif name in ("kernel_max_power", "gpu_max_power"):
+                current["max_power_w"] = value
+            elif name in ("kernel_min_power", "gpu_min_power"):
+                current["min_power_w"] = value
+            elif section == "average" and name.startswith("gpu_avg_"):
+                current[name] = value
+    rows = [r for r in rows if "power_w" in r]
+    if not rows:
+        raise CosimError(f"{path}: no 'Kernel Average Power Data' with kernel_avg_power; is this a GPUWattch/AccelWattch report?")
+    out = pd.DataFrame(rows)
+    out.attrs["power_report"] = {"path": str(path)}
+    return out

@@ -1,0 +1,163 @@
+"""Nsight Compute ``ncu --csv`` output: the details page (default) and the raw page (``--page raw``).
+
+Details: one row per (launch, metric)::
+
+    "ID","Process ID",...,"Kernel Name",...,"Section Name","Metric Name","Metric Unit","Metric Value"
+    "0","41873",...,"vectorAdd(...)",...,"GPU Speed Of Light Throughput","Duration","usecond","4.86"
+
+Raw: one row per launch, a column per metric, and a units row under the header.
+``==PROF==`` lines and the program's output before the table are skipped.
+Values may carry thousands separators (``3,718``); ``n/a`` is kept as missing.
+Units are decimal (:func:`cosim.readers._units.ncu_unit`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+from cosim.errors import CosimError
+from cosim.readers._files import read_text
+from cosim.readers._units import UnitError, ncu_quantity
+from cosim.readers.nvprof import SkippedLines
+
+_ID_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context", "Stream",
+               "Block Size", "Grid Size", "Device", "CC", "device__attribute_display_name")
+
+
+def is_ncu(path: str | Path) -> bool:
+    """Whether the file looks like ``ncu --csv`` output (its table header names ``"ID"`` and ``"Kernel Name"``)."""
+    try:
+        with open(path, errors="replace") as f:
+            head = f.read(1 << 20)
+    except OSError:
+        return False
+    return '"ID","Process ID"' in head and '"Kernel Name"' in head
+
+
+def read_ncu(path: str | Path) -> pd.DataFrame:
+    """Long table, one row per (launch, metric): ``launch`` (ncu's ID), ``kernel``, ``device``, ``section``,
+    ``metric`` (ncu's name), ``value`` (SI), ``unit``, ``ncu_unit`` (as printed) and ``line``."""
+    path = Path(path)
+    text = read_text(path, missing_hint="give the file ncu --csv wrote (details or --page raw)")
+    if not text.strip():
+        raise CosimError(f"{path}: the file is empty; give the output of ncu --csv")
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID",')), None)
+    if start is None:
+        raise CosimError(f"{path}: no ncu --csv table (a header starting \"ID\",\"Process ID\"); run ncu with --csv")
+    header = _fields(path, start + 1, lines[start])
+    skipped = SkippedLines(path)
+    rows = _details(path, lines, start, header, skipped) if "Metric Name" in header else _raw(path, lines, start, header, skipped)
+    skipped.warn()
+    if not rows:
+        raise CosimError(f"{path}:{start + 1}: the ncu table has a header but no rows")
+    out = pd.DataFrame(rows)
+    out.attrs["ncu"] = {"path": str(path), "page": "details" if "Metric Name" in header else "raw"}
+    return out
+
+
+def ncu_to_nvprof() -> dict[str, dict]:
+    """The shipped map from nvprof metric names to Nsight Compute ones (``cosim/counters/maps/ncu-to-nvprof.toml``)."""
+    text = resources.files("cosim.counters").joinpath("maps/ncu-to-nvprof.toml").read_text()
+    return tomllib.loads(text)["nvprof"]
+
+
+def _fields(path: Path, lineno: int, text: str) -> list[str]:
+    try:
+        return next(csv.reader(io.StringIO(text)), [])
+    except csv.Error as err:
+        raise CosimError(f"{path}:{lineno}: not a CSV line ncu writes ({err}); is the file intact?") from None
+
+
+def _value(path: Path, lineno: int, metric: str, raw: str, unit: str) -> tuple[float, str]:
+    try:
+        value, si = ncu_quantity(raw, unit)
+    except UnitError:  # ncu has text-valued metrics too (cache configuration, names): kept as missing numbers
+        return math.nan, unit or "text"
+    if math.isinf(value) or value < 0 and unit != "%":
+        raise CosimError(f"{path}:{lineno}: metric '{metric}' is {raw}; not a value ncu reports")
+    return value, si
+
+
+def _details(path: Path, lines: list[str], start: int, header: list[str], skipped: SkippedLines) -> list[dict]:
+    missing = [c for c in ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value") if c not in header]
+    if missing:
+        raise CosimError(f"{path}:{start + 1}: ncu --csv header lacks {', '.join(missing)}")
+    rows = []
+    for lineno, text in enumerate(lines[start + 1:], start=start + 2):
+        if not text.strip() or text.startswith("==PROF=="):
+            continue
+        fields = _fields(path, lineno, text)
+        if len(fields) != len(header):
+            skipped.add(lineno)
+            continue
+        f = dict(zip(header, fields))
+        value, unit = _value(path, lineno, f["Metric Name"], f["Metric Value"], f["Metric Unit"])
+        rows.append({"line": lineno, "launch": _launch(path, lineno, f["ID"]), "kernel": f["Kernel Name"],
+                     "device": f.get("Device", ""), "capability": f.get("CC", ""), "section": f.get("Section Name", ""), "metric": f["Metric Name"],
+                     "value": value, "unit": unit, "ncu_unit": f["Metric Unit"]})
+    return rows
+
+
+def _raw(path: Path, lines: list[str], start: int, header: list[str], skipped: SkippedLines) -> list[dict]:
+    if start + 1 >= len(lines):
+        return []
+    units = _fields(path, start + 2, lines[start + 1])
+    if len(units) != len(header) or any(units[i] for i, c in enumerate(header) if c in ("ID", "Kernel Name")):
+        raise CosimError(f"{path}:{start + 2}: expected ncu's units row under the --page raw header")
+    metrics = [i for i, c in enumerate(header) if c not in _ID_COLUMNS]
+    rows = []
+    for lineno, text in enumerate(lines[start + 2:], start=start + 3):
+        if not text.strip() or text.startswith("==PROF=="):
+            continue
+        fields = _fields(path, lineno, text)
+        if len(fields) != len(header):
+            skipped.add(lineno)
+            continue
+        f = dict(zip(header, fields))
+        device = f.get("device__attribute_display_name") or f.get("Device", "")
+        for i in metrics:
+            value, unit = _value(path, lineno, header[i], fields[i], units[i])
+            rows.append({"line": lineno, "launch": _launch(path, lineno, f["ID"]), "kernel": f["Kernel Name"],
+                         "device": device, "capability": f.get("CC", ""), "section": "", "metric": header[i], "value": value, "unit": unit, "ncu_unit": units[i]})
+    return rows
+
+
+def _launch(path: Path, lineno: int, text: str) -> int:
+    try:
+        launch = int(text)
+    except ValueError:
+        launch = -1
+    if not 0 <= launch < 2**63:
+        raise CosimError(f"{path}:{lineno}: launch ID '{text}' is not a whole number from 0 to 2^63; is the file intact?")
+    return launch
+
+
+def nvprof_metrics_from_ncu(long: pd.DataFrame) -> pd.DataFrame:
+    """ncu rows -> the table :func:`cosim.readers.nvprof.read_nvprof` returns (one row per kernel, nvprof names,
+    the mean over its launches), through :func:`ncu_to_nvprof`.  ``attrs['ncu']['inexact']`` names the metrics
+    taken through a row that is not one-to-one."""
+    mapping = ncu_to_nvprof()
+    to_nvprof = {spec["ncu"]: name for name, spec in mapping.items()}
+    known = long[long["metric"].isin(to_nvprof)].copy()
+    path = long.attrs.get("ncu", {}).get("path", "ncu file")
+    if known.empty:
+        raise CosimError(f"{path}: none of the metrics cosim's GPU models read; collect them with ncu --metrics "
+                         f"{','.join(spec['ncu'] for spec in list(mapping.values())[:6])},...")
+    known["nvprof"] = known["metric"].map(to_nvprof)
+    wide = known.pivot_table(index=["device", "kernel"], columns="nvprof", values="value", aggfunc="mean").reset_index()
+    launches = known.groupby(["device", "kernel"])["launch"].nunique().rename("invocations").reset_index()
+    lines = known.groupby(["device", "kernel"])["line"].min().reset_index()
+    out = launches.merge(lines, on=["device", "kernel"]).merge(wide, on=["device", "kernel"])
+    out.columns.name = None
+    out.attrs["nvprof"] = {"path": path}
+    capabilities = sorted(c for c in long.get("capability", pd.Series(dtype=str)).unique() if c)
+    out.attrs["ncu"] = {"path": path, "capability": capabilities[0] if capabilities else None, "inexact": sorted(n for n in known["nvprof"].unique() if not mapping[n]["exact"])}
+    return out

@@ -1,0 +1,208 @@
+"""One entry point for every input cosim reads: ``read(path)`` -> one long, tidy table.
+
+Columns (every format):
+
+========== ====================================================================
+source     the format: gem5, ocelot, nvprof-metrics, nvprof-gpu-trace,
+           nvprof-gpu-summary, ncu, gpgpusim, gpuwattch
+kernel     the kernel name as the tool printed it; for gem5, ``epoch N``
+launch     which launch of that kernel (0, 1, ...); for gem5 the dump index;
+           empty where the tool only reports a summary over launches
+metric     the tool's own metric name, unchanged
+value      the value in SI base units: B, s, B/s, Hz, W, J; counts stay
+           counts, percentages become fractions 0-1
+unit       B, s, B/s, Hz, W, J, count, fraction, level (nvprof's 0-10
+           utilisation levels), cycle, or the tool's own unit where it has
+           no SI form (``inst/cycle``); empty where the tool states none
+device     the device name where the file gives it
+statistic  value, or min/max/avg/total for nvprof summaries over launches
+========== ====================================================================
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cosim.errors import CosimError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+FORMATS = ("gem5", "ocelot", "nvprof-metrics", "nvprof-gpu-trace", "nvprof-gpu-summary", "ncu", "gpgpusim", "gpuwattch")
+COLUMNS = ("source", "kernel", "launch", "metric", "value", "unit", "device", "statistic")
+
+
+def detect_format(path: str | Path) -> str:
+    """The format of ``path`` from its content (one of :data:`FORMATS`); a :class:`CosimError` if none fits."""
+    from cosim.readers.gpgpusim import is_gpgpusim, is_power_report
+    from cosim.readers.ncu import is_ncu
+    from cosim.readers.nvprof_trace import nvprof_layout
+
+    path = Path(path)
+    if not path.is_file():
+        raise CosimError(f"{path}: no such file; give a gem5 stats.txt, an nvprof/ncu log, a GPGPU-Sim log or an Ocelot trace")
+    if path.stat().st_size == 0:
+        raise CosimError(f"{path}: the file is empty (0 bytes); was the run or the profile cut short? Give the tool's saved output")
+    head = _head(path)
+    if "Begin Simulation Statistics" in head:
+        return "gem5"
+    if "Kernel name:" in head:
+        return "ocelot"
+    if is_power_report(path):
+        return "gpuwattch"
+    if is_gpgpusim(path):
+        return "gpgpusim"
+    if is_ncu(path):
+        return "ncu"
+    if layout := nvprof_layout(path):
+        return f"nvprof-{layout}"
+    raise CosimError(f"{path}: not a format cosim reads (gem5 stats, nvprof, ncu --csv, GPGPU-Sim/Accel-Sim, "
+                     f"GPUWattch/AccelWattch, Ocelot); name it with --format {{{','.join(FORMATS)}}}")
+
+
+def read(path: str | Path, *, format: str | None = None) -> "pd.DataFrame":  # noqa: A002 - the CLI's --format
+    """Read any supported input into the long table described in this module's docstring."""
+    import pandas as pd
+
+    path = Path(path)
+    fmt = format or detect_format(path)
+    if fmt not in FORMATS:
+        raise CosimError(f"--format {fmt}: cosim reads {', '.join(FORMATS)}")
+    rows = _READERS[fmt](path)
+    out = pd.DataFrame(rows, columns=list(COLUMNS)) if isinstance(rows, list) else rows
+    out["source"] = fmt
+    out["launch"] = out["launch"].astype("Int64")
+    out = out[list(COLUMNS)]
+    out.attrs["read"] = {"path": str(path), "format": fmt}
+    return out
+
+
+def _head(path: Path) -> str:
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", errors="replace") as f:
+            return f.read(1 << 16)
+    except (OSError, EOFError) as err:
+        raise CosimError(f"{path}: cannot read ({err})") from None
+
+
+_GEM5_UNIT = re.compile(r"^(?P<name>\S+)\s.*#.*\((?P<unit>[A-Za-z/()]+)\)\s*$")
+_GEM5_UNITS = {"Second": "s", "Byte": "B", "Count": "count", "Cycle": "cycle", "Ratio": "1", "Hertz": "Hz", "Watt": "W",
+               "Joule": "J", "Volt": "V", "Tick": "s", "(Byte/Second)": "B/s", "(Tick/Second)": "Hz"}
+
+
+def _gem5(path: Path) -> "pd.DataFrame":
+    from cosim.readers.gem5_stats import read_stats, stats_meta
+
+    stats = read_stats(path)
+    units = _gem5_units(path)
+    ticks_per_s = stats_meta(stats).ticks_per_s
+    names = [c for c in stats.columns if c not in ("epoch", "start_tick", "end_tick", "duration_s")]
+    long = stats.melt(id_vars=["epoch"], value_vars=names, var_name="metric", value_name="value")
+    long["unit"] = long["metric"].map(lambda n: _GEM5_UNITS.get(units.get(n, ""), units.get(n, "")))
+    tick = long["metric"].map(lambda n: units.get(n) == "Tick")
+    long.loc[tick, "value"] = long.loc[tick, "value"] / ticks_per_s  # ticks -> seconds
+    long["kernel"] = "epoch " + long["epoch"].astype(str)
+    long["launch"] = long["epoch"]
+    long["device"] = ""
+    long["statistic"] = "value"
+    return long
+
+
+def _gem5_units(path: Path) -> dict[str, str]:
+    """gem5 (v21+) ends each description with its unit, ``(Count)``; older gem5 states none."""
+    units: dict[str, str] = {}
+    for line in _head(path).splitlines():
+        if "End Simulation Statistics" in line:
+            break
+        if m := _GEM5_UNIT.match(line):
+            units[m["name"]] = m["unit"]
+    return units
+
+
+def _ocelot(path: Path) -> list[tuple]:
+    from cosim.readers.ocelot import OCELOT_CLASSES, read_ocelot_trace
+
+    trace = read_ocelot_trace(path)
+    launch = trace.groupby("kernel").cumcount()
+    return [("", k, n, cls, float(v), "count", "", "value")
+            for k, n, (_, row) in zip(trace["kernel_display"], launch, trace.iterrows()) for cls in OCELOT_CLASSES
+            for v in [row[f"n_{cls}"]]]
+
+
+def _nvprof_metrics(path: Path) -> list[tuple]:
+    from cosim.readers.nvprof import metric_records
+
+    rows, seen = [], set()
+    for r in metric_records(path):
+        if (r.device, r.kernel) not in seen:
+            seen.add((r.device, r.kernel))
+            rows.append(("", r.kernel, None, "invocations", float(r.invocations), "count", r.device, "value"))
+        for stat in ("min", "max", "avg", "total"):
+            value = getattr(r, stat)
+            if value == value:  # events alone have a total
+                rows.append(("", r.kernel, None, r.metric, value, r.unit, r.device, stat))
+    return rows
+
+
+_TRACE_UNITS = {"start_s": "s", "duration_s": "s", "end_s": "s", "size_b": "B", "throughput_b_per_s": "B/s",
+                "registers_per_thread": "count", "static_smem_b": "B", "dynamic_smem_b": "B",
+                "grid_x": "count", "grid_y": "count", "grid_z": "count", "block_x": "count", "block_y": "count", "block_z": "count"}
+
+
+def _nvprof_trace(path: Path) -> list[tuple]:
+    from cosim.readers.nvprof_trace import read_gpu_trace
+
+    trace = read_gpu_trace(path)
+    return [("", row["kernel"], row["launch"], metric, row[metric], unit, row.get("device", ""), "value")
+            for _, row in trace.iterrows() for metric, unit in _TRACE_UNITS.items() if metric in row and row[metric] == row[metric]]
+
+
+def _nvprof_summary(path: Path) -> list[tuple]:
+    from cosim.readers.nvprof_trace import read_gpu_summary
+
+    summary = read_gpu_summary(path)
+    units = {"time_fraction": "fraction", "time_s": "s", "calls": "count", "avg_s": "s", "min_s": "s", "max_s": "s"}
+    return [("", row["kernel"], None, metric, float(row[metric]), unit, "", "value")
+            for _, row in summary.iterrows() for metric, unit in units.items()]
+
+
+def _ncu(path: Path) -> "pd.DataFrame":
+    from cosim.readers.ncu import read_ncu
+
+    out = read_ncu(path).assign(statistic="value")
+    return out
+
+
+def _gpgpusim(path: Path) -> list[tuple]:
+    from cosim.readers.gpgpusim import COUNTERS, read_gpgpusim
+
+    runs = read_gpgpusim(path)
+    launch = runs.groupby("kernel").cumcount()
+    rows = []
+    for n, (_, row) in zip(launch, runs.iterrows()):
+        for metric, unit in (*COUNTERS.items(), ("duration_s", "s")):
+            if metric in row and row[metric] == row[metric]:
+                rows.append(("", row["kernel"], n, metric, float(row[metric]), unit, "", "value"))
+    return rows
+
+
+def _gpuwattch(path: Path) -> list[tuple]:
+    from cosim.readers.gpgpusim import read_power_report
+
+    report = read_power_report(path)
+    launch = report.groupby("kernel").cumcount()
+    rows = []
+    for n, (_, row) in zip(launch, report.iterrows()):
+        for metric in [c for c in report.columns if c.endswith("_w") or c.startswith("gpu_avg_")]:
+            if row[metric] == row[metric]:
+                power = metric.endswith("_w") or metric.endswith("P") or metric == "gpu_avg_FP_EXP"
+                rows.append(("", row["kernel"], n, metric, float(row[metric]), "W" if power else "count", "", "value"))
+    return rows
+
+
+_READERS = {"gem5": _gem5, "ocelot": _ocelot, "nvprof-metrics": _nvprof_metrics, "nvprof-gpu-trace": _nvprof_trace,
+            "nvprof-gpu-summary": _nvprof_summary, "ncu": _ncu, "gpgpusim": _gpgpusim, "gpuwattch": _gpuwattch}
