@@ -22,10 +22,10 @@ from cosim.errors import CosimError, CosimWarning
 # The public API, imported on first use (PEP 562) so that ``import cosim`` and ``cosim --help``
 # stay light: pandas, pyarrow and matplotlib load only when a function that needs them is called.
 _LAZY = {
-    "apply_model": "cosim.apply",
-    "mape_pct": "cosim.apply",
-    "ocelot_timeline": "cosim.gpu_timeline",
-    "tegra_k1_timeline": "cosim.gpu_timeline",
+    "apply_model": "cosim.fit.apply",
+    "mape_pct": "cosim.fit.apply",
+    "ocelot_timeline": "cosim.timeline.gpu",
+    "tegra_k1_timeline": "cosim.timeline.gpu",
     "load_access_rate_model": "cosim.models.ocelot",
     "load_rail_model": "cosim.models.tegrak1",
     "Model": "cosim.models.modelfile",
@@ -47,8 +47,8 @@ _LAZY = {
     "read_ocelot_trace": "cosim.readers.ocelot",
     "sweep": "cosim.dse.sweep",
     "find_runs": "cosim.dse.sweep",
-    "ClusterSpec": "cosim.timeline",
-    "power_timeline": "cosim.timeline",
+    "ClusterSpec": "cosim.timeline.cpu",
+    "power_timeline": "cosim.timeline.cpu",
 }
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from cosim.counters.gpu import tegra_k1_counts_from_nvprof, tegra_k1_counts_from_ocelot
 from cosim.errors import CosimError, CosimWarning
-from cosim.gpu_timeline import ocelot_timeline, tegra_k1_background, tegra_k1_timeline
+from cosim.timeline.gpu import ocelot_timeline, tegra_k1_background, tegra_k1_timeline
 from cosim.models.ocelot import dynamic_energy_j, idle_level, kernel_duration_s, load_access_rate_model, pcie_transfer
 from cosim.models.rate_based import rate_based_error_map
 from cosim.models.tegrak1 import clock_voltage_v, energy_per_transaction_j, load_rail_model, rail_power_w, rail_voltages_v

@@ -29,7 +29,7 @@ def tegra_k1_counts_from_nvprof(metrics: pd.DataFrame) -> pd.DataFrame:
     L1 reads = global load hits + local load hits + shared load transactions x
     shared efficiency; L1 writes = local store hits + shared store transactions x
     shared efficiency.  GPU memory cycles are not in nvprof's metrics: they come
-    from ACTMON-style activity (see :func:`cosim.gpu_timeline.tegra_k1_timeline`).
+    from ACTMON-style activity (see :func:`cosim.timeline.gpu.tegra_k1_timeline`).
     """
     path = metrics.attrs.get("nvprof", {}).get("path", "nvprof file")
     for _, row in metrics.iterrows():

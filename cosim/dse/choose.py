@@ -53,7 +53,7 @@ def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: fl
 
 
 def plot_pareto(df: pd.DataFrame, path: str | Path, *, choice: Choice | None = None, title: str = "") -> Path:
-    from cosim.output import pyplot, save_figure
+    from cosim.plots import pyplot, save_figure
 
     plt = pyplot()
 

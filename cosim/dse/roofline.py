@@ -80,7 +80,7 @@ def run_points(stats: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_roofline(platform: dict, freqs_mhz, points: pd.DataFrame | None, path: str | Path, *, title: str = "") -> Path:
-    from cosim.output import pyplot, save_figure
+    from cosim.plots import pyplot, save_figure
 
     plt = pyplot()
 
@@ -103,7 +103,7 @@ def plot_roofline(platform: dict, freqs_mhz, points: pd.DataFrame | None, path: 
 
 def plot_balance(platform: dict, freqs_mhz, path: str | Path, *, title: str = "") -> Path:
     """Balance point and peak bandwidth (left axis) and peak GFLOP/s (right axis) against frequency (the paper's Fig. 7)."""
-    from cosim.output import pyplot, save_figure
+    from cosim.plots import pyplot, save_figure
 
     plt = pyplot()
 

@@ -43,7 +43,7 @@ def summarize_run(run: Path, spec: SweepSpec) -> dict:
     from cosim.models.modelfile import load_model
     from cosim.readers.gem5_config import read_config
     from cosim.readers.gem5_stats import read_stats
-    from cosim.timeline import ClusterSpec, power_timeline, resolve_cluster
+    from cosim.timeline.cpu import ClusterSpec, power_timeline, resolve_cluster
 
     config_path = next((run / n for n in ("config.ini", "config.json") if (run / n).exists()), None)
     if config_path is None:

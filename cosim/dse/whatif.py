@@ -49,7 +49,7 @@ from cosim.errors import CosimError
 from cosim.models.modelfile import Model, operating_point
 from cosim.models.walker import static_power_w
 from cosim.readers.gem5_config import Gem5Config
-from cosim.timeline import ClusterSpec, frequency_mhz, resolve_cluster
+from cosim.timeline.cpu import ClusterSpec, frequency_mhz, resolve_cluster
 
 # CPU kinds whose idle cycles include the cycles they wait for memory (MinorCPU quiesces on a miss)
 _QUIESCE_ON_MISS = {"minor", "inorder"}

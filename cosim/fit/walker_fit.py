@@ -156,7 +156,7 @@ def model_file(fit: WalkerFit, *, name: str, component: str, cores_per_cluster: 
 
 def plot_diagnostics(fit: WalkerFit, prefix: Path, *, group_by: str | None) -> list[Path]:
     """Residuals against fitted power, and mean held-out error per workload (PNG files)."""
-    from cosim.output import pyplot, save_figure
+    from cosim.plots import pyplot, save_figure
 
     plt = pyplot()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from cosim.counters.gpu import tegra_k1_counts_from_ocelot
-from cosim.gpu_timeline import ocelot_timeline, tegra_k1_timeline
+from cosim.timeline.gpu import ocelot_timeline, tegra_k1_timeline
 from cosim.models.ocelot import load_access_rate_model
 from cosim.models.tegrak1 import load_rail_model
 from cosim.readers.ocelot import read_ocelot_trace

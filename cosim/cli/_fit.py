@@ -19,7 +19,7 @@ def _events(text: str) -> list[Term]:
 
 
 def run_fit(args: argparse.Namespace) -> int:
-    from cosim.cli import _pairs
+    from cosim.cli._args import _pairs
     from cosim.readers.armpm import read_armpm
     from cosim.readers.measured import read_measured
 

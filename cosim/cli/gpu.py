@@ -21,7 +21,7 @@ examples:
 
 
 def add_parsers(sub) -> None:
-    from cosim.cli import _add_trust_flags  # cosim.cli calls this while building its parser
+    from cosim.cli._args import _add_trust_flags  # cosim.cli calls this while building its parser
 
     g = sub.add_parser("gpu", help="per-kernel GPU power/energy from an Ocelot trace or nvprof metrics", description=_GPU_HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -148,7 +148,7 @@ def _add_flag(timeline, flag: str):
 
 def _tk1(args, kind: str, data):
     from cosim.counters.gpu import tegra_k1_counts_from_nvprof, tegra_k1_counts_from_ocelot
-    from cosim.gpu_timeline import tegra_k1_background, tegra_k1_timeline
+    from cosim.timeline.gpu import tegra_k1_background, tegra_k1_timeline
     from cosim.models.tegrak1 import load_rail_model
     from cosim.readers.activity import read_activity, read_launch_times
 
@@ -167,7 +167,7 @@ def _tk1(args, kind: str, data):
         raise CosimError("give kernel times either with --gpu-trace or with --launch-times, not both")
     launch_times = read_launch_times(args.launch_times) if args.launch_times else None
     if args.gpu_trace:
-        from cosim.gpu_timeline import order_by_gpu_trace
+        from cosim.timeline.gpu import order_by_gpu_trace
         from cosim.readers.nvprof_trace import read_gpu_trace
 
         kernels, launch_times = order_by_gpu_trace(kernels, read_gpu_trace(args.gpu_trace))
@@ -178,7 +178,7 @@ def _tk1(args, kind: str, data):
 
 
 def cmd_gpu(args: argparse.Namespace) -> int:
-    from cosim.gpu_plots import plot_breakdown, plot_gpu_timeline
+    from cosim.plots.gpu import plot_breakdown, plot_gpu_timeline
     from cosim.output import write_table
 
     kind_of_model, args.model_path = _model_kind(args.model)
@@ -213,9 +213,9 @@ def cmd_gpu(args: argparse.Namespace) -> int:
 def _ocelot(args, kind: str, data):
     import numpy as np
 
-    from cosim.cli import _pairs
+    from cosim.cli._args import _pairs
     from cosim.counters.gpu import ocelot_counts_from_gpgpusim
-    from cosim.gpu_timeline import ocelot_timeline
+    from cosim.timeline.gpu import ocelot_timeline
     from cosim.models.ocelot import load_access_rate_model
     from cosim.readers.activity import read_launch_times
     from cosim.readers.measured import read_table
@@ -270,12 +270,13 @@ def _compare_measured(path: Path, timeline) -> None:
 
 
 def cmd_soc(args: argparse.Namespace) -> int:
-    from cosim.cli import _cluster_specs, _find_config
+    from cosim.cli._args import _cluster_specs, _find_config
     from cosim.counters.gpu import dram_busy_cycles
     from cosim.output import write_table
     from cosim.readers.gem5_stats import read_stats
-    from cosim.soc import plot_soc, soc_timeline
-    from cosim.timeline import power_timeline
+    from cosim.plots.soc import plot_soc
+    from cosim.timeline.soc import soc_timeline
+    from cosim.timeline.cpu import power_timeline
 
     config = _find_config(args.stats, args.config)
     specs = _cluster_specs(config, args)
@@ -307,7 +308,8 @@ def cmd_rate_baseline(args: argparse.Namespace) -> int:
 
     from cosim.models.rate_based import rate_based_error_map
     from cosim.models.tegrak1 import clock_voltage_v, load_rail_model
-    from cosim.output import pyplot, save_figure, write_table
+    from cosim.plots import pyplot, save_figure
+    from cosim.output import write_table
 
     model = load_rail_model()
     clock_voltage_v(model, "gpu", args.train_gpu_mhz)  # one-line error for a clock not in the table

@@ -19,7 +19,7 @@ examples:
 """
 
 
-def add_parser(sub) -> None:
+def add_parsers(sub) -> None:
     from cosim.readers.tidy import FORMATS
 
     r = sub.add_parser("read", help="any supported input -> one tidy table (source, kernel, launch, metric, value, unit)",

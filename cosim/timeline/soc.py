@@ -9,14 +9,12 @@ counts, the memory rail's CPU busy cycles come from the run (4 B per cycle).
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from cosim.gpu_timeline import rows_at
+from cosim.timeline.gpu import rows_at
 from cosim.models.tegrak1 import RailModel
-from cosim.output import finish_power_axes, pyplot, save_figure, time_unit
 
 
 def soc_timeline(
@@ -36,9 +34,9 @@ def soc_timeline(
     cpu
         Long per-(epoch, cluster) timeline.
     gpu
-        :func:`cosim.gpu_timeline.tegra_k1_timeline` output; shifted by ``gpu_offset_s`` [s].
+        :func:`cosim.timeline.gpu.tegra_k1_timeline` output; shifted by ``gpu_offset_s`` [s].
     background
-        :func:`cosim.gpu_timeline.tegra_k1_background` output (idle and gated power).
+        :func:`cosim.timeline.gpu.tegra_k1_background` output (idle and gated power).
     cpu_mem_busy_per_s
         Per-epoch EMC cycles per second serving the CPU; replaces the GPU
         input's CPU memory activity where the CPU timeline covers the time.
@@ -111,21 +109,3 @@ def soc_timeline(
 
 
 _CPU_TRUST_FLAGS = {"implausible", "isa_mismatch", "isa_unknown", "nan_input", "freq_outside_training", "voltage_outside_training"}
-
-
-def plot_soc(timeline: pd.DataFrame, path: str | Path, *, title: str = "") -> Path:
-    """Stacked power of the CPU clusters, GPU rail, memory rail and base over time."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
-    span = timeline["end_s"].max()
-    unit, scale = time_unit(span)
-    edges = np.append(timeline["start_s"].to_numpy(), timeline["end_s"].to_numpy()[-1]) * scale
-    layers = [(f"CPU {n}", f"cpu_{n}_w") for n in timeline.attrs.get("clusters", [])]
-    layers += [("GPU rail", "gpu_w"), ("memory rail", "mem_w"), ("base", "base_w")]
-    base = np.zeros(len(timeline))
-    for label, col in layers:
-        values = timeline[col].fillna(0.0).to_numpy()
-        ax.stairs(base + values, edges, baseline=base, fill=True, alpha=0.8, label=label)
-        base = base + values
-    finish_power_axes(ax, xlabel=f"time [{unit}]", title=title or "cosim SoC timeline (Tegra K1 rails + CPU clusters)")
-    return save_figure(fig, path)

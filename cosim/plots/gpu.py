@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cosim.gpu_timeline import GPU_PREDICTORS, rows_at
-from cosim.output import finish_power_axes, pyplot, save_figure, time_unit
+from cosim.timeline.gpu import GPU_PREDICTORS, rows_at
+from cosim.plots import finish_power_axes, pyplot, save_figure, time_unit
 from cosim.readers.ocelot import OCELOT_CLASSES
 
 

@@ -67,10 +67,10 @@ def _bundled(run: Path) -> DemoRun | None:
 
 def _trace_dirs() -> list[Path]:
     installed = Path(str(resources.files("cosim") / "_traces"))
-    return [p for p in (installed, Path(__file__).resolve().parents[1] / "traces") if p.is_dir()]
+    return [p for p in (installed, Path(__file__).resolve().parents[2] / "traces") if p.is_dir()]  # cosim/cli/ -> repo
 
 
 def _shared_dirs() -> list[Path]:
     here = Path(__file__).resolve()
-    candidates = [Path.cwd() / ".." / "shared", Path.cwd() / "shared", here.parents[2] / "shared"]
+    candidates = [Path.cwd() / ".." / "shared", Path.cwd() / "shared", here.parents[3] / "shared"]
     return [p.resolve() for p in candidates if (p / "data" / "gem5").is_dir()]

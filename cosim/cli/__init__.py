@@ -1,0 +1,71 @@
+"""The ``cosim`` command: one module per command group, sharing :mod:`cosim.cli._args`.
+
+Exit status: 0 done; 2 bad input or request, or a refused result (one-line
+message, nothing written); 3 done, outputs written, but some dumps of the input
+were unusable or some epochs have no value (reported; ``--allow-partial`` makes
+that 0); 4 an internal error (a bug: one line, please report it); 130
+interrupted (Ctrl-C or SIGTERM; no temporary file is left).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import traceback
+import warnings
+from pathlib import Path
+
+from cosim.cli import dse, fit, gpu, kernels, power, read
+from cosim.cli._args import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PARTIAL
+from cosim.errors import CosimError, CosimWarning
+
+__all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_PARTIAL", "main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    import numpy as np  # after parsing: --help needs no numpy
+    warnings.showwarning = _show_warning
+    warnings.simplefilter("always", CosimWarning)
+    # numpy's and matplotlib's own warnings are about our arithmetic, not the user's input:
+    # what matters to the user is reported as a CosimWarning or in the flags column
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
+    warnings.filterwarnings("ignore", module="matplotlib")
+    previous = signal.signal(signal.SIGTERM, _terminate)  # unwinds like Ctrl-C, so temporary files are removed
+    try:
+        with np.errstate(all="ignore"):
+            return args.run(args)
+    except CosimError as err:
+        print(f"cosim: error: {err}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("cosim: interrupted; no output was left half-written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as err:  # a bug in cosim, not bad input: still one line, and a way to report it
+        where = traceback.extract_tb(err.__traceback__)[-1]
+        print(f"cosim: internal error: {type(err).__name__}: {err} (at {Path(where.filename).name}:{where.lineno}); "
+              "please report it with the command line", file=sys.stderr)
+        return EXIT_INTERNAL
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    if issubclass(category, CosimWarning):
+        print(f"cosim: warning: {message}", file=sys.stderr)
+    else:
+        print(warnings.formatwarning(message, category, filename, lineno, line), file=sys.stderr, end="")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cosim", description="Hardware-trained power models for gem5 runs.")
+    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+    for group in (power, fit, dse, kernels, gpu, read):
+        group.add_parsers(sub)
+    return parser

@@ -1,0 +1,153 @@
+"""``cosim whatif``, ``sweep`` and ``roofline``: design-space exploration over gem5 runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cosim.errors import CosimError
+
+from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _cluster_specs, _find_config, _pairs
+
+def add_parsers(sub) -> None:
+    w = sub.add_parser("whatif", help="rescale a gem5 run to other DVFS points: runtime, energy, Pareto, choice")
+    w.add_argument("stats", type=Path, help="gem5 stats.txt")
+    w.add_argument("--config", type=Path, help="config.ini or config.json (default: beside stats.txt)")
+    w.add_argument("--model", action="append", default=[], metavar="MODEL", help="as for cosim power")
+    w.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH", help="as for cosim power")
+    w.add_argument("--freqs", action="append", default=[], metavar="NAME=F1,F2,...",
+                   help="frequencies [MHz] to try for cluster NAME (default: its model's V-f table)")
+    w.add_argument("--power-cap", type=float, metavar="WATTS", help="choose the fastest configuration under this peak power")
+    w.add_argument("--deadline", type=float, metavar="SECONDS", help="choose the least energy within this runtime")
+    w.add_argument("-o", "--output", type=Path, default=Path("whatif.csv"), help="one row per configuration")
+    w.add_argument("--plot", type=Path, help="Pareto plot (energy against runtime)")
+    _add_trust_flags(w, implausible=False)
+    w.set_defaults(run=_cmd_whatif, voltage=[], voltage_model=False)
+
+    sw = sub.add_parser("sweep", help="one table of runtime, energy, EDP and power over many gem5 runs")
+    sw.add_argument("runs", type=Path, nargs="+", help="gem5 output folders, or folders of them")
+    sw.add_argument("--model", action="append", default=[], metavar="MODEL", help="as for cosim power (default: each run's cosim-run.json)")
+    sw.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH", help="as for cosim power")
+    sw.add_argument("--workers", type=int, default=1, help="processes parsing runs in parallel (default 1)")
+    sw.add_argument("--power-cap", type=float, metavar="WATTS", help="choose the fastest run under this peak power")
+    sw.add_argument("--deadline", type=float, metavar="SECONDS", help="choose the least-energy run within this runtime")
+    sw.add_argument("-o", "--output", type=Path, default=Path("sweep.csv"), help="one row per run")
+    sw.add_argument("--plot", type=Path, help="Pareto plot (energy against runtime)")
+    sw.add_argument("--progress", action="store_true", help="progress bar (needs tqdm)")
+    sw.add_argument("--scheduler", metavar="ADDRESS",
+                    help="run on a dask.distributed cluster: 'local' starts a LocalCluster of --workers processes, "
+                         "else a scheduler address such as tcp://host:8786 (pip install 'cosim[distributed]')")
+    sw.add_argument("--allow-partial", action="store_true", help="exit 0 even if some runs failed")
+    sw.set_defaults(run=_cmd_sweep)
+
+    rf = sub.add_parser("roofline", help="platform Roofline per DVFS point, balance points, and a run's epochs on it")
+    rf.add_argument("--platform", required=True, help="processor in models/jetson-roofline.json, e.g. jetson-tk1-cpu")
+    rf.add_argument("--freqs", required=True, metavar="F1,F2,...", help="frequencies [MHz]")
+    rf.add_argument("--stats", type=Path, help="gem5 stats.txt whose epochs to place (FP op classes and DRAM bytes)")
+    rf.add_argument("-o", "--output", type=Path, help="epochs' intensity and GFLOP/s (CSV)")
+    rf.add_argument("--plot", type=Path, help="Roofline plot (a line per frequency, the epochs as points)")
+    rf.add_argument("--plot-balance", type=Path, help="balance point, bandwidth and GFLOP/s against frequency")
+    rf.set_defaults(run=_cmd_roofline)
+
+
+def _cmd_whatif(args: argparse.Namespace) -> int:
+    from cosim.dse.choose import choose, pareto_front, plot_pareto
+    from cosim.dse.whatif import dvfs_grid, recorded_run, whatif, whatif_stats
+    from cosim.output import write_table
+    from cosim.readers.gem5_stats import read_stats
+
+    from cosim.timeline.cpu import check_isa
+
+    config = _find_config(args.stats, args.config)
+    specs = _cluster_specs(config, args)
+    check_isa(config, [spec.model for spec in specs], any_isa=args.any_isa)
+    stats = read_stats(args.stats, stats=whatif_stats(config, specs))
+    run = recorded_run(stats, config, specs)
+    freqs = {}
+    for name, text in _pairs(args.freqs, "--freqs").items():
+        try:
+            freqs[name] = [float(x) for x in text.split(",")]
+        except ValueError:
+            raise CosimError(f"--freqs {name}={text}: expected MHz values separated by commas") from None
+    table = whatif(run, dvfs_grid(run, freqs))
+    table["pareto"] = pareto_front(table)
+    choice = choose(table, power_cap_w=args.power_cap, deadline_s=args.deadline)
+    write_table(table, args.output)
+    print(f"{args.stats}: {len(stats)} epochs, {len(table)} DVFS configurations -> {args.output} "
+          f"({int(table['pareto'].sum())} on the Pareto front)")
+    if choice.row is None:
+        print(f"  {choice.reason}")
+    else:
+        point = ", ".join(f"{c.removesuffix('_freq_mhz')} {choice.row[c]:g} MHz" for c in table.columns if c.endswith("_freq_mhz"))
+        print(f"  chosen ({choice.reason}): {point}: runtime {choice.row['runtime_s']:.6g} s, energy {choice.row['energy_j']:.6g} J, "
+              f"peak {choice.row['peak_power_w']:.3f} W")
+    if args.plot:
+        plot_pareto(table, args.plot, choice=choice, title=args.stats.parent.name)
+        print(f"  plot -> {args.plot}")
+    return 0
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from cosim.dse.choose import choose, pareto_front, plot_pareto
+    from cosim.dse.sweep import SweepSpec, dask_client, find_runs, sweep
+    from cosim.output import write_table
+
+    clusters = _pairs(args.cluster, "--cluster")
+    if clusters and len(args.model) not in (1, len(clusters)):
+        raise CosimError(f"{len(args.model)} --model for {len(clusters)} --cluster: give one model, or one per cluster in order")
+    spec = SweepSpec(tuple((n, p, args.model[i if len(args.model) > 1 else 0]) for i, (n, p) in enumerate(clusters.items())) if clusters else None)
+    runs = find_runs(args.runs)
+    client = dask_client(args.scheduler, workers=max(1, args.workers)) if args.scheduler else None
+    try:
+        table = sweep(runs, spec, workers=max(1, args.workers), progress=args.progress, client=client)
+    finally:
+        if client is not None:
+            client.close()
+            if args.scheduler == "local":
+                client.cluster.close()
+    failed = table[table["error"] != ""]
+    good = table[table["error"] == ""].reset_index(drop=True)
+    for _, row in failed.iterrows():
+        print(f"cosim: error: run {row['run']}: {row['error']}", file=sys.stderr)
+    if good.empty:
+        raise CosimError(f"none of the {len(table)} runs could be summarised (first: {failed['error'].iloc[0]})")
+    front = pareto_front(good).to_numpy()
+    table["pareto"] = False
+    table.loc[table["error"] == "", "pareto"] = front
+    write_table(table, args.output)
+    print(f"{len(table)} runs -> {args.output} ({int(table['pareto'].sum())} on the Pareto front)"
+          + (f"; {len(failed)} failed (their rows say why)" if len(failed) else ""))
+    choice = choose(good, power_cap_w=args.power_cap, deadline_s=args.deadline)
+    print(f"  {choice.reason}" + (f": {choice.row['run']}" if choice.row is not None else ""))
+    if args.plot:
+        plot_pareto(good.assign(pareto=front), args.plot, choice=choice, title="sweep")
+    return EXIT_PARTIAL if len(failed) and not args.allow_partial else 0
+
+
+def _cmd_roofline(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from cosim.dse.roofline import balance_point, load_platform, peaks, plot_balance, plot_roofline, run_points
+    from cosim.output import write_table
+    from cosim.readers.gem5_stats import read_stats
+
+    platform = load_platform(args.platform)
+    try:
+        freqs = [float(x) for x in args.freqs.split(",")]
+    except ValueError:
+        raise CosimError(f"--freqs {args.freqs}: expected MHz values separated by commas") from None
+    gflops, gbps = peaks(platform, freqs)
+    for f, p, b, bal in zip(freqs, gflops, gbps, balance_point(platform, freqs)):
+        print(f"{args.platform} {f:g} MHz: {p:.2f} GFLOP/s, {b:.2f} GB/s, balance {bal:.2f} FLOP/B")
+    points = None
+    if args.stats:
+        points = run_points(read_stats(args.stats))
+        if args.output:
+            write_table(points, args.output)
+        print(f"{args.stats}: {len(points)} epochs, median intensity {np.nanmedian(points['intensity_flop_per_byte']):.3g} FLOP/B")
+    if args.plot:
+        plot_roofline(platform, freqs, points, args.plot)
+    if args.plot_balance:
+        plot_balance(platform, freqs, args.plot_balance)
+    return 0

@@ -1,0 +1,128 @@
+"""``cosim apply``, ``fit`` and ``fit-rail``: models against measured board data."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cosim.errors import CosimError
+
+from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _pairs
+
+def add_parsers(sub) -> None:
+    a = sub.add_parser("apply", help="apply a model to measured board data (prints MAPE)")
+    a.add_argument("model", help="model file or shipped model name")
+    a.add_argument("measured", type=Path, help="measured table (Powmon/GemStone layout, or CSV/TSV)")
+    a.add_argument("--compare-with", metavar="COLUMN", help="measured power column [W]; prints MAPE")
+    a.add_argument("--label", help="Powmon cluster label (A7, A15) when several are present")
+    a.add_argument("--freq-col", help="frequency column [MHz]")
+    a.add_argument("--voltage-col", help="voltage column [V]")
+    a.add_argument("--event-col", action="append", default=[], metavar="EVENT=COLUMN",
+                   help="per-core average rate column [events/s] for EVENT (e.g. 0x11=cycles)")
+    a.add_argument("--voltage", choices=("measured", "table", "voltage-model"), default="measured",
+                   help="voltage given to the model: measured column (default), the model's V-f table, or its voltage model")
+    a.add_argument("-o", "--output", type=Path, help="write predictions (CSV or .parquet)")
+    _add_trust_flags(a, isa=False)
+    a.add_argument("--allow-partial", action="store_true", help="exit 0 even if some rows have no value")
+    a.set_defaults(run=_cmd_apply)
+
+    f = sub.add_parser("fit", help="build a Walker-formulation model from measured data", description=_FIT_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    f.add_argument("measured", type=Path, help="measured table: Powmon/GemStone layout, ARMPM log, or CSV/TSV")
+    f.add_argument("--format", choices=("table", "armpm"), default="table", help="input layout (default: table)")
+    f.add_argument("--power-col", required=True, metavar="COLUMN", help="measured cluster power [W]")
+    f.add_argument("--events", metavar="LIST", help="model inputs, e.g. 0x11,0x1b-0x73,0x50 (a-b: difference of events)")
+    f.add_argument("--select", type=int, metavar="N", help="choose N events (cycle counter first, then by R^2, then VIF transforms)")
+    f.add_argument("--candidates", metavar="LIST", help="events --select may choose from (default: every event column)")
+    f.add_argument("--label", help="Powmon cluster label (A7, A15)")
+    f.add_argument("--freq-col", help="frequency column [MHz]")
+    f.add_argument("--voltage-col", help="voltage column [V]")
+    f.add_argument("--event-col", action="append", default=[], metavar="EVENT=COLUMN", help="per-core rate column [events/s]")
+    f.add_argument("--group-by", metavar="COLUMN", help="workload column: grouped cross-validation and per-workload errors")
+    f.add_argument("--idle", metavar="NAME", help="workload name of idle rows: fits the voltage model (Section VIII)")
+    f.add_argument("--folds", type=int, default=10, help="k of k-fold cross-validation (default 10)")
+    f.add_argument("--cores", type=int, default=4, help="cores of the measured cluster (default 4)")
+    f.add_argument("--isa", default="arm", help="ISA of the measured cores, written into the model (default arm)")
+    f.add_argument("--name", default="fitted-model", help="model name")
+    f.add_argument("--component", default="CPU cluster", help="what the model is of, in words")
+    f.add_argument("-o", "--output", type=Path, default=Path("model.json"), help="model file (a .md model card and plots go beside it)")
+    f.set_defaults(run=_cmd_fit)
+
+    r = sub.add_parser("fit-rail", help="fit a per-rail model (Tegra K1 methodology) from measured data")
+    r.add_argument("measured", type=Path, help="measured table (CSV/TSV)")
+    r.add_argument("--spec", type=Path, required=True, help="JSON: power_col and rails (see cosim/fit/rail.py)")
+    r.add_argument("-o", "--output", type=Path, default=Path("rail-model.json"), help="coefficients and fit statistics (JSON)")
+    r.set_defaults(run=_cmd_fit_rail)
+
+
+_FIT_HELP = """\
+Fit P = sum beta*E*V^2*f + static(V, f) (Walker et al., TCAD 2017) by OLS with HC3
+errors; report R^2, F, SER, VIFs and k-fold cross-validation; write a cosim model
+file, a model card and diagnostic plots.
+
+example (the TCAD Cortex-A15 model from its published data):
+  cosim fit asrtpm-A15-powmon-data.csv --label A15 --power-col "Power A15" \\
+      --events 0x11,0x1b-0x73,0x50,0x6a,0x73,0x14,0x19 --group-by "Workload Name" --idle idle \\
+      --name my-a15 -o my-a15.json
+"""
+
+
+def _cmd_apply(args: argparse.Namespace) -> int:
+    import numpy as np
+    import pandas as pd
+
+    from cosim.fit.apply import apply_model, mape_pct
+    from cosim.models.modelfile import load_model
+    from cosim.output import write_table
+    from cosim.readers.measured import read_measured
+
+    model = load_model(args.model)
+    measured = read_measured(
+        args.measured,
+        events=model.events,
+        label=args.label,
+        freq_col=args.freq_col,
+        voltage_col=args.voltage_col,
+        event_cols=_pairs(args.event_col, "--event-col"),
+        need_voltage=args.voltage == "measured",
+    )
+    pred = apply_model(model, measured, voltage=args.voltage, keep_implausible=args.keep_implausible, source=str(args.measured))
+    print(f"{args.measured}: {len(pred)} rows, model {model.name}" + (f" on {measured.label} columns" if measured.label else ""))
+    if pred["extrapolated"].any():
+        print(f"  {int(pred['extrapolated'].sum())} row(s) outside the model's training V-f range (flagged)")
+    if pred["implausible"].any():
+        print(f"  {int(pred['implausible'].sum())} implausible row(s) kept, flagged (--keep-implausible)")
+    if args.compare_with:
+        if args.compare_with not in measured.table.columns:
+            raise CosimError(f"{args.measured}: no column '{args.compare_with}' to compare with")
+        column = measured.table[args.compare_with]
+        actual = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+        bad = np.flatnonzero(np.isnan(actual) & column.notna().to_numpy())
+        if len(bad):
+            raise CosimError(f"{args.measured}: row {int(bad[0]) + 2}: '{args.compare_with}' is {column.iloc[bad[0]]!r}, "
+                             "not a power [W]; fix or remove that row")
+        pred["measured_w"] = actual
+        print(f"  MAPE vs '{args.compare_with}': {mape_pct(pred['power_w'].to_numpy(), actual):.2f} %")
+    if args.output:
+        write_table(pred, args.output)
+        print(f"  predictions -> {args.output}")
+    missing = int(pred["no_value"].sum())
+    if missing:
+        first = int(np.flatnonzero(pred["no_value"].to_numpy())[0]) + 2
+        print(f"cosim: error: {args.measured}: {missing} of {len(pred)} row(s) have no value (a frequency or voltage "
+              f"that is not a positive number, or a missing rate; first at line {first})", file=sys.stderr)
+        return 0 if args.allow_partial else EXIT_PARTIAL
+    return 0
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    from cosim.cli._fit import run_fit
+
+    return run_fit(args)
+
+
+def _cmd_fit_rail(args: argparse.Namespace) -> int:
+    from cosim.cli._fit import run_fit_rail
+
+    return run_fit_rail(args)

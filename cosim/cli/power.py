@@ -1,0 +1,179 @@
+"""``cosim power``, ``demo`` and ``gem5-expr``: gem5 runs priced per epoch."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cosim.errors import CosimError
+
+from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _cluster_specs, _find_config, _pairs
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("power", help="power/energy timeline of a gem5 run", description=_POWER_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("stats", type=Path, help="gem5 stats.txt (every dump is an epoch)")
+    p.add_argument("--config", type=Path, help="config.ini or config.json (default: beside stats.txt)")
+    p.add_argument("--model", action="append", default=[], metavar="MODEL",
+                   help="model file or shipped model name; repeat in the order of --cluster")
+    p.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH",
+                   help="CPUs under config path PATH form cluster NAME (default: one cluster per clock domain)")
+    p.add_argument("--voltage", action="append", default=[], metavar="NAME=VOLTS",
+                   help="use this voltage [V] for cluster NAME instead of the model's V-f table")
+    p.add_argument("--voltage-model", action="store_true",
+                   help="voltage under load from the model's voltage model (when only nominal voltages are known)")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse operating points not in the model's V-f table or training range")
+    _add_trust_flags(p)
+    p.add_argument("-o", "--output", type=Path, default=Path("power.csv"), help="CSV, or .parquet (default: power.csv)")
+    p.add_argument("--plot", type=Path, help="write the stacked power plot (PNG/SVG/PDF)")
+    p.add_argument("--allow-partial", action="store_true", help="exit 0 even if some dumps were unusable")
+    p.add_argument("--progress", action="store_true", help="progress bar while parsing (needs tqdm)")
+    p.set_defaults(run=_cmd_power)
+
+    g = sub.add_parser("gem5-expr", help="print a model as gem5 MathExprPowerModel expressions, per CPU")
+    g.add_argument("model", help="model file or shipped model name")
+    g.add_argument("--cluster", required=True, metavar="NAME=PATH", help="CPUs under config path PATH")
+    g.add_argument("--config", type=Path, required=True, help="config.ini/config.json of a run of the same system")
+    g.add_argument("--generation", choices=("pre-v20.1", "v20.1+"), default="v20.1+", help="gem5 stat naming (default v20.1+)")
+    g.set_defaults(run=_cmd_gem5_expr)
+
+    d = sub.add_parser("demo", help="timeline CSV + plot of the bundled real gem5 run")
+    d.add_argument("--out", type=Path, default=Path("cosim-demo"), help="output folder (default: ./cosim-demo)")
+    d.set_defaults(run=_cmd_demo)
+
+
+_POWER_HELP = """\
+Price every stats dump (epoch) of a gem5 run with hardware-trained models.
+With no --model (and no cosim-run.json), each cluster gets the shipped model of
+its CPU type: out-of-order -> cortex-a15-walker2017, in-order (Minor, simple)
+-> cortex-a7-gemstone2018.
+
+example:
+  cosim power m5out/stats.txt --config m5out/config.ini \\
+      --model cortex-a15-walker2017 --cluster big=system.bigCluster \\
+      --model cortex-a7-gemstone2018 --cluster little=system.littleCluster \\
+      -o power.csv --plot power.png
+"""
+
+
+def _cmd_power(args: argparse.Namespace) -> int:
+    from cosim.readers.gem5_stats import read_stats
+
+    config = _find_config(args.stats, args.config)
+    specs = _cluster_specs(config, args)
+    wanted = _wanted_stats(config, specs)
+    stats = read_stats(args.stats, stats=wanted, progress=args.progress)
+    return _price_and_write(stats, config, specs, args, args.output, args.plot)
+
+
+def _wanted_stats(config, specs) -> set[str]:
+    from cosim.counters.pmc import stats_for
+    from cosim.timeline.cpu import resolve_cluster
+
+    wanted: set[str] = set()
+    for spec in specs:
+        wanted |= stats_for(resolve_cluster(config, spec, config.ticks_per_s), spec.model.events)
+    return wanted
+
+
+def _price_and_write(stats, config, specs, args: argparse.Namespace, output: Path, plot: Path | None) -> int:
+    from cosim.plots.cpu import plot_timeline
+    from cosim.output import write_table
+    from cosim.timeline.cpu import power_timeline
+
+    timeline = power_timeline(stats, config, specs, strict=args.strict, any_isa=args.any_isa,
+                              keep_implausible=args.keep_implausible)
+    write_table(timeline, output)
+    meta = stats.attrs["gem5"]
+    print(f"{meta.path}: {len(stats)} epoch(s) ({meta.generation} stat names) -> {output}")
+    missing_rows = 0
+    for name, rows in timeline.groupby("cluster", sort=False):
+        flags = sorted({f for text in rows["flags"] for f in text.split(";") if f})
+        print(f"  {name:<12} {rows['model'].iloc[0]:<26} {_summary(rows)}" + (f"  flags: {', '.join(flags)}" if flags else ""))
+        missing_rows += int(rows["power_w"].isna().sum())
+    if plot is not None:
+        plot_timeline(timeline, plot, title=Path(meta.path).parent.name)
+        print(f"  plot -> {plot}")
+    partial = False
+    if meta.dropped:
+        first = meta.dropped[0]
+        print(
+            f"cosim: error: {meta.path}:{first.line}: {len(meta.dropped)} of {meta.dumps_in_file} dumps unusable "
+            f"({first.reason}); the {len(stats)} good epochs were written",
+            file=sys.stderr,
+        )
+        partial = True
+    if missing_rows:
+        print(f"cosim: error: {meta.path}: {missing_rows} row(s) have no power value (nan in their stats, flag nan_input); "
+              "they are written empty", file=sys.stderr)
+        partial = True
+    return EXIT_PARTIAL if partial and not args.allow_partial else 0
+
+
+def _summary(rows) -> str:
+    """Mean power and energy of one cluster, saying how many epochs have no value rather than counting them as 0."""
+    import numpy as np
+
+    power = rows["power_w"].to_numpy(dtype=float)
+    known = ~np.isnan(power)
+    if not known.any():
+        return f"no value in any of its {len(rows)} epoch(s) (nan in their stats)"
+    text = f"mean {np.mean(power[known]):.3f} W  energy {np.sum(rows['energy_j'].to_numpy()[known]):.4g} J"
+    if not known.all():
+        text += f" over {int(known.sum())} of {len(rows)} epochs ({int((~known).sum())} without a value: nan in their stats)"
+    return text
+
+
+def _cmd_gem5_expr(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    from cosim.models.modelfile import load_model
+    from cosim.readers.gem5_config import read_config
+
+    here = Path(__file__).resolve().parent.parent  # the package folder
+    script = next(p for p in (here / "_gem5_scripts" / "cosim_gem5.py", here.parent / "gem5_scripts" / "cosim_gem5.py") if p.exists())
+    # the gem5-side module is stdlib-only and lives outside the package's import tree
+    spec = importlib.util.spec_from_file_location("cosim_gem5", script)
+    gem5_side = importlib.util.module_from_spec(spec)
+    sys.modules["cosim_gem5"] = gem5_side  # dataclasses look their module up here
+    spec.loader.exec_module(gem5_side)
+    ((name, path),) = _pairs([args.cluster], "--cluster").items()
+    model = load_model(args.model)
+    config = read_config(args.config)
+    cluster = config.cluster(name, path)
+    layout = gem5_side.ClusterLayout(name=name, cpus=list(cluster.cores), l1d=cluster.l1d, l1i=cluster.l1i, l2=cluster.l2,
+                                     l2_sharers=cluster.l2_sharers, kinds={c: cluster.kind(c) for c in cluster.cores})
+    try:
+        exprs = gem5_side.cpu_expressions(model.raw, layout, generation=args.generation, ticks_per_s=config.ticks_per_s)
+    except gem5_side.ExpressionError as err:
+        raise CosimError(str(err)) from None
+    for cpu, (dyn, st) in exprs.items():
+        print(f"# {cpu}\ndyn = {dyn}\nst = {st}\n")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from cosim.cli.demo import find_demo_run
+
+    run = find_demo_run()
+    if run is None:
+        print(
+            "cosim demo: the bundled gem5 run is pending: traces/ has no cosim-* run yet, and the public runs "
+            "in ../shared/data/gem5/ are not here to fall back on. Nothing was computed.",
+            file=sys.stderr,
+        )
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    print(f"cosim demo: {run.description}")
+    from cosim.models.modelfile import load_model
+    from cosim.readers.gem5_config import read_config
+    from cosim.readers.gem5_stats import read_stats
+    from cosim.timeline.cpu import ClusterSpec
+
+    config = read_config(run.config)
+    specs = [ClusterSpec(name=name, path=path, model=load_model(model)) for name, path, model in run.clusters]
+    stats = read_stats(run.stats, stats=_wanted_stats(config, specs))
+    demo = argparse.Namespace(strict=False, any_isa=False, keep_implausible=False, allow_partial=True)
+    return _price_and_write(stats, config, specs, demo, args.out / "power.csv", args.out / "power.png")
