@@ -64,7 +64,10 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def _parser() -> argparse.ArgumentParser:
+    from cosim import __version__
+
     parser = argparse.ArgumentParser(prog="cosim", description="Hardware-trained power models for gem5 runs.")
+    parser.add_argument("--version", action="version", version=f"cosim {__version__}")
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
     for group in (power, fit, dse, kernels, gpu, read):
         group.add_parsers(sub)

@@ -40,6 +40,7 @@ def run_fit(args: argparse.Namespace) -> int:
     if args.idle and workload_col and workload_col not in groups:
         groups.append(workload_col)
     table = fit_table(measured, power_col=args.power_col, group_cols=groups, source=str(args.measured))
+    _check_folds(args, table)
 
     if args.select:
         named = [e.strip().lower() for e in args.candidates.split(",") if e.strip()] if args.candidates else list(table.rates)
@@ -78,6 +79,19 @@ def run_fit(args: argparse.Namespace) -> int:
             print(f"  {cv['k']}-fold CV {split}: MAPE {cv['mape_pct']:.2f} %  RMSE {cv['rmse_w']:.4f} W  "
                   f"95 % PI coverage {cv['pi95_coverage'] * 100:.1f} %")
     return 0
+
+
+def _check_folds(args: argparse.Namespace, table) -> None:
+    """Before any selection or fitting: cross-validation needs at least as many rows (groups) as folds."""
+    if args.folds < 2:
+        raise CosimError(f"--folds {args.folds}: k-fold cross-validation needs k >= 2")
+    if args.group_by:
+        n = table.groups[args.group_by].nunique()
+        if args.folds > n:
+            raise CosimError(f"--folds {args.folds} but --group-by '{args.group_by}' has only {n} groups; "
+                             f"use --folds {n} or fewer (each fold holds out whole groups)")
+    elif args.folds > len(table):
+        raise CosimError(f"--folds {args.folds} but only {len(table)} rows; use fewer folds")
 
 
 def run_fit_rail(args: argparse.Namespace) -> int:

@@ -13,7 +13,10 @@ from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _pairs
 def add_parsers(sub) -> None:
     a = sub.add_parser("apply", help="apply a model to measured board data (prints MAPE)")
     a.add_argument("model", help="model file or shipped model name")
-    a.add_argument("measured", type=Path, help="measured table (Powmon/GemStone layout, or CSV/TSV)")
+    a.add_argument("measured", type=Path, help="measured table (Powmon/GemStone layout, ARMPM log, or CSV/TSV)")
+    a.add_argument("--format", choices=("table", "armpm"), default="table",
+                   help="input layout: table (default) or armpm (ARMPM's raw results.data or concatenated .data)")
+    a.add_argument("--cores", type=int, default=4, help="armpm: cores of the measured cluster (counts are per cluster; default 4)")
     a.add_argument("--compare-with", metavar="COLUMN", help="measured power column [W]; prints MAPE")
     a.add_argument("--label", help="Powmon cluster label (A7, A15) when several are present")
     a.add_argument("--freq-col", help="frequency column [MHz]")
@@ -78,15 +81,25 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     from cosim.readers.measured import read_measured
 
     model = load_model(args.model)
-    measured = read_measured(
-        args.measured,
-        events=model.events,
-        label=args.label,
-        freq_col=args.freq_col,
-        voltage_col=args.voltage_col,
-        event_cols=_pairs(args.event_col, "--event-col"),
-        need_voltage=args.voltage == "measured",
-    )
+    if args.format == "armpm":
+        from cosim.readers.armpm import read_armpm
+
+        measured = read_armpm(args.measured, cores=args.cores)
+        missing = sorted(set(model.events) - set(measured.rates))
+        if missing:
+            raise CosimError(f"{args.measured}: {model.name} needs event(s) {', '.join(missing)}, which this ARMPM log does "
+                             f"not count (it has {', '.join(sorted(measured.rates))}); fit a model on its events with "
+                             "cosim fit --format armpm")
+    else:
+        measured = read_measured(
+            args.measured,
+            events=model.events,
+            label=args.label,
+            freq_col=args.freq_col,
+            voltage_col=args.voltage_col,
+            event_cols=_pairs(args.event_col, "--event-col"),
+            need_voltage=args.voltage == "measured",
+        )
     pred = apply_model(model, measured, voltage=args.voltage, keep_implausible=args.keep_implausible, source=str(args.measured))
     print(f"{args.measured}: {len(pred)} rows, model {model.name}" + (f" on {measured.label} columns" if measured.label else ""))
     if pred["extrapolated"].any():

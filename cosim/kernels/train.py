@@ -131,7 +131,8 @@ class KernelModels:
     def predict(self, log: pd.DataFrame) -> pd.DataFrame:
         unknown = sorted(set(log["kernel"]) - set(self.models))
         if unknown:
-            raise CosimError(f"no model for kernel type(s) {', '.join(unknown)}; models exist for {', '.join(sorted(self.models))}")
+            trained = f"models exist for {', '.join(sorted(self.models))}" if self.models else "no kernel type was trained"
+            raise CosimError(f"no model for kernel type(s) {', '.join(unknown)} in the training boards' launches; {trained}")
         out = pd.DataFrame(index=log.index, columns=["runtime_ms", "power_w"], dtype=float)
         for kernel, rows in log.groupby("kernel"):
             out.loc[rows.index] = self.models[kernel].predict(rows).to_numpy()

@@ -37,7 +37,12 @@ def read_armpm(path: str | Path, *, cores: int = 4) -> MeasuredInputs:
     from cosim.readers.measured import read_table
 
     raw = read_table(path)
-    missing = [c for c in (_TIME, "Benchmark", "Run(#)", _FREQ, _VOLT, _POWER) if c not in raw.columns]
+    # ARMPM's raw per-run results.data lacks the columns its concatenation step adds: one run of one benchmark
+    if "Benchmark" not in raw.columns:
+        raw.insert(1, "Benchmark", path.stem)
+    if "Run(#)" not in raw.columns:
+        raw.insert(2, "Run(#)", 1)
+    missing = [c for c in (_TIME, _FREQ, _VOLT, _POWER) if c not in raw.columns]
     if missing:
         raise CosimError(f"{path}: not an ARMPM log: no column(s) {', '.join(missing)}")
     events = [c for c in raw.columns if c in EVENT_CODES]
