@@ -49,5 +49,32 @@ def write_table(df: pd.DataFrame, path: str | Path) -> Path:
         except ImportError:
             raise CosimError(f"{path}: Parquet needs pyarrow; pip install 'cosim[parquet]' or write .csv") from None
         return write_atomic(path, lambda tmp: df.to_parquet(tmp, index=False))
+    if len(df) >= ARROW_CSV_ROWS and _arrow_csv() is not None:
+        return write_atomic(path, lambda tmp: _write_csv_arrow(df, tmp))
     return write_atomic(path, lambda tmp: df.to_csv(tmp, index=False, float_format="%.9g"))
 
+
+#: From this many rows on, CSV is written by pyarrow (about 10x faster than pandas' to_csv on
+#: large tables); smaller tables keep pandas' 9-digit number format, which the examples show.
+ARROW_CSV_ROWS = 100_000
+
+
+def _arrow_csv():
+    try:
+        import pyarrow.csv as arrow_csv
+    except ImportError:
+        return None
+    return arrow_csv
+
+
+def _write_csv_arrow(df: pd.DataFrame, tmp: Path) -> None:
+    import pyarrow as pa
+
+    arrow_csv = _arrow_csv()
+    assert arrow_csv is not None
+    try:
+        table = pa.Table.from_pandas(df, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):  # mixed-type object columns: pandas writes those
+        df.to_csv(tmp, index=False, float_format="%.9g")
+        return
+    arrow_csv.write_csv(table, tmp)

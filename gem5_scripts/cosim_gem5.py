@@ -163,8 +163,9 @@ def _count_expr(source: dict, layout: ClusterLayout, cpu: str, formulas: set[str
     return _signed(parts)
 
 
-def cpu_expressions(model: dict, layout: ClusterLayout, *, generation: str, ticks_per_s: float = 1e12,
-                    maps_dir: Path = MAPS) -> dict[str, tuple[str, str]]:
+def cpu_expressions(
+    model: dict, layout: ClusterLayout, *, generation: str, ticks_per_s: float = 1e12, maps_dir: Path = MAPS
+) -> dict[str, tuple[str, str]]:
     """``{cpu path: (dyn, st)}`` MathExprPowerModel expressions for each CPU of ``layout``.
 
     A CPU's dynamic power is the model's dynamic terms with that CPU's events (its
@@ -197,8 +198,9 @@ def cpu_expressions(model: dict, layout: ClusterLayout, *, generation: str, tick
     for cpu in layout.cpus:
         dyn = []
         for term in model["dynamic_terms"]:
-            counts = _signed([(float(w), f"({_count_expr(sources[kinds[cpu], e.lower()], layout, cpu, formulas)})")
-                              for e, w in term["events"].items()])
+            counts = _signed(
+                [(float(w), f"({_count_expr(sources[kinds[cpu], e.lower()], layout, cpu, formulas)})") for e, w in term["events"].items()]
+            )
             # beta * E * V^2 * f with E = count / simSeconds / cores / f, so f cancels
             dyn.append((term["coefficient"], f"({counts}) / simSeconds / {cores} * voltage * voltage"))
         static = [(t["coefficient"], f"{_power(f_mhz, t['f_exp'])} * {_power('voltage', t['v_exp'])}") for t in model["static_terms"]]
@@ -295,8 +297,15 @@ class PowerRun:
         m5.stats.periodicStatDump(self.epoch_ticks)
 
 
-def attach_power(system, *, models: dict[str, tuple[str, str]], epoch: str = "100us", outdir: str = "m5out",
-                 online: bool | dict[str, bool] = False, set_voltages: bool = True) -> PowerRun:
+def attach_power(
+    system,
+    *,
+    models: dict[str, tuple[str, str]],
+    epoch: str = "100us",
+    outdir: str = "m5out",
+    online: bool | dict[str, bool] = False,
+    set_voltages: bool = True,
+) -> PowerRun:
     """Record clusters for cosim, set V-f voltages, optionally attach online power models.
 
     Call once the system is under a ``Root`` and before ``m5.instantiate()``.  ``online`` is one
@@ -306,14 +315,21 @@ def attach_power(system, *, models: dict[str, tuple[str, str]], epoch: str = "10
     import m5
 
     if str(system.path()).startswith("<orphan"):
-        raise ValueError("attach_power: the system is not under a Root yet; create Root(system=...) first, "
-                         "then attach, then m5.instantiate()")
+        raise ValueError(
+            "attach_power: the system is not under a Root yet; create Root(system=...) first, then attach, then m5.instantiate()"
+        )
     version = _gem5_version(m5)
     generation = "pre-v20.1" if _older_than(version, (20, 1)) else "v20.1+"
     epoch_s = _seconds(epoch)
     tps = _ticks_per_s()
-    sidecar = {"schema": "cosim-run/1", "gem5_version": version, "naming_generation": generation,
-               "epoch_s": epoch_s, "epoch_ticks": int(round(epoch_s * tps)), "clusters": {}}
+    sidecar = {
+        "schema": "cosim-run/1",
+        "gem5_version": version,
+        "naming_generation": generation,
+        "epoch_s": epoch_s,
+        "epoch_ticks": int(round(epoch_s * tps)),
+        "clusters": {},
+    }
     run = PowerRun(epoch_s=epoch_s, sidecar=sidecar)
     for name, (path, model_name) in models.items():
         cluster_obj = _lookup(system, path)
@@ -325,9 +341,16 @@ def attach_power(system, *, models: dict[str, tuple[str, str]], epoch: str = "10
         if volts is not None:
             clk.voltage_domain.voltage = [f"{v}V" for v in volts]
         sidecar["clusters"][name] = {
-            "path": path, "cpus": layout.cpus, "clk_domain": clk.path(), "voltage_domain": clk.voltage_domain.path(),
-            "dvfs_periods_ticks": periods, "dvfs_voltages_v": volts, "model": model["name"],
-            "l1d": layout.l1d, "l1i": layout.l1i, "l2": layout.l2,
+            "path": path,
+            "cpus": layout.cpus,
+            "clk_domain": clk.path(),
+            "voltage_domain": clk.voltage_domain.path(),
+            "dvfs_periods_ticks": periods,
+            "dvfs_voltages_v": volts,
+            "model": model["name"],
+            "l1d": layout.l1d,
+            "l1i": layout.l1i,
+            "l2": layout.l2,
         }
         wanted = online.get(name, False) if isinstance(online, dict) else online
         run.online[name] = wanted and _attach_online(cluster_obj, model, layout, generation, tps)
@@ -372,8 +395,10 @@ def _vf_voltages(model: dict, freqs_mhz: list[float], cluster: str) -> list[floa
     for f in freqs_mhz:
         match = [v for tf, v in table.items() if abs(tf - f) <= 0.003 * tf]
         if not match:
-            raise ValueError(f"cluster {cluster}: DVFS clock {f:.1f} MHz is not in the V-f table of {model['name']} "
-                             f"({', '.join(f'{x:g}' for x in sorted(table))} MHz); use its frequencies or set_voltages=False")
+            raise ValueError(
+                f"cluster {cluster}: DVFS clock {f:.1f} MHz is not in the V-f table of {model['name']} "
+                f"({', '.join(f'{x:g}' for x in sorted(table))} MHz); use its frequencies or set_voltages=False"
+            )
         out.append(match[0])
     return out
 

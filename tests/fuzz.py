@@ -55,7 +55,7 @@ def mutate(text: str, plan: list[tuple[str, int, int]]) -> str:
             hits = list(_NUMBER.finditer(lines[i]))
             if hits:
                 m = hits[b % len(hits)]
-                lines[i] = lines[i][: m.start()] + BAD_NUMBERS[(a + b) % len(BAD_NUMBERS)] + lines[i][m.end():]
+                lines[i] = lines[i][: m.start()] + BAD_NUMBERS[(a + b) % len(BAD_NUMBERS)] + lines[i][m.end() :]
         elif op == "truncate":
             joined = "\n".join(lines)
             return joined[: (a * 7919 + b) % (len(joined) + 1)]
@@ -134,10 +134,12 @@ GPU_DATA = REPO / "tests" / "data" / "gpu"
 
 def _read(name: str):
     """``cosim read`` on one of the real-format GPU samples."""
+
     def setup(folder: Path):
         path = folder / name
         shutil.copy(GPU_DATA / name, path)
         return path, ["read", path, "-o", folder / "out.csv"], folder / "out.csv"
+
     return setup
 
 
@@ -153,24 +155,27 @@ def _gpu_trace_timed(folder: Path):
     return path, ["gpu", TRACES / "cosim-nvprof-dct.txt", "--gpu-trace", path, "-o", folder / "out.csv"], folder / "out.csv"
 
 
-TARGETS = {t.name: t for t in (
-    Target("read-nvprof-sessions", _read("nvprof-gtx980-sessions.log")),
-    Target("read-nvprof-trace-text", _read("nvprof-gtx650m-gpu-trace.txt")),
-    Target("read-nvprof-trace-csv", _read("nvprof-rtx2080ti-gpu-trace.csv")),
-    Target("read-nvprof-summary", _read("nvprof-gt1030-summary.txt")),
-    Target("read-ncu-details", _read("ncu-a100-details.csv")),
-    Target("read-ncu-raw", _read("ncu-rtx3090-raw.csv")),
-    Target("read-accelsim", _read("accelsim-volta-multistream.log")),
-    Target("read-gpuwattch", _read("gpuwattch-gtx480-backprop.log")),
-    Target("gpgpusim-priced", _gpgpusim_priced),
-    Target("gpu-trace-timed", _gpu_trace_timed),
-    Target("gem5-stats", _gem5_stats),
-    Target("gem5-config", _gem5_config),
-    Target("ocelot", _ocelot),
-    Target("nvprof-csv", _nvprof_csv),
-    Target("nvprof-text", _nvprof_text),
-    Target("measured-csv", _measured),
-)}
+TARGETS = {
+    t.name: t
+    for t in (
+        Target("read-nvprof-sessions", _read("nvprof-gtx980-sessions.log")),
+        Target("read-nvprof-trace-text", _read("nvprof-gtx650m-gpu-trace.txt")),
+        Target("read-nvprof-trace-csv", _read("nvprof-rtx2080ti-gpu-trace.csv")),
+        Target("read-nvprof-summary", _read("nvprof-gt1030-summary.txt")),
+        Target("read-ncu-details", _read("ncu-a100-details.csv")),
+        Target("read-ncu-raw", _read("ncu-rtx3090-raw.csv")),
+        Target("read-accelsim", _read("accelsim-volta-multistream.log")),
+        Target("read-gpuwattch", _read("gpuwattch-gtx480-backprop.log")),
+        Target("gpgpusim-priced", _gpgpusim_priced),
+        Target("gpu-trace-timed", _gpu_trace_timed),
+        Target("gem5-stats", _gem5_stats),
+        Target("gem5-config", _gem5_config),
+        Target("ocelot", _ocelot),
+        Target("nvprof-csv", _nvprof_csv),
+        Target("nvprof-text", _nvprof_text),
+        Target("measured-csv", _measured),
+    )
+}
 
 
 @dataclass

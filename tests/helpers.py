@@ -60,21 +60,68 @@ def biglittle_config() -> str:
         base = f"system.{cluster}"
         sections += [
             (base, {"type": "SubSystem", "children": "clk_domain cpus0 cpus1 l2 toL2Bus voltage_domain"}),
-            (f"{base}.clk_domain", {"type": "SrcClockDomain", "clock": " ".join(map(str, periods)), "domain_id": "0" if cluster == "bigCluster" else "1",
-                                    "init_perf_level": "0", "voltage_domain": f"{base}.voltage_domain"}),
+            (
+                f"{base}.clk_domain",
+                {
+                    "type": "SrcClockDomain",
+                    "clock": " ".join(map(str, periods)),
+                    "domain_id": "0" if cluster == "bigCluster" else "1",
+                    "init_perf_level": "0",
+                    "voltage_domain": f"{base}.voltage_domain",
+                },
+            ),
             (f"{base}.voltage_domain", {"type": "VoltageDomain", "voltage": "1.0 1.0"}),
-            (f"{base}.l2", {"type": "Cache", "size": "1048576" if cluster == "bigCluster" else "524288",
-                            "cpu_side": f"{base}.toL2Bus.mem_side_ports[0]", "mem_side": "system.membus.cpu_side_ports[0]"}),
-            (f"{base}.toL2Bus", {"type": "L2XBar", "mem_side_ports": f"{base}.l2.cpu_side",
-                                 "cpu_side_ports": " ".join(f"{base}.cpus{i}.{c}.mem_side" for i in range(2) for c in ("icache", "dcache"))}),
+            (
+                f"{base}.l2",
+                {
+                    "type": "Cache",
+                    "size": "1048576" if cluster == "bigCluster" else "524288",
+                    "cpu_side": f"{base}.toL2Bus.mem_side_ports[0]",
+                    "mem_side": "system.membus.cpu_side_ports[0]",
+                },
+            ),
+            (
+                f"{base}.toL2Bus",
+                {
+                    "type": "L2XBar",
+                    "mem_side_ports": f"{base}.l2.cpu_side",
+                    "cpu_side_ports": " ".join(f"{base}.cpus{i}.{c}.mem_side" for i in range(2) for c in ("icache", "dcache")),
+                },
+            ),
         ]
         for i in range(2):
             cpu = f"{base}.cpus{i}"
             sections += [
-                (cpu, {"type": cpu_type, "children": "dcache icache", "clk_domain": f"{base}.clk_domain", "cpu_id": str(i),
-                       "switched_out": "false", "dcache_port": f"{cpu}.dcache.cpu_side", "icache_port": f"{cpu}.icache.cpu_side"}),
-                (f"{cpu}.dcache", {"type": "Cache", "size": "32768", "cpu_side": f"{cpu}.dcache_port", "mem_side": f"{base}.toL2Bus.cpu_side_ports[{2 * i + 1}]"}),
-                (f"{cpu}.icache", {"type": "Cache", "size": "32768", "cpu_side": f"{cpu}.icache_port", "mem_side": f"{base}.toL2Bus.cpu_side_ports[{2 * i}]"}),
+                (
+                    cpu,
+                    {
+                        "type": cpu_type,
+                        "children": "dcache icache",
+                        "clk_domain": f"{base}.clk_domain",
+                        "cpu_id": str(i),
+                        "switched_out": "false",
+                        "dcache_port": f"{cpu}.dcache.cpu_side",
+                        "icache_port": f"{cpu}.icache.cpu_side",
+                    },
+                ),
+                (
+                    f"{cpu}.dcache",
+                    {
+                        "type": "Cache",
+                        "size": "32768",
+                        "cpu_side": f"{cpu}.dcache_port",
+                        "mem_side": f"{base}.toL2Bus.cpu_side_ports[{2 * i + 1}]",
+                    },
+                ),
+                (
+                    f"{cpu}.icache",
+                    {
+                        "type": "Cache",
+                        "size": "32768",
+                        "cpu_side": f"{cpu}.icache_port",
+                        "mem_side": f"{base}.toL2Bus.cpu_side_ports[{2 * i}]",
+                    },
+                ),
             ]
     return "\n".join(f"[{name}]\n" + "\n".join(f"{k}={v}" for k, v in params.items()) + "\n" for name, params in sections)
 
@@ -144,9 +191,19 @@ SE_CLUSTER = REPO / "gem5_scripts" / "examples" / "se_cluster.py"
 _RUNS: dict[tuple, Path] = {}
 
 
-def gem5_run(tmp_root: Path, *, cpu: str, levels: int = 2, cores: int = 1, freq: str = "1GHz", size: int = 3,
-             epoch: str = "100us", config: Path = SE_CLUSTER, extra: tuple[str, ...] = (),
-             extra_args: tuple[str, ...] = ()) -> Path:
+def gem5_run(
+    tmp_root: Path,
+    *,
+    cpu: str,
+    levels: int = 2,
+    cores: int = 1,
+    freq: str = "1GHz",
+    size: int = 3,
+    epoch: str = "100us",
+    config: Path = SE_CLUSTER,
+    extra: tuple[str, ...] = (),
+    extra_args: tuple[str, ...] = (),
+) -> Path:
     """Run the bundled gem5 once per argument set (cached for the session); the output folder."""
     import subprocess
 

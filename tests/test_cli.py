@@ -8,12 +8,20 @@ import sys
 
 import pandas as pd
 import pytest
-
-from cosim.models.modelfile import shipped_models_dir
 from helpers import POWMON, REPO, needs_shared, write_biglittle_run
 
-BIGLITTLE = ["--model", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster",
-             "--model", "cortex-a7-gemstone2018", "--cluster", "little=system.littleCluster"]
+from cosim.models.modelfile import shipped_models_dir
+
+BIGLITTLE = [
+    "--model",
+    "cortex-a15-walker2017",
+    "--cluster",
+    "big=system.bigCluster",
+    "--model",
+    "cortex-a7-gemstone2018",
+    "--cluster",
+    "little=system.littleCluster",
+]
 
 
 def cosim(*args, cwd=None):
@@ -182,9 +190,25 @@ def test_interrupt_is_one_line_and_leaves_no_temporary_file(tmp_path, sig):
     demo = next((REPO / "traces").glob("cosim-v24-*"))
     out = tmp_path / "out"
     out.mkdir()
-    proc = subprocess.Popen([sys.executable, "-I", "-m", "cosim.cli", "power", str(demo / "stats.txt.gz"), "--config",
-                             str(demo / "config.ini"), "-o", str(out / "p.csv"), "--plot", str(out / "p.png")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-I",
+            "-m",
+            "cosim.cli",
+            "power",
+            str(demo / "stats.txt.gz"),
+            "--config",
+            str(demo / "config.ini"),
+            "-o",
+            str(out / "p.csv"),
+            "--plot",
+            str(out / "p.png"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(1.5)  # imports done, the handlers are in place; parsing or writing
     if proc.poll() is not None:
         pytest.skip("cosim finished before the signal; this machine is too fast for the timing")
@@ -214,8 +238,22 @@ def test_version_comes_from_one_place():
 @needs_shared
 def test_armpm_logs_fit_and_apply(tmp_path):
     train, test = ARMPM / "xu3_cset_perfcpu_PARSEC_eMMC_big.data", ARMPM / "xu3_cset_perfcpu_PARSEC_eMMC_2core_big.data"
-    fit = cosim("fit", train, "--format", "armpm", "--power-col", "A15 Power(W)", "--events", "0x11,0x08,0x16,0x10",
-                "--group-by", "Benchmark", "--folds", "5", "-o", tmp_path / "armpm.json")
+    fit = cosim(
+        "fit",
+        train,
+        "--format",
+        "armpm",
+        "--power-col",
+        "A15 Power(W)",
+        "--events",
+        "0x11,0x08,0x16,0x10",
+        "--group-by",
+        "Benchmark",
+        "--folds",
+        "5",
+        "-o",
+        tmp_path / "armpm.json",
+    )
     assert fit.returncode == 0, fit.stderr
     apply = cosim("apply", tmp_path / "armpm.json", test, "--format", "armpm", "--compare-with", "A15 Power(W)")
     assert apply.returncode == 0, apply.stderr
@@ -235,8 +273,22 @@ def test_fit_checks_folds_against_groups_before_fitting():
     import time
 
     start = time.perf_counter()
-    run = cosim("fit", POWMON, "--label", "A15", "--power-col", "Power A15", "--select", "4", "--candidates", "0x11,0x1b,0x50,0x6a,0x73,0x14,0x19",
-                "--group-by", "Workload Name", "--folds", "500")
+    run = cosim(
+        "fit",
+        POWMON,
+        "--label",
+        "A15",
+        "--power-col",
+        "Power A15",
+        "--select",
+        "4",
+        "--candidates",
+        "0x11,0x1b,0x50,0x6a,0x73,0x14,0x19",
+        "--group-by",
+        "Workload Name",
+        "--folds",
+        "500",
+    )
     assert run.returncode == 2 and "has only" in run.stderr and "groups; use --folds" in run.stderr
     assert time.perf_counter() - start < 10  # was 17 s of event selection first
 

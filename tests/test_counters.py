@@ -4,24 +4,38 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import GEM5_RUNS, biglittle_dumps, needs_shared, write_biglittle_run
 
 from cosim import CosimError, load_model, read_config, read_stats
 from cosim.counters.pmc import GENERATIONS, event_rates, load_event_map, stats_for
-from helpers import GEM5_RUNS, biglittle_dumps, needs_shared, write_biglittle_run
 
 SHIPPED = ["cortex-a15-walker2017", "cortex-a15-gemstone2018", "cortex-a7-gemstone2018"]
 # Stat names of gem5 v20.1-v22 O3 runs, which ../shared has no example of; checked
 # against public stats.txt files of that era.
 VERIFIED_ELSEWHERE = {
-    "committedInsts", "commit.memRefs", "iew.iewExecutedInsts",
+    "committedInsts",
+    "commit.memRefs",
+    "iew.iewExecutedInsts",
     # printed by public gem5 runs of other CPU models and eras than the ones in ../shared (seen in stats.txt files
     # of public repositories): simple CPUs before v20.1, and SimpleCPU's per-thread stats in v20.1-v23
-    "num_busy_cycles", "num_mem_refs", "op_class::MemRead", "op_class::MemWrite", "op_class::FloatMemRead",
-    "op_class::FloatMemWrite", "op_class::IntAlu", "op_class::IntMult", "op_class::IntDiv",
-    "exec_context.thread_0.numMemRefs", "exec_context.thread_0.statExecutedInstType::IntAlu",
-    "exec_context.thread_0.statExecutedInstType::IntMult", "exec_context.thread_0.statExecutedInstType::IntDiv",
+    "num_busy_cycles",
+    "num_mem_refs",
+    "op_class::MemRead",
+    "op_class::MemWrite",
+    "op_class::FloatMemRead",
+    "op_class::FloatMemWrite",
+    "op_class::IntAlu",
+    "op_class::IntMult",
+    "op_class::IntDiv",
+    "exec_context.thread_0.numMemRefs",
+    "exec_context.thread_0.statExecutedInstType::IntAlu",
+    "exec_context.thread_0.statExecutedInstType::IntMult",
+    "exec_context.thread_0.statExecutedInstType::IntDiv",
     # the bundled gem5 v24 prints these for simple CPUs and runs without an L2 (tests/test_real_gem5.py runs them)
-    "exec_context.thread_0.numBusyCycles", "executeStats0.numMemRefs", "ReadReq.misses::total", "writebacks::total",
+    "exec_context.thread_0.numBusyCycles",
+    "executeStats0.numMemRefs",
+    "ReadReq.misses::total",
+    "writebacks::total",
 }
 
 
@@ -36,8 +50,9 @@ def test_big_cluster_inputs_by_hand(biglittle):
     stats, config = biglittle
     big = config.cluster("big", "system.bigCluster")
     freq = np.array([1e6 / 556, 1e6 / 556, 1000.0])
-    rates = event_rates(stats, big, ["0x11", "0x1b", "0x73", "0x14", "0x50", "0x19", "0x6a"],
-                        generation="v20.1+", cores_per_cluster=4, freq_mhz=freq)
+    rates = event_rates(
+        stats, big, ["0x11", "0x1b", "0x73", "0x14", "0x50", "0x19", "0x6a"], generation="v20.1+", cores_per_cluster=4, freq_mhz=freq
+    )
     dumps = biglittle_dumps()
     for epoch, d in enumerate(dumps):
         per_s = 1.0 / (4 * 1e-3 * freq[epoch])  # sum over CPUs / 4 model cores / 1 ms / f
@@ -60,8 +75,9 @@ def test_big_cluster_inputs_by_hand(biglittle):
 def test_little_cluster_uses_in_order_sources(biglittle):
     stats, config = biglittle
     little = config.cluster("little", "system.littleCluster")
-    rates = event_rates(stats, little, ["0x08", "0x04", "0x03", "0x60"], generation="v20.1+",
-                        cores_per_cluster=4, freq_mhz=np.full(3, 1400.0))
+    rates = event_rates(
+        stats, little, ["0x08", "0x04", "0x03", "0x60"], generation="v20.1+", cores_per_cluster=4, freq_mhz=np.full(3, 1400.0)
+    )
     d = biglittle_dumps()[0]
     cpus = [f"system.littleCluster.cpus{i}" for i in range(2)]
     assert rates.eph["0x08"][0] == pytest.approx(sum(d[f"{c}.commitStats0.numInsts"] for c in cpus) / (4 * 1e-3 * 1400))
@@ -74,8 +90,14 @@ def test_event_without_stats_is_an_error(biglittle):
     little = config.cluster("little", "system.littleCluster")
     with pytest.raises(CosimError, match=r"no stats for event 0x1b .*cluster 'little'"):
         # Minor CPUs here dump no executed-instruction or discarded-op stats
-        event_rates(stats.drop(columns=[c for c in stats.columns if "commitStats0.numInsts" in c]), little, ["0x1b"],
-                    generation="v20.1+", cores_per_cluster=4, freq_mhz=np.full(3, 1400.0))
+        event_rates(
+            stats.drop(columns=[c for c in stats.columns if "commitStats0.numInsts" in c]),
+            little,
+            ["0x1b"],
+            generation="v20.1+",
+            cores_per_cluster=4,
+            freq_mhz=np.full(3, 1400.0),
+        )
 
 
 @pytest.mark.parametrize("generation", list(GENERATIONS))

@@ -8,12 +8,12 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import BIG_PERIODS, GEM5_RUNS, biglittle_config, biglittle_dumps, needs_shared, write_biglittle_run, write_stats
 
 from cosim import ClusterSpec, CosimError, load_model, power_timeline, read_config, read_stats
 from cosim.dse.choose import choose, pareto_front
 from cosim.dse.sweep import SweepSpec, find_runs, sweep
 from cosim.dse.whatif import dvfs_grid, recorded_run, whatif
-from helpers import BIG_PERIODS, GEM5_RUNS, biglittle_config, biglittle_dumps, needs_shared, write_biglittle_run, write_stats
 
 SPECS = [("big", "system.bigCluster", "cortex-a15-walker2017"), ("little", "system.littleCluster", "cortex-a7-gemstone2018")]
 
@@ -93,8 +93,24 @@ def test_pareto_front_by_hand():
 
 def test_whatif_command_power_cap_not_met_is_an_answer(tmp_path):
     run = write_biglittle_run(tmp_path / "m5out")
-    args = [sys.executable, "-I", "-m", "cosim.cli", "whatif", str(run), "--model", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster",
-            "--model", "cortex-a7-gemstone2018", "--cluster", "little=system.littleCluster", "-o", str(tmp_path / "w.csv")]
+    args = [
+        sys.executable,
+        "-I",
+        "-m",
+        "cosim.cli",
+        "whatif",
+        str(run),
+        "--model",
+        "cortex-a15-walker2017",
+        "--cluster",
+        "big=system.bigCluster",
+        "--model",
+        "cortex-a7-gemstone2018",
+        "--cluster",
+        "little=system.littleCluster",
+        "-o",
+        str(tmp_path / "w.csv"),
+    ]
     result = subprocess.run(args + ["--power-cap", "0.01", "--plot", str(tmp_path / "p.png")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "no configuration meets peak power <= 0.01 W" in result.stdout
@@ -130,9 +146,28 @@ def test_sweep_bad_inputs(tmp_path):
     (root / "run1" / "config.ini").write_text(biglittle_config().replace("bigCluster", "midCluster"))
     table = sweep(find_runs([root]), SweepSpec(tuple(SPECS)))  # the failed run keeps its row, with the reason
     assert table["error"].tolist()[0] == "" and "no CPU under 'system.bigCluster'" in table["error"].tolist()[1]
-    result = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "sweep", str(root), "--model", SPECS[0][2], "--cluster",
-                             f"{SPECS[0][0]}={SPECS[0][1]}", "--model", SPECS[1][2], "--cluster", f"{SPECS[1][0]}={SPECS[1][1]}",
-                             "-o", str(tmp_path / "s.csv")], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-m",
+            "cosim.cli",
+            "sweep",
+            str(root),
+            "--model",
+            SPECS[0][2],
+            "--cluster",
+            f"{SPECS[0][0]}={SPECS[0][1]}",
+            "--model",
+            SPECS[1][2],
+            "--cluster",
+            f"{SPECS[1][0]}={SPECS[1][1]}",
+            "-o",
+            str(tmp_path / "s.csv"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 3 and "cosim: error: run run1: " in result.stderr and "1 failed" in result.stdout
     assert pd.read_csv(tmp_path / "s.csv")["run"].tolist() == ["run0", "run1"]
 
@@ -144,8 +179,10 @@ def test_sweep_on_a_dask_local_cluster_equals_the_pool(tmp_path):
     (root / "run3" / "stats.txt").write_text("garbage\n")  # one failing run: reported in its row, the others kept
     spec = SweepSpec(tuple(SPECS))
     pool = sweep(find_runs([root]), spec, workers=2)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         dask = sweep(find_runs([root]), spec, client=client)
     pd.testing.assert_frame_equal(dask, pool)
     assert dask["error"].tolist()[:3] == ["", "", ""] and "Begin Simulation Statistics" in dask["error"].iloc[3]
@@ -156,8 +193,10 @@ def test_whatif_on_the_demo_run(tmp_path):
     """The demo run has one cluster (two O3 CPUs at 2 GHz): the what-if covers the A15 table."""
     run = GEM5_RUNS / "public-old2016-arm64-fs-o3-dual"
     stats, config = read_stats(run / "stats.txt"), read_config(run / "config.ini")
-    table = whatif(recorded := recorded_run(stats, config, [ClusterSpec("big", "system.cpu", load_model("cortex-a15-walker2017"))]),
-                   dvfs_grid(recorded))
+    table = whatif(
+        recorded := recorded_run(stats, config, [ClusterSpec("big", "system.cpu", load_model("cortex-a15-walker2017"))]),
+        dvfs_grid(recorded),
+    )
     assert len(table) == 9 and table["runtime_s"].is_monotonic_decreasing
 
 
@@ -188,10 +227,27 @@ def test_roofline_places_a_real_run(tmp_path):
     dram = stats["system.physmem.bytes_read::total"][0] + stats["system.physmem.bytes_written::total"][0]
     assert points["dram_bytes"][0] == dram
     assert points["flops"][0] > 0 and points["gflops"][0] == pytest.approx(points["flops"][0] / stats["duration_s"][0] / 1e9)
-    result = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "roofline", "--platform", "jetson-tk1-cpu", "--freqs", "204,1092,2321",
-                             "--stats", str(GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "stats.txt"), "--plot", str(tmp_path / "r.png"),
-                             "--plot-balance", str(tmp_path / "b.svg")],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-m",
+            "cosim.cli",
+            "roofline",
+            "--platform",
+            "jetson-tk1-cpu",
+            "--freqs",
+            "204,1092,2321",
+            "--stats",
+            str(GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "stats.txt"),
+            "--plot",
+            str(tmp_path / "r.png"),
+            "--plot-balance",
+            str(tmp_path / "b.svg"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     assert "2321 MHz: 73.02 GFLOP/s, 13.72 GB/s, balance 5.32 FLOP/B" in result.stdout and (tmp_path / "r.png").exists()
     assert (tmp_path / "b.svg").read_text().startswith("<?xml")
@@ -201,8 +257,9 @@ def test_sweep_refuses_runs_of_different_systems(tmp_path):
     import json
 
     root = _sweep_dirs(tmp_path / "runs", n=2)
-    for i, clusters in enumerate(({"big": ("system.bigCluster", "cortex-a15-walker2017")},
-                                  {"little": ("system.littleCluster", "cortex-a7-gemstone2018")})):
+    for i, clusters in enumerate(
+        ({"big": ("system.bigCluster", "cortex-a15-walker2017")}, {"little": ("system.littleCluster", "cortex-a7-gemstone2018")})
+    ):
         side = {"clusters": {n: {"path": p, "model": m} for n, (p, m) in clusters.items()}}
         (root / f"run{i}" / "cosim-run.json").write_text(json.dumps(side))
     with pytest.raises(CosimError, match=r"run1: clusters little differ from .*run0's \(big\)"):
@@ -232,10 +289,21 @@ def test_roofline_counts_each_flop_once_on_a_real_o3_run():
     from cosim.dse.roofline import run_points
 
     stats = read_stats(GEM5_RUNS / "cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz" / "stats.txt")
-    weights = {"FloatAdd": 1, "FloatCmp": 1, "FloatCvt": 1, "FloatMult": 1, "FloatDiv": 1, "FloatMisc": 1, "FloatSqrt": 1,
-               "FloatMultAcc": 2}
-    committed = sum(stats[c].sum() * weights[m.group(1)] for c in stats.columns
-                    if (m := re.search(r"\.commitStats0\.committedInstType::(\w+)$", c)) and m.group(1) in weights)
+    weights = {
+        "FloatAdd": 1,
+        "FloatCmp": 1,
+        "FloatCvt": 1,
+        "FloatMult": 1,
+        "FloatDiv": 1,
+        "FloatMisc": 1,
+        "FloatSqrt": 1,
+        "FloatMultAcc": 2,
+    }
+    committed = sum(
+        stats[c].sum() * weights[m.group(1)]
+        for c in stats.columns
+        if (m := re.search(r"\.commitStats0\.committedInstType::(\w+)$", c)) and m.group(1) in weights
+    )
     assert committed > 0 and run_points(stats)["flops"].sum() == committed
 
 
@@ -259,8 +327,22 @@ def test_whatif_reads_only_the_stats_it_needs(tmp_path):
 def test_sweep_cli_on_a_local_dask_cluster(tmp_path):
     pytest.importorskip("distributed")
     root = _sweep_dirs(tmp_path / "runs", n=2)
-    args = [sys.executable, "-I", "-m", "cosim.cli", "sweep", str(root), "--model", SPECS[0][2], "--cluster", f"{SPECS[0][0]}={SPECS[0][1]}",
-            "--model", SPECS[1][2], "--cluster", f"{SPECS[1][0]}={SPECS[1][1]}"]
+    args = [
+        sys.executable,
+        "-I",
+        "-m",
+        "cosim.cli",
+        "sweep",
+        str(root),
+        "--model",
+        SPECS[0][2],
+        "--cluster",
+        f"{SPECS[0][0]}={SPECS[0][1]}",
+        "--model",
+        SPECS[1][2],
+        "--cluster",
+        f"{SPECS[1][0]}={SPECS[1][1]}",
+    ]
     local = subprocess.run([*args, "-o", str(tmp_path / "d.csv"), "--scheduler", "local", "--workers", "2"], capture_output=True, text=True)
     pool = subprocess.run([*args, "-o", str(tmp_path / "p.csv"), "--workers", "2"], capture_output=True, text=True)
     assert local.returncode == 0 and pool.returncode == 0, local.stderr + pool.stderr

@@ -13,6 +13,8 @@ import pytest
 
 pytest.importorskip("statsmodels")
 
+from helpers import GEMSTONE, POWMON, SHARED, needs_shared, write_biglittle_run
+
 from cosim import CosimError, apply_model, load_model, mape_pct, read_measured
 from cosim.fit.design import FitTable, Term, check_table
 from cosim.fit.rail import RailSpec, fit_rail
@@ -21,7 +23,6 @@ from cosim.fit.validate import folds, reduced_experiment
 from cosim.fit.walker_fit import fit_table, fit_walker, model_file
 from cosim.models.voltage import load_voltage
 from cosim.readers.armpm import read_armpm
-from helpers import GEMSTONE, POWMON, SHARED, needs_shared, write_biglittle_run
 
 TCAD_TERMS = ["0x11", "0x1b-0x73", "0x50", "0x6a", "0x73", "0x14", "0x19"]
 ARMPM_CBENCH = SHARED / "data" / "armpm" / "Concatenated_Data" / "cBench" / "xu3_cset_perfcpu_cBench_eMMC_big.data"
@@ -183,16 +184,40 @@ def test_fitted_model_file_works_in_cosim_power(tmp_path):
     model = load_model(tmp_path / "synthetic.json")
     assert model.events == ("0x08", "0x11") and model.ser_w == pytest.approx(0.01, rel=0.2)
     run = write_biglittle_run(tmp_path / "m5out")
-    result = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "power", str(run), "--model", str(tmp_path / "synthetic.json"),
-                             "--cluster", "little=system.littleCluster", "-o", str(tmp_path / "p.csv")], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-m",
+            "cosim.cli",
+            "power",
+            str(run),
+            "--model",
+            str(tmp_path / "synthetic.json"),
+            "--cluster",
+            "little=system.littleCluster",
+            "-o",
+            str(tmp_path / "p.csv"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     assert pd.read_csv(tmp_path / "p.csv")["power_w"].notna().all()
 
 
 TK1 = {  # Stokke et al. Table 1, the ground truth of the synthetic rail data
-    "gpu:leak": 0.27, "gpu:clock*V^2": 2.10e-9, "gpu:l2r*V^2": 10.79e-9, "gpu:int*V^2": 41.11e-12,
-    "mem:clock*V^2": 258.66e-12, "mem:offset@204": -0.03, "mem:offset@300": 0.05, "mem:cpu*V^2": 2.25e-9,
-    "core:leak": 0.79, "core:acl*V^2": 166.62e-12, "base": 0.78,
+    "gpu:leak": 0.27,
+    "gpu:clock*V^2": 2.10e-9,
+    "gpu:l2r*V^2": 10.79e-9,
+    "gpu:int*V^2": 41.11e-12,
+    "mem:clock*V^2": 258.66e-12,
+    "mem:offset@204": -0.03,
+    "mem:offset@300": 0.05,
+    "mem:cpu*V^2": 2.25e-9,
+    "core:leak": 0.79,
+    "core:acl*V^2": 166.62e-12,
+    "base": 0.78,
 }
 
 
@@ -202,16 +227,30 @@ def _tk1_table() -> pd.DataFrame:
     n = 1830
     gpu_f = rng.choice([72, 180, 396, 540, 648, 756, 852], n) * 1.0
     mem_f = rng.choice([204, 300, 528, 924], n) * 1.0
-    t = pd.DataFrame({
-        "gpu_v": np.where(gpu_f < 400, 0.8, 0.8 + (gpu_f - 400) / 1500),
-        "gpu_clock": gpu_f * 1e6 * rng.uniform(0.2, 1, n),
-        "gpu_l2r": rng.uniform(0, 2e7, n), "gpu_int": rng.uniform(0, 5e9, n),
-        "mem_v": np.full(n, 1.35), "mem_f": mem_f, "mem_clock": mem_f * 1e6, "mem_cpu": rng.uniform(0, 1, n) * mem_f * 1e6,
-        "cpu_v": rng.choice([0.8, 0.9, 1.0, 1.1], n), "cpu_acl": rng.uniform(1e7, 1e9, n),
-    })
+    t = pd.DataFrame(
+        {
+            "gpu_v": np.where(gpu_f < 400, 0.8, 0.8 + (gpu_f - 400) / 1500),
+            "gpu_clock": gpu_f * 1e6 * rng.uniform(0.2, 1, n),
+            "gpu_l2r": rng.uniform(0, 2e7, n),
+            "gpu_int": rng.uniform(0, 5e9, n),
+            "mem_v": np.full(n, 1.35),
+            "mem_f": mem_f,
+            "mem_clock": mem_f * 1e6,
+            "mem_cpu": rng.uniform(0, 1, n) * mem_f * 1e6,
+            "cpu_v": rng.choice([0.8, 0.9, 1.0, 1.1], n),
+            "cpu_acl": rng.uniform(1e7, 1e9, n),
+        }
+    )
     power = TK1["base"] + rng.normal(0, 0.01, n)
-    power += TK1["gpu:leak"] * t.gpu_v + (TK1["gpu:clock*V^2"] * t.gpu_clock + TK1["gpu:l2r*V^2"] * t.gpu_l2r + TK1["gpu:int*V^2"] * t.gpu_int) * t.gpu_v**2
-    power += (TK1["mem:clock*V^2"] * t.mem_clock + TK1["mem:cpu*V^2"] * t.mem_cpu) * t.mem_v**2 + np.where(mem_f == 204, -0.03, 0) + np.where(mem_f == 300, 0.05, 0)
+    power += (
+        TK1["gpu:leak"] * t.gpu_v
+        + (TK1["gpu:clock*V^2"] * t.gpu_clock + TK1["gpu:l2r*V^2"] * t.gpu_l2r + TK1["gpu:int*V^2"] * t.gpu_int) * t.gpu_v**2
+    )
+    power += (
+        (TK1["mem:clock*V^2"] * t.mem_clock + TK1["mem:cpu*V^2"] * t.mem_cpu) * t.mem_v**2
+        + np.where(mem_f == 204, -0.03, 0)
+        + np.where(mem_f == 300, 0.05, 0)
+    )
     power += TK1["core:leak"] * t.cpu_v + TK1["core:acl*V^2"] * t.cpu_acl * t.cpu_v**2
     t["power"] = power
     return t
@@ -222,8 +261,14 @@ TK1_RAILS = [
     RailSpec("mem", "mem_v", ["mem_clock", "mem_cpu"], leakage=False, freq_col="mem_f", offsets_mhz=[204, 300]),
     RailSpec("core", "cpu_v", ["cpu_acl"]),
 ]
-TK1_NAMES = {"gpu:gpu_clock*V^2": "gpu:clock*V^2", "gpu:gpu_l2r*V^2": "gpu:l2r*V^2", "gpu:gpu_int*V^2": "gpu:int*V^2",
-             "mem:mem_clock*V^2": "mem:clock*V^2", "mem:mem_cpu*V^2": "mem:cpu*V^2", "core:cpu_acl*V^2": "core:acl*V^2"}
+TK1_NAMES = {
+    "gpu:gpu_clock*V^2": "gpu:clock*V^2",
+    "gpu:gpu_l2r*V^2": "gpu:l2r*V^2",
+    "gpu:gpu_int*V^2": "gpu:int*V^2",
+    "mem:mem_clock*V^2": "mem:clock*V^2",
+    "mem:mem_cpu*V^2": "mem:cpu*V^2",
+    "core:cpu_acl*V^2": "core:acl*V^2",
+}
 
 
 def test_rail_fit_recovers_tegra_k1_coefficients():
@@ -239,35 +284,95 @@ def test_rail_fit_recovers_tegra_k1_coefficients():
 @needs_shared
 def test_cosim_fit_command_writes_model_card_and_plots(tmp_path):
     out = tmp_path / "a15.json"
-    args = [sys.executable, "-I", "-m", "cosim.cli", "fit", str(POWMON), "--label", "A15", "--power-col", "Power A15",
-            "--events", ",".join(TCAD_TERMS), "--group-by", "Workload Name", "--idle", "idle", "--name", "a15", "-o", str(out)]
+    args = [
+        sys.executable,
+        "-I",
+        "-m",
+        "cosim.cli",
+        "fit",
+        str(POWMON),
+        "--label",
+        "A15",
+        "--power-col",
+        "Power A15",
+        "--events",
+        ",".join(TCAD_TERMS),
+        "--group-by",
+        "Workload Name",
+        "--idle",
+        "idle",
+        "--name",
+        "a15",
+        "-o",
+        str(out),
+    ]
     result = subprocess.run(args, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "10-fold CV by row: MAPE 2.82 %" in result.stdout
     card = (tmp_path / "a15.md").read_text()
     assert "| 0x1b-0x73 |" in card and "a15-residuals.png" in card and "a15-workloads.png" in card
     assert (tmp_path / "a15-residuals.png").stat().st_size > 5000
-    applied = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "apply", str(out), str(POWMON), "--compare-with", "Power A15"],
-                             capture_output=True, text=True)
+    applied = subprocess.run(
+        [sys.executable, "-I", "-m", "cosim.cli", "apply", str(out), str(POWMON), "--compare-with", "Power A15"],
+        capture_output=True,
+        text=True,
+    )
     assert "MAPE vs 'Power A15': 2.79 %" in applied.stdout
 
 
 def test_cosim_fit_bad_input_is_one_line(tmp_path):
     (tmp_path / "m.csv").write_text("f,v,p,c\n" + "".join(f"1000,1.0,{i},5\n" for i in range(100)))
-    args = [sys.executable, "-I", "-m", "cosim.cli", "fit", str(tmp_path / "m.csv"), "--power-col", "p", "--freq-col", "f",
-            "--voltage-col", "v", "--event-col", "0x11=c", "--events", "0x11", "-o", str(tmp_path / "o.json")]
+    args = [
+        sys.executable,
+        "-I",
+        "-m",
+        "cosim.cli",
+        "fit",
+        str(tmp_path / "m.csv"),
+        "--power-col",
+        "p",
+        "--freq-col",
+        "f",
+        "--voltage-col",
+        "v",
+        "--event-col",
+        "0x11=c",
+        "--events",
+        "0x11",
+        "-o",
+        str(tmp_path / "o.json"),
+    ]
     result = subprocess.run(args, capture_output=True, text=True)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     (line,) = result.stderr.strip().splitlines()
-    assert line.startswith("cosim: error: ") and line.endswith("m.csv: event 0x11 is constant (5) in every row; it carries no information, leave it out")
+    assert line.startswith("cosim: error: ") and line.endswith(
+        "m.csv: event 0x11 is constant (5) in every row; it carries no information, leave it out"
+    )
 
 
 def test_fit_rail_command(tmp_path):
     _tk1_table().to_csv(tmp_path / "tk1.csv", index=False)
-    spec = {"power_col": "power", "rails": [r.__dict__ | {"predictors": list(r.predictors), "offsets_mhz": list(r.offsets_mhz)} for r in TK1_RAILS]}
+    spec = {
+        "power_col": "power",
+        "rails": [r.__dict__ | {"predictors": list(r.predictors), "offsets_mhz": list(r.offsets_mhz)} for r in TK1_RAILS],
+    }
     (tmp_path / "spec.json").write_text(json.dumps(spec))
-    result = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "fit-rail", str(tmp_path / "tk1.csv"), "--spec", str(tmp_path / "spec.json"),
-                             "-o", str(tmp_path / "rail.json")], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-m",
+            "cosim.cli",
+            "fit-rail",
+            str(tmp_path / "tk1.csv"),
+            "--spec",
+            str(tmp_path / "spec.json"),
+            "-o",
+            str(tmp_path / "rail.json"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     out = json.loads((tmp_path / "rail.json").read_text())
     assert out["regressions"]["total"]["coefficients"]["base"]["value"] == pytest.approx(0.78, abs=0.02)
@@ -277,7 +382,18 @@ def test_fit_rail_command(tmp_path):
 @needs_shared
 def test_power_with_the_voltage_model(tmp_path):
     run = write_biglittle_run(tmp_path / "m5out")
-    args = [sys.executable, "-I", "-m", "cosim.cli", "power", str(run), "--model", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster"]
+    args = [
+        sys.executable,
+        "-I",
+        "-m",
+        "cosim.cli",
+        "power",
+        str(run),
+        "--model",
+        "cortex-a15-walker2017",
+        "--cluster",
+        "big=system.bigCluster",
+    ]
     plain = subprocess.run(args + ["-o", str(tmp_path / "a.csv")], capture_output=True, text=True)
     loaded = subprocess.run(args + ["--voltage-model", "-o", str(tmp_path / "b.csv")], capture_output=True, text=True)
     assert plain.returncode == 0 and loaded.returncode == 0, loaded.stderr
@@ -287,16 +403,49 @@ def test_power_with_the_voltage_model(tmp_path):
     # each epoch: target voltage of its frequency plus slope times the dynamic power at that voltage
     target = load_voltage(points, b["freq_mhz"].to_numpy(), np.zeros(len(b)))
     assert np.all(np.abs(b["voltage_v"] - target) < 0.05) and not np.allclose(b["voltage_v"], a["voltage_v"])
-    unfit = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "power", str(run), "--model", "cortex-a7-gemstone2018",
-                            "--cluster", "little=system.littleCluster", "--voltage-model"], capture_output=True, text=True)
+    unfit = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-m",
+            "cosim.cli",
+            "power",
+            str(run),
+            "--model",
+            "cortex-a7-gemstone2018",
+            "--cluster",
+            "little=system.littleCluster",
+            "--voltage-model",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert unfit.returncode == 2 and "has no voltage_model" in unfit.stderr
 
 
 @needs_shared
 def test_select_then_fit_on_armpm_from_the_command_line(tmp_path):
     """ARMPM has three nominal (f, V) points, so only three static terms can be fitted; selection, fit and CV still run."""
-    args = [sys.executable, "-I", "-m", "cosim.cli", "fit", str(ARMPM_CBENCH), "--format", "armpm", "--power-col", "A15 Power(W)",
-            "--select", "7", "--group-by", "Benchmark", "--name", "armpm-a15", "-o", str(tmp_path / "armpm.json")]
+    args = [
+        sys.executable,
+        "-I",
+        "-m",
+        "cosim.cli",
+        "fit",
+        str(ARMPM_CBENCH),
+        "--format",
+        "armpm",
+        "--power-col",
+        "A15 Power(W)",
+        "--select",
+        "7",
+        "--group-by",
+        "Benchmark",
+        "--name",
+        "armpm-a15",
+        "-o",
+        str(tmp_path / "armpm.json"),
+    ]
     result = subprocess.run(args, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "stage 1 picked 0x11, 0x08, 0x05, 0x04, 0x12, 0x09, 0x0b" in result.stdout

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import BIG_PERIODS, GEM5_RUNS, biglittle_config, needs_shared
 
 from cosim import CosimError, read_config
-from helpers import BIG_PERIODS, GEM5_RUNS, biglittle_config, needs_shared
 
 
 @needs_shared

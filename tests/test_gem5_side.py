@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers import REPO, write_biglittle_run
 
 from cosim import ClusterSpec, load_model, power_timeline, read_config, read_stats
-from helpers import REPO, write_biglittle_run
 
 sys.path.insert(0, str(Path(__file__).parent / "gem5_stub"))
 sys.path.insert(0, str(REPO / "gem5_scripts"))
@@ -89,12 +89,14 @@ def test_online_and_offline_power_agree(tmp_path):
     formulas = set(cosim_gem5.load_event_map("v20.1+")["formulas"])
     register_dump(stats, 0, formulas)
     m5.instantiate()  # startup: every variable resolves
-    offline = power_timeline(stats, read_config(folder / "config.ini"),
-                             [ClusterSpec("little", "system.littleCluster", load_model("cortex-a7-gemstone2018"))])
+    offline = power_timeline(
+        stats, read_config(folder / "config.ini"), [ClusterSpec("little", "system.littleCluster", load_model("cortex-a7-gemstone2018"))]
+    )
     for epoch in range(len(stats)):
         register_dump(stats, epoch, formulas)
-        online = sum(pm.evaluate(pm.dyn, voltage=1.253, clock_period=714) + pm.evaluate(pm.st, voltage=1.253, clock_period=714)
-                     for pm in models)
+        online = sum(
+            pm.evaluate(pm.dyn, voltage=1.253, clock_period=714) + pm.evaluate(pm.st, voltage=1.253, clock_period=714) for pm in models
+        )
         assert online == pytest.approx(offline["power_w"][epoch], rel=1e-9)
 
 

@@ -7,12 +7,12 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import BEGIN, END, GEM5_RUNS, gem5_dump, needs_shared, write_stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosim import CosimError, CosimWarning, read_stats, stats_meta
 from cosim.readers import gem5_stats
-from helpers import BEGIN, GEM5_RUNS, END, gem5_dump, needs_shared, write_stats
 
 REAL_RUNS = sorted(p.name for p in GEM5_RUNS.glob("*") if (p / "stats.txt").exists() and p.stat().st_size) if GEM5_RUNS.is_dir() else []
 
@@ -95,7 +95,14 @@ def test_text_without_dumps(tmp_path):
 
 
 def _dump(i: int, **extra) -> dict:
-    return {"simSeconds": 0.001, "simTicks": 10**9, "finalTick": 10**9 * (i + 1), "simFreq": 1e12, "system.cpu.numCycles": 1000 * (i + 1), **extra}
+    return {
+        "simSeconds": 0.001,
+        "simTicks": 10**9,
+        "finalTick": 10**9 * (i + 1),
+        "simFreq": 1e12,
+        "system.cpu.numCycles": 1000 * (i + 1),
+        **extra,
+    }
 
 
 def test_stat_missing_from_one_dump_is_zero_there(tmp_path):
@@ -122,7 +129,11 @@ def test_truncated_last_dump_keeps_complete_dumps(tmp_path):
 
 
 def test_garbage_line_drops_only_its_dump(tmp_path):
-    text = gem5_dump(_dump(0)) + gem5_dump(_dump(1)).replace("system.cpu.numCycles", "this is not a stat\nsystem.cpu.numCycles") + gem5_dump(_dump(2))
+    text = (
+        gem5_dump(_dump(0))
+        + gem5_dump(_dump(1)).replace("system.cpu.numCycles", "this is not a stat\nsystem.cpu.numCycles")
+        + gem5_dump(_dump(2))
+    )
     (tmp_path / "s.txt").write_text(text)
     bad_line = text.splitlines().index("this is not a stat") + 1
     with pytest.warns(CosimWarning, match=rf"s.txt:{bad_line}: dump 1: unreadable line 'this is not a stat'"):
@@ -179,17 +190,29 @@ _values = st.one_of(
     st.integers(-(10**18), 10**18).map(str),
     st.floats(allow_nan=False, allow_infinity=False).map(lambda v: f"{v:.6f}"),
     st.floats(allow_nan=False, allow_infinity=False).map(repr),
-    st.sampled_from(["nan", "-nan", "inf", "-inf", "no_value", "NaN", "1e5", "1.", ".5", "+3", "1e", "--1", "0x10", "1_0", "abc", "1.2.3", "∞"]),
+    st.sampled_from(
+        ["nan", "-nan", "inf", "-inf", "no_value", "NaN", "1e5", "1.", ".5", "+3", "1e", "--1", "0x10", "1_0", "abc", "1.2.3", "∞"]
+    ),
 )
 _lines = st.lists(
     st.one_of(
         st.tuples(_names, _values).map(lambda t: f"{t[0]:<40} {t[1]:>12}     # desc (Count)"),
         st.tuples(_names, _values).map(lambda t: f"{t[0]} {t[1]} 12.5% 50.0%"),
-        st.sampled_from(["", "   ", "\t", "lonely_name", "  indented 5", "name\tnan\r",
-                         "system.ruby.latency_hist |   4 100.00% 100.00% |   0 0.00% 100.00%",
-                         "system.ruby.load_waiting [binsize: 1 max: 3 count: 5 average: 1.2 | 0 4 1 ]",
-                         "system.cpu.commit.COM:committed_per_cycle.start_dist   # Number of insts",
-                         "system.cpu.commit.COM:committed_per_cycle.end_dist", "            0      123   12.30%"]),
+        st.sampled_from(
+            [
+                "",
+                "   ",
+                "\t",
+                "lonely_name",
+                "  indented 5",
+                "name\tnan\r",
+                "system.ruby.latency_hist |   4 100.00% 100.00% |   0 0.00% 100.00%",
+                "system.ruby.load_waiting [binsize: 1 max: 3 count: 5 average: 1.2 | 0 4 1 ]",
+                "system.cpu.commit.COM:committed_per_cycle.start_dist   # Number of insts",
+                "system.cpu.commit.COM:committed_per_cycle.end_dist",
+                "            0      123   12.30%",
+            ]
+        ),
     ),
     max_size=40,
 )
@@ -220,11 +243,11 @@ def test_c_scanner_reuses_previous_names():
 
 def test_python_scanner_reads_real_formats():
     block = (
-        "system.cpu.ipc                               0.051684                       # IPC ((Count/Cycle))\n"
-        "system.l2c.avg_blocked_cycles::no_mshrs      no_value                       # average\n"
-        "system.cpu.committedInstType_0::IntAlu         3789     64.95%     64.95% # Class\n"
-        "sim_seconds                                  0.000250                      \n"
-    ).encode()
+        b"system.cpu.ipc                               0.051684                       # IPC ((Count/Cycle))\n"
+        b"system.l2c.avg_blocked_cycles::no_mshrs      no_value                       # average\n"
+        b"system.cpu.committedInstType_0::IntAlu         3789     64.95%     64.95% # Class\n"
+        b"sim_seconds                                  0.000250                      \n"
+    )
     names, values, bad = gem5_stats._scan_block_py(block, None)
     assert bad == -1 and len(names) == 4
     got = np.frombuffer(values)

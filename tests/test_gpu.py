@@ -9,12 +9,12 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosim.counters.gpu import tegra_k1_counts_from_nvprof, tegra_k1_counts_from_ocelot
 from cosim.errors import CosimError, CosimWarning
-from cosim.timeline.gpu import ocelot_timeline, tegra_k1_background, tegra_k1_timeline
 from cosim.models.ocelot import dynamic_energy_j, idle_level, kernel_duration_s, load_access_rate_model, pcie_transfer
 from cosim.models.rate_based import rate_based_error_map
 from cosim.models.tegrak1 import clock_voltage_v, energy_per_transaction_j, load_rail_model, rail_power_w, rail_voltages_v
@@ -22,7 +22,7 @@ from cosim.readers.activity import read_activity, read_launch_times
 from cosim.readers.corsair import read_corsair_log
 from cosim.readers.nvprof import read_nvprof
 from cosim.readers.ocelot import OCELOT_CLASSES, demangle, read_class_map, read_ocelot_trace
-from helpers import REPO
+from cosim.timeline.gpu import ocelot_timeline, tegra_k1_background, tegra_k1_timeline
 
 TRACES = REPO / "traces"
 OCELOT = TRACES / "cosim-ocelot-video.trace"
@@ -60,8 +60,16 @@ def test_table1_coefficients_as_printed(tk1):
     gpu, mem, core = tk1.rails["gpu"], tk1.rails["mem"], tk1.rails["core"]
     assert gpu.leakage_a == 0.27 and core.leakage_a == 0.79 and mem.leakage_a is None
     assert gpu.clock_c == pytest.approx(2.10e-9) and mem.clock_c == pytest.approx(258.66e-12)
-    printed = {"l2r": 10.79e-9, "l1r": 8.90e-9, "l1w": 8.43e-9, "int": 41.11e-12, "f32": 38.15e-12, "f64": 115.33e-12,
-               "cnv": 72.42e-12, "msc": 28.36e-12}
+    printed = {
+        "l2r": 10.79e-9,
+        "l1r": 8.90e-9,
+        "l1w": 8.43e-9,
+        "int": 41.11e-12,
+        "f32": 38.15e-12,
+        "f64": 115.33e-12,
+        "cnv": 72.42e-12,
+        "msc": 28.36e-12,
+    }
     assert dict(gpu.coefficients) == pytest.approx(printed, rel=1e-12)
     assert dict(mem.coefficients) == pytest.approx({"cpu_busy": 2.25e-9, "other_busy": 2.17e-9})
     assert dict(mem.offsets_w) == {204.0: -0.03, 300.0: 0.05}
@@ -70,8 +78,11 @@ def test_table1_coefficients_as_printed(tk1):
 
 
 def test_table3_ranges(tk1):
-    for clock, steps, (f_lo, f_hi), (v_lo, v_hi) in (("gpu", 15, (72, 852), (0.79, 1.05)), ("emc", 10, (40, 924), (0.80, 1.01)),
-                                                      ("cpu_lp", 9, (51, 1092), (0.80, 1.05))):
+    for clock, steps, (f_lo, f_hi), (v_lo, v_hi) in (
+        ("gpu", 15, (72, 852), (0.79, 1.05)),
+        ("emc", 10, (40, 924), (0.80, 1.01)),
+        ("cpu_lp", 9, (51, 1092), (0.80, 1.05)),
+    ):
         points = tk1.clocks[clock]
         assert tk1.raw["clocks"][clock]["steps"] == steps
         assert int(points[0][0]) == f_lo and points[-1][0] == f_hi
@@ -98,9 +109,12 @@ def test_clock_power_at_highest_operating_points(tk1):
 @pytest.mark.parametrize(
     ("source", "volts", "per_transaction_nws", "per_byte_nws"),
     [
-        ("l2r", 0.79, 6.73, 0.42), ("l2r", 1.05, 11.89, 0.74),
-        ("l1r", 0.79, 5.55, 1.38), ("l1r", 1.05, 9.81, 2.45),
-        ("mem", 0.79, 3.96, 0.49), ("mem", 1.05, 3.96, 0.49),
+        ("l2r", 0.79, 6.73, 0.42),
+        ("l2r", 1.05, 11.89, 0.74),
+        ("l1r", 0.79, 5.55, 1.38),
+        ("l1r", 1.05, 9.81, 2.45),
+        ("mem", 0.79, 3.96, 0.49),
+        ("mem", 1.05, 3.96, 0.49),
     ],
 )
 def test_table4_energy_per_transaction(tk1, source, volts, per_transaction_nws, per_byte_nws):
@@ -189,9 +203,17 @@ _class_names = st.sampled_from([c for c in OCELOT_CLASSES])
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.from_regex(r"_Z[0-9][a-z]{1,8}[ifv]", fullmatch=True),
-                          st.dictionaries(_class_names, st.integers(0, 10**12), min_size=1)), min_size=1, max_size=6),
-       st.sampled_from(["_", " ", "-"]), st.booleans())
+@given(
+    st.lists(
+        st.tuples(
+            st.from_regex(r"_Z[0-9][a-z]{1,8}[ifv]", fullmatch=True), st.dictionaries(_class_names, st.integers(0, 10**12), min_size=1)
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from(["_", " ", "-"]),
+    st.booleans(),
+)
 def test_ocelot_round_trip(tmp_path_factory, kernels, sep, upper):
     """Whatever counts are written in the documented format are read back exactly."""
     lines = []
@@ -235,11 +257,20 @@ def test_nvprof_eq6_and_eq11():
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda t: t.replace('"inst_misc","Misc Instructions",3110400', '"inst_misc_x","Misc Instructions",3110400'), r"unknown metric 'inst_misc_x'"),
+        (
+            lambda t: t.replace('"inst_misc","Misc Instructions",3110400', '"inst_misc_x","Misc Instructions",3110400'),
+            r"unknown metric 'inst_misc_x'",
+        ),
         (lambda t: t.replace(",3110400,3110400,3110400", ",3110400,3110400,-3110400"), r"metric 'inst_misc' is -3110400"),
         (lambda t: t.replace(",1702110,1712650,1707380,6829520", ",0,0,0,0"), r"elapsed_cycles_sm 0, so its duration is zero"),
-        (lambda t: "\n".join(l for l in t.splitlines() if "inst_fp_64" not in l or "uv" not in l), r"dct8x8_uv.*lacks metric\(s\) inst_fp_64"),
-        (lambda t: t.replace(',"Integer Instructions",14515200,14515200,14515200', ',"Integer Instructions",14515200'), r"lacks metric\(s\) inst_integer"),
+        (
+            lambda t: "\n".join(line for line in t.splitlines() if "inst_fp_64" not in line or "uv" not in line),
+            r"dct8x8_uv.*lacks metric\(s\) inst_fp_64",
+        ),
+        (
+            lambda t: t.replace(',"Integer Instructions",14515200,14515200,14515200', ',"Integer Instructions",14515200'),
+            r"lacks metric\(s\) inst_integer",
+        ),
     ],
 )
 def test_nvprof_bad_inputs(tmp_path, edit, message):
@@ -252,7 +283,9 @@ def test_nvprof_bad_inputs(tmp_path, edit, message):
 
 def test_nvprof_ignore_metric(tmp_path):
     path = tmp_path / "extra.csv"
-    path.write_text(NVPROF_CSV.read_text() + '"GK20A (0)","dct8x8_uv(unsigned char const *, float*, int)",2,"ipc","Executed IPC",1.2,1.3,1.25\n')
+    path.write_text(
+        NVPROF_CSV.read_text() + '"GK20A (0)","dct8x8_uv(unsigned char const *, float*, int)",2,"ipc","Executed IPC",1.2,1.3,1.25\n'
+    )
     with pytest.raises(CosimError, match="unknown metric 'ipc'"):
         read_nvprof(path)
     assert "ipc" not in read_nvprof(path, ignore_metrics=["ipc"]).columns
@@ -260,8 +293,7 @@ def test_nvprof_ignore_metric(tmp_path):
 
 def test_corsair_reads_the_thesis_line(tmp_path):
     path = tmp_path / "corsair.csv"
-    path.write_text("15.7.2013 11:36:16,20,7W,89,8766315921014,151,9921875,136,605458408151\n"
-                    "15.7.2013 11:36:17,21,3W,89,9,152,5,137,0\n")
+    path.write_text("15.7.2013 11:36:16,20,7W,89,8766315921014,151,9921875,136,605458408151\n15.7.2013 11:36:17,21,3W,89,9,152,5,137,0\n")
     log = read_corsair_log(path)
     assert log["gpu_aux_power_w"].tolist() == [20.7, 21.3]
     assert log["efficiency_pct"].iloc[0] == pytest.approx(89.8766315921014)
@@ -439,8 +471,18 @@ _metric_values = st.fixed_dictionaries(
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.from_regex(r"[a-z][a-z0-9_]{0,10}\((float\*|int|double const \*)(, int)?\)", fullmatch=True),
-                          st.integers(1, 50), _metric_values), min_size=1, max_size=5, unique_by=lambda k: k[0]))
+@given(
+    st.lists(
+        st.tuples(
+            st.from_regex(r"[a-z][a-z0-9_]{0,10}\((float\*|int|double const \*)(, int)?\)", fullmatch=True),
+            st.integers(1, 50),
+            _metric_values,
+        ),
+        min_size=1,
+        max_size=5,
+        unique_by=lambda k: k[0],
+    )
+)
 def test_nvprof_csv_and_text_round_trip(tmp_path_factory, kernels):
     """Values written in either documented nvprof layout are read back the same (percent as a fraction)."""
     folder = tmp_path_factory.mktemp("nv")
@@ -465,11 +507,19 @@ def test_nvprof_csv_and_text_round_trip(tmp_path_factory, kernels):
 @pytest.mark.parametrize(
     ("name", "edit", "message"),
     [
-        ("tegra-k1-stokke2016", lambda d: d["rails"]["gpu"]["predictors"]["f64"].update(c="115.33 pCV"), r"rails.gpu.predictors.f64 'c' must be a finite number"),
+        (
+            "tegra-k1-stokke2016",
+            lambda d: d["rails"]["gpu"]["predictors"]["f64"].update(c="115.33 pCV"),
+            r"rails.gpu.predictors.f64 'c' must be a finite number",
+        ),
         ("tegra-k1-stokke2016", lambda d: d.pop("base_w"), r"the file 'base_w' must be a finite number"),
         ("tegra-k1-stokke2016", lambda d: d["rails"].pop("mem"), r"rails has no 'mem' rail"),
         ("ocelot-fermi-aalto2013", lambda d: d["class_to_energy"].update(special="sfu"), r"class_to_energy.special must name a row"),
-        ("ocelot-fermi-aalto2013", lambda d: d["timing"]["throughput_per_clock_per_sm"].update(control=0), r"throughput_per_clock_per_sm.control must be a positive"),
+        (
+            "ocelot-fermi-aalto2013",
+            lambda d: d["timing"]["throughput_per_clock_per_sm"].update(control=0),
+            r"throughput_per_clock_per_sm.control must be a positive",
+        ),
         ("ocelot-fermi-aalto2013", lambda d: d.update(schema="cosim-model/1"), r"schema is 'cosim-model/1'"),
     ],
 )
@@ -487,19 +537,22 @@ def test_bad_gpu_model_files(tmp_path, name, edit, message):
         load(path)
 
 
-def test_readme_states_the_clock_powers_the_model_computes(tk1):
-    """The README's Measured row, the model file and the paper (1.97 / 0.20 / 0.43 W) agree."""
+def test_docs_state_the_clock_powers_the_model_computes(tk1):
+    """The validation page's row, the model file and the paper (1.97 / 0.20 / 0.43 W) agree."""
     import re
 
     from helpers import REPO
 
-    row = next(line for line in (REPO / "README.md").read_text().splitlines() if "clock power at the top clocks" in line)
+    page = REPO / "docs" / "explanation" / "validation.md"
+    row = next(line for line in page.read_text().splitlines() if "clock power at the top clocks" in line)
     stated = {k: float(v) for k, v in re.findall(r"(GPU|LP core|memory) (\d\.\d{4}) W", row)}
     v = rail_voltages_v(tk1, gpu_mhz=852, emc_mhz=924, cpu_lp_mhz=1092)
     none = {p: 0.0 for p in tk1.rails["gpu"].coefficients}
     computed = {
         "GPU": rail_power_w(tk1.rails["gpu"], rates=none, voltage_v=v["gpu"][0], freq_mhz=852)["clock_w"],
-        "LP core": rail_power_w(tk1.rails["core"], rates={"ipc": 0, "active_cycles": 1092e6}, voltage_v=v["core"][0])["term_active_cycles_w"],
+        "LP core": rail_power_w(tk1.rails["core"], rates={"ipc": 0, "active_cycles": 1092e6}, voltage_v=v["core"][0])[
+            "term_active_cycles_w"
+        ],
         "memory": rail_power_w(tk1.rails["mem"], rates={"cpu_busy": 0, "other_busy": 0}, voltage_v=v["mem"][0], freq_mhz=924)["clock_w"],
     }
     assert stated == {k: round(float(c), 4) for k, c in computed.items()}

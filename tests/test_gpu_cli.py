@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-
 from helpers import GEM5_RUNS, REPO, biglittle_config, biglittle_dumps, needs_shared, write_stats
 from test_cli import assert_one_line_error, cosim
 
@@ -72,25 +71,48 @@ def test_gpu_compares_with_a_corsair_log(tmp_path):
 @pytest.mark.parametrize(
     ("make", "args", "fragments"),
     [
-        (lambda d: (d / "t.trace").write_text("Kernel name: _Z1kv\nInteger_arithmetic: -4\n") and d / "t.trace", [],
-         ["t.trace:2", "count of 'Integer_arithmetic' is -4"]),
-        (lambda d: (d / "n.csv").write_text(NVPROF_CSV.read_text().replace('"inst_misc"', '"inst_miscellaneous"')) and d / "n.csv", [],
-         ["unknown metric 'inst_miscellaneous'", "--ignore-metric"]),
-        (lambda d: (d / "z.csv").write_text(NVPROF_CSV.read_text().replace("1702110,1712650,1707380,6829520", "0,0,0,0")) and d / "z.csv", [],
-         ["elapsed_cycles_sm 0, so its duration is zero"]),
+        (
+            lambda d: (d / "t.trace").write_text("Kernel name: _Z1kv\nInteger_arithmetic: -4\n") and d / "t.trace",
+            [],
+            ["t.trace:2", "count of 'Integer_arithmetic' is -4"],
+        ),
+        (
+            lambda d: (d / "n.csv").write_text(NVPROF_CSV.read_text().replace('"inst_misc"', '"inst_miscellaneous"')) and d / "n.csv",
+            [],
+            ["unknown metric 'inst_miscellaneous'", "--ignore-metric"],
+        ),
+        (
+            lambda d: (
+                (d / "z.csv").write_text(NVPROF_CSV.read_text().replace("1702110,1712650,1707380,6829520", "0,0,0,0")) and d / "z.csv"
+            ),
+            [],
+            ["elapsed_cycles_sm 0, so its duration is zero"],
+        ),
         (lambda d: NVPROF_CSV, ["--gpu-mhz", "1000"], ["gpu clock 1000 MHz is not in the V-f table"]),
         (lambda d: NVPROF_CSV, ["--emc-mhz", "250"], ["emc clock 250 MHz is not in the V-f table"]),
-        (lambda d: (d / "a.csv").write_text("kernel,cpu_ipc\nrotate(float*),0.5\n") and NVPROF_CSV, ["--activity", "{d}/a.csv"],
-         ["kernel 'rotate(float*)' is not in the GPU input"]),
+        (
+            lambda d: (d / "a.csv").write_text("kernel,cpu_ipc\nrotate(float*),0.5\n") and NVPROF_CSV,
+            ["--activity", "{d}/a.csv"],
+            ["kernel 'rotate(float*)' is not in the GPU input"],
+        ),
         (lambda d: OCELOT, ["--model", "ocelot-fermi-aalto2013", "--gap-s", "30"], ["--idle-power middle=W"]),
         (lambda d: NVPROF_CSV, ["--model", "ocelot-fermi-aalto2013"], ["nvprof metrics need --model tegra-k1-stokke2016"]),
-        (lambda d: (d / "z.trace").write_text("Kernel name: _Z1kv\nControl: 0\nOther: 0\n") and d / "z.trace", [],
-         ["z.trace:1", "has no instructions, so its duration is zero"]),
-        (lambda d: (d / "lt.csv").write_text("launch,start_s,kernel\n" + "".join(f"{i},{i},k{i}\n" for i in range(5))) and OCELOT,
-         ["--launch-times", "{d}/lt.csv"], ["lt.csv:2: launch 0 is kernel", "not 'k0'"]),
+        (
+            lambda d: (d / "z.trace").write_text("Kernel name: _Z1kv\nControl: 0\nOther: 0\n") and d / "z.trace",
+            [],
+            ["z.trace:1", "has no instructions, so its duration is zero"],
+        ),
+        (
+            lambda d: (d / "lt.csv").write_text("launch,start_s,kernel\n" + "".join(f"{i},{i},k{i}\n" for i in range(5))) and OCELOT,
+            ["--launch-times", "{d}/lt.csv"],
+            ["lt.csv:2: launch 0 is kernel", "not 'k0'"],
+        ),
         (lambda d: d / "missing.trace", [], ["missing.trace: no such file"]),
-        (lambda d: (d / "m.json").write_text('{"schema": "cosim-rail-model/1", "rails": {}}') and OCELOT, ["--model", "{d}/m.json"],
-         ["rails has no 'gpu' rail"]),
+        (
+            lambda d: (d / "m.json").write_text('{"schema": "cosim-rail-model/1", "rails": {}}') and OCELOT,
+            ["--model", "{d}/m.json"],
+            ["rails has no 'gpu' rail"],
+        ),
     ],
 )
 def test_gpu_bad_inputs_one_line(tmp_path, make, args, fragments):
@@ -113,14 +135,36 @@ def _cpu_run(folder):
 def test_soc_merges_cpu_clusters_and_gpu_rails(tmp_path):
     stats = _cpu_run(tmp_path / "m5out")
     out, png = tmp_path / "soc.csv", tmp_path / "soc.png"
-    result = cosim("soc", stats, "--cpu-model", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster",
-                   "--cpu-model", "cortex-a7-gemstone2018", "--cluster", "little=system.littleCluster",
-                   "--gpu", NVPROF_CSV, "--activity", ACTIVITY, "--gpu-offset-s", 0.0005, "--gap-s", 0.001,
-                   "--railgate-delay-s", 0.0004, "-o", out, "--plot", png)
+    result = cosim(
+        "soc",
+        stats,
+        "--cpu-model",
+        "cortex-a15-walker2017",
+        "--cluster",
+        "big=system.bigCluster",
+        "--cpu-model",
+        "cortex-a7-gemstone2018",
+        "--cluster",
+        "little=system.littleCluster",
+        "--gpu",
+        NVPROF_CSV,
+        "--activity",
+        ACTIVITY,
+        "--gpu-offset-s",
+        0.0005,
+        "--gap-s",
+        0.001,
+        "--railgate-delay-s",
+        0.0004,
+        "-o",
+        out,
+        "--plot",
+        png,
+    )
     assert result.returncode == 0, result.stderr
     soc = pd.read_csv(out)
     assert soc["start_s"].iloc[0] == 0.0
-    assert (soc["start_s"].iloc[1:].to_numpy() == pytest.approx(soc["end_s"].iloc[:-1].to_numpy()))
+    assert soc["start_s"].iloc[1:].to_numpy() == pytest.approx(soc["end_s"].iloc[:-1].to_numpy())
     parts = soc[["cpu_big_w", "cpu_little_w", "gpu_w", "mem_w", "base_w"]].fillna(0).sum(axis=1)
     assert soc["power_w"].to_numpy() == pytest.approx(parts.to_numpy(), rel=1e-7)  # Eq. 8 with the clusters for the LP core
     first = soc.iloc[0]

@@ -14,6 +14,7 @@ import warnings
 
 import pandas as pd
 import pytest
+from helpers import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,6 @@ from cosim.readers.ncu import ncu_to_nvprof, nvprof_metrics_from_ncu, read_ncu
 from cosim.readers.nvprof import metric_records, read_nvprof
 from cosim.readers.nvprof_trace import read_gpu_summary, read_gpu_trace
 from cosim.readers.tidy import COLUMNS, FORMATS, detect_format, read
-from helpers import REPO
 
 DATA = REPO / "tests" / "data" / "gpu"
 TRACES = REPO / "traces"
@@ -38,11 +38,23 @@ def cosim(*args: str, cwd=None) -> subprocess.CompletedProcess:
 
 # --- units -----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "value", "unit"), [
-    ("31.425GB/s", 31.425 * 2**30, "B/s"), ("864.98MB/s", 864.98 * 2**20, "B/s"), ("99.53%", 0.9953, "fraction"),
-    ("1.5629ms", 1.5629e-3, "s"), ("511.97us", 511.97e-6, "s"), ("128.00MB", 128 * 2**20, "B"), ("0B", 0.0, "B"),
-    ("Low (2)", 2.0, "level"), ("Idle (0)", 0.0, "level"), ("1024", 1024.0, "count"), ("2.4e+03s", 2400.0, "s"),
-])
+
+@pytest.mark.parametrize(
+    ("text", "value", "unit"),
+    [
+        ("31.425GB/s", 31.425 * 2**30, "B/s"),
+        ("864.98MB/s", 864.98 * 2**20, "B/s"),
+        ("99.53%", 0.9953, "fraction"),
+        ("1.5629ms", 1.5629e-3, "s"),
+        ("511.97us", 511.97e-6, "s"),
+        ("128.00MB", 128 * 2**20, "B"),
+        ("0B", 0.0, "B"),
+        ("Low (2)", 2.0, "level"),
+        ("Idle (0)", 0.0, "level"),
+        ("1024", 1024.0, "count"),
+        ("2.4e+03s", 2400.0, "s"),
+    ],
+)
 def test_nvprof_units(text, value, unit):
     got, got_unit = quantity(text)
     assert got == pytest.approx(value) and got_unit == unit
@@ -56,16 +68,25 @@ def test_nvprof_prefixes_are_binary_as_its_trace_shows():
         assert ratio.to_numpy() == pytest.approx(1.0, rel=1e-4)
 
 
-@pytest.mark.parametrize(("unit", "factor", "si"), [
-    ("Kbyte", 1e3, "B"), ("Gbyte/second", 1e9, "B/s"), ("usecond", 1e-6, "s"), ("%", 0.01, "fraction"),
-    ("cycle/nsecond", 1e9, "Hz"), ("cycle", 1.0, "count"), ("inst/cycle", 1.0, "inst/cycle"),
-])
+@pytest.mark.parametrize(
+    ("unit", "factor", "si"),
+    [
+        ("Kbyte", 1e3, "B"),
+        ("Gbyte/second", 1e9, "B/s"),
+        ("usecond", 1e-6, "s"),
+        ("%", 0.01, "fraction"),
+        ("cycle/nsecond", 1e9, "Hz"),
+        ("cycle", 1.0, "count"),
+        ("inst/cycle", 1.0, "inst/cycle"),
+    ],
+)
 def test_ncu_units_are_decimal(unit, factor, si):
     got, got_si = ncu_unit(unit)
     assert got == pytest.approx(factor) and got_si == si
 
 
 # --- nvprof metrics --------------------------------------------------------------------------------
+
 
 def test_nvprof_sessions_are_joined_and_program_output_skipped():
     with warnings.catch_warnings():
@@ -114,6 +135,7 @@ def test_nvprof_damaged_line_inside_results_is_named(tmp_path):
 
 # --- nvprof gpu-trace and summary ------------------------------------------------------------------
 
+
 def test_gpu_trace_text_cuts_columns_at_the_header():
     trace = read_gpu_trace(DATA / "nvprof-gtx650m-gpu-trace.txt")
     assert list(trace["kind"]) == ["memcpy", "memcpy", "kernel", "memcpy"]
@@ -140,6 +162,7 @@ def test_gpu_summary_text_and_csv_agree_and_leave_api_calls_out():
 
 # --- Nsight Compute --------------------------------------------------------------------------------
 
+
 def test_ncu_details_page():
     rows = read_ncu(DATA / "ncu-a100-details.csv")
     first = rows[rows["launch"] == 0].set_index("metric")
@@ -161,6 +184,7 @@ def test_ncu_raw_page_and_the_nvprof_name_map():
 
 
 # --- GPGPU-Sim / Accel-Sim -------------------------------------------------------------------------
+
 
 def test_gpgpusim_cumulative_counters_become_per_kernel():
     runs = read_gpgpusim(DATA / "gpgpusim-3.2-gtx480-backprop.log")
@@ -202,8 +226,10 @@ def test_power_report_reads_both_generations(tmp_path):
     report = read_power_report(DATA / "gpuwattch-gtx480-backprop.log")
     assert report["power_w"].tolist() == [83.412, 96.0373] and report["max_power_w"].iloc[1] == 104.8812
     accelwattch = tmp_path / "accelwattch_power_report.log"
-    accelwattch.write_text("kernel_name = k\nkernel_launch_uid = 1\nKernel Average Power Data:\nkernel_avg_power = 61.5\n"
-                           "gpu_avg_IBP, = 0.26\ngpu_avg_DRAMP, = 12.0\n\nKernel Maximum Power Data:\nkernel_max_power = 70\n")
+    accelwattch.write_text(
+        "kernel_name = k\nkernel_launch_uid = 1\nKernel Average Power Data:\nkernel_avg_power = 61.5\n"
+        "gpu_avg_IBP, = 0.26\ngpu_avg_DRAMP, = 12.0\n\nKernel Maximum Power Data:\nkernel_max_power = 70\n"
+    )
     row = read_power_report(accelwattch).iloc[0]
     assert row["power_w"] == 61.5 and row["gpu_avg_IBP"] == 0.26 and row["max_power_w"] == 70
 
@@ -219,6 +245,7 @@ def test_gpgpusim_counts_map_to_ocelot_classes_with_flags():
 
 # --- the device check and the CLI ------------------------------------------------------------------
 
+
 def test_gpu_refuses_another_device_in_one_line(tmp_path):
     run = cosim("gpu", DATA / "nvprof-gtx980-sessions.log", "-o", tmp_path / "x.csv")
     assert run.returncode == 2 and "Traceback" not in run.stderr
@@ -230,16 +257,25 @@ def test_gpu_refuses_another_device_in_one_line(tmp_path):
 
 
 def test_any_device_prices_and_flags_every_kernel(tmp_path):
-    run = cosim("gpu", DATA / "accelsim-volta-multistream.log", "--model", "ocelot-fermi-aalto2013", "--any-device",
-                "-o", tmp_path / "v.csv")
+    run = cosim(
+        "gpu", DATA / "accelsim-volta-multistream.log", "--model", "ocelot-fermi-aalto2013", "--any-device", "-o", tmp_path / "v.csv"
+    )
     assert run.returncode == 0, run.stderr
     kernels = pd.read_csv(tmp_path / "v.csv").query("kind == 'kernel'")
     assert len(kernels) == 3 and kernels["flags"].str.contains("device_mismatch").all()
 
 
 def test_gpgpusim_run_priced_next_to_its_power_report(tmp_path):
-    run = cosim("gpu", DATA / "gpgpusim-3.2-gtx480-backprop.log", "--model", "ocelot-fermi-aalto2013",
-                "--compare-with", DATA / "gpuwattch-gtx480-backprop.log", "-o", tmp_path / "g.csv")
+    run = cosim(
+        "gpu",
+        DATA / "gpgpusim-3.2-gtx480-backprop.log",
+        "--model",
+        "ocelot-fermi-aalto2013",
+        "--compare-with",
+        DATA / "gpuwattch-gtx480-backprop.log",
+        "-o",
+        tmp_path / "g.csv",
+    )
     assert run.returncode == 0, run.stderr
     assert "report    83.41 W" in run.stdout and "report    96.04 W" in run.stdout
     kernels = pd.read_csv(tmp_path / "g.csv").query("kind == 'kernel'")
@@ -249,8 +285,16 @@ def test_gpgpusim_run_priced_next_to_its_power_report(tmp_path):
 
 
 def test_soc_timed_by_a_gpu_trace(tmp_path):
-    run = cosim("gpu", TRACES / "cosim-nvprof-dct.txt", "--gpu-trace", TRACES / "cosim-nvprof-dct-gputrace.txt",
-                "--activity", TRACES / "cosim-dct-activity.csv", "-o", tmp_path / "dct.csv")
+    run = cosim(
+        "gpu",
+        TRACES / "cosim-nvprof-dct.txt",
+        "--gpu-trace",
+        TRACES / "cosim-nvprof-dct-gputrace.txt",
+        "--activity",
+        TRACES / "cosim-dct-activity.csv",
+        "-o",
+        tmp_path / "dct.csv",
+    )
     assert run.returncode == 0, run.stderr
     kernels = pd.read_csv(tmp_path / "dct.csv").query("kind == 'kernel'")
     trace = read_gpu_trace(TRACES / "cosim-nvprof-dct-gputrace.txt")
@@ -258,24 +302,40 @@ def test_soc_timed_by_a_gpu_trace(tmp_path):
     assert kernels["kernel"].str[:9].tolist() == runs["kernel"].str[:9].tolist()  # the trace's order: y, y, uv, y, y, uv
     assert kernels["start_s"].to_numpy() == pytest.approx((runs["start_s"] - trace["start_s"].min()).to_numpy(), abs=1e-9)
     assert kernels["duration_s"].to_numpy() == pytest.approx(runs["duration_s"].to_numpy())
-    soc = cosim("soc", TRACES / "cosim-v24-se-biglittle-1800-1400MHz" / "stats.txt.gz", "--gpu", TRACES / "cosim-nvprof-dct.txt",
-                "--gpu-trace", TRACES / "cosim-nvprof-dct-gputrace.txt", "--activity", TRACES / "cosim-dct-activity.csv",
-                "-o", tmp_path / "soc.csv")
+    soc = cosim(
+        "soc",
+        TRACES / "cosim-v24-se-biglittle-1800-1400MHz" / "stats.txt.gz",
+        "--gpu",
+        TRACES / "cosim-nvprof-dct.txt",
+        "--gpu-trace",
+        TRACES / "cosim-nvprof-dct-gputrace.txt",
+        "--activity",
+        TRACES / "cosim-dct-activity.csv",
+        "-o",
+        tmp_path / "soc.csv",
+    )
     assert soc.returncode == 0, soc.stderr
     out = pd.read_csv(tmp_path / "soc.csv")
     assert (out["gpu_w"] >= 0).all() and (out["gpu_w"] > 0).any() and math.isfinite(out["energy_j"].sum())
 
 
 def test_gpu_trace_that_disagrees_with_the_metrics_is_refused(tmp_path):
-    text = (TRACES / "cosim-nvprof-dct-gputrace.txt").read_text().replace("dct8x8_uv(unsigned char const *, float*, int) [148]",
-                                                                          "dct8x8_y(unsigned char const *, float*, int) [148]")
+    text = (
+        (TRACES / "cosim-nvprof-dct-gputrace.txt")
+        .read_text()
+        .replace("dct8x8_uv(unsigned char const *, float*, int) [148]", "dct8x8_y(unsigned char const *, float*, int) [148]")
+    )
     (tmp_path / "t.txt").write_text(text)
     run = cosim("gpu", TRACES / "cosim-nvprof-dct.txt", "--gpu-trace", tmp_path / "t.txt", "-o", tmp_path / "x.csv")
     assert run.returncode == 2 and "runs more often in the trace than in the metrics" in run.stderr
 
 
-@pytest.mark.parametrize("path", sorted(DATA.iterdir()) + [TRACES / "cosim-nvprof-dct-gputrace.txt", TRACES / "cosim-nvprof-dct.csv",
-                                                           TRACES / "cosim-ocelot-video.trace"], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path",
+    sorted(DATA.iterdir())
+    + [TRACES / "cosim-nvprof-dct-gputrace.txt", TRACES / "cosim-nvprof-dct.csv", TRACES / "cosim-ocelot-video.trace"],
+    ids=lambda p: p.name,
+)
 def test_cosim_read_writes_one_tidy_table(tmp_path, path):
     run = cosim("read", path, "-o", tmp_path / "t.csv")
     assert run.returncode == 0, run.stderr
@@ -283,8 +343,20 @@ def test_cosim_read_writes_one_tidy_table(tmp_path, path):
     assert tuple(table.columns) == COLUMNS and table["source"].iloc[0] in FORMATS
     values = pd.to_numeric(table["value"], errors="coerce")
     assert values.notna().sum() > 0 and (values.dropna() >= 0).all()
-    assert set(table["unit"].dropna()) <= {"B", "s", "B/s", "Hz", "W", "count", "fraction", "level", "cycle", "count/cycle",
-                                           "register/thread", "inst/cycle"}
+    assert set(table["unit"].dropna()) <= {
+        "B",
+        "s",
+        "B/s",
+        "Hz",
+        "W",
+        "count",
+        "fraction",
+        "level",
+        "cycle",
+        "count/cycle",
+        "register/thread",
+        "inst/cycle",
+    }
 
 
 def test_cosim_read_gem5_epochs_and_parquet(tmp_path):
@@ -312,6 +384,7 @@ def test_every_reader_refuses_an_empty_file_in_one_line(tmp_path):
 
 # --- fidelity: L2 sector size, uneven DVFS tables ---------------------------------------------------
 
+
 def test_l2_traffic_is_counted_in_32_byte_sectors():
     """Stokke et al. 4.2: l2_subp0_total_read_sector_queries counts 32 B reads; only Table 4's per-byte column divides by 16."""
     model, mapping = load_rail_model(), ocelot_map()
@@ -324,8 +397,10 @@ def test_board_levels_accept_uneven_tables(tmp_path):
     from cosim.kernels.log import board_levels
 
     tx2 = tmp_path / "tx2.json"
-    tx2.write_text('{"levels_mhz": {"gpu": [114.75, 216.75, 318.75, 522.75, 624.75, 726.75, 854.25, 930.75, 1032.75, 1122.0, 1236.75, 1300.5],'
-                   ' "emc": {"min": 40.8, "max": 1866, "count": 3}}}')
+    tx2.write_text(
+        '{"levels_mhz": {"gpu": [114.75, 216.75, 318.75, 522.75, 624.75, 726.75, 854.25, 930.75, 1032.75, 1122.0, 1236.75, 1300.5],'
+        ' "emc": {"min": 40.8, "max": 1866, "count": 3}}}'
+    )
     levels = board_levels(tx2)
     assert levels["gpu"][6] == 854.25 and len(levels["emc"]) == 3
     tx2.write_text('{"levels_mhz": {"gpu": [300, 200]}}')
@@ -339,11 +414,25 @@ _names = st.from_regex(r"[a-z_][a-z0-9_]{0,20}", fullmatch=True)
 
 
 @settings(max_examples=60, deadline=None)
-@given(rows=st.lists(st.tuples(_names, st.integers(1, 10**6), st.floats(0, 1e12, allow_nan=False),
-                               st.sampled_from(["", "%", "GB/s", "MB/s", "KB", "ms", "us"])), min_size=1, max_size=8, unique_by=lambda r: r[0]))
+@given(
+    rows=st.lists(
+        st.tuples(
+            _names, st.integers(1, 10**6), st.floats(0, 1e12, allow_nan=False), st.sampled_from(["", "%", "GB/s", "MB/s", "KB", "ms", "us"])
+        ),
+        min_size=1,
+        max_size=8,
+        unique_by=lambda r: r[0],
+    )
+)
 def test_nvprof_metric_lines_read_back(tmp_path_factory, rows):
-    lines = ["==1== Profiling application: ./a", "==1== Profiling result:", "==1== Metric result:",
-             "Invocations   Metric Name   Metric Description   Min   Max   Avg", 'Device "GK20A (0)"', "    Kernel: k(int*, float)"]
+    lines = [
+        "==1== Profiling application: ./a",
+        "==1== Profiling result:",
+        "==1== Metric result:",
+        "Invocations   Metric Name   Metric Description   Min   Max   Avg",
+        'Device "GK20A (0)"',
+        "    Kernel: k(int*, float)",
+    ]
     for name, inv, value, unit in rows:
         text = f"{value:.6g}{unit}"
         lines.append(f"   {inv:>8}   {name:>30}   Some Description (x)   {text}   {text}   {text}")
@@ -361,9 +450,11 @@ def test_gpgpusim_blocks_read_back(tmp_path_factory, kernels):
     text, cycles, loads, insn_total = "-gpgpu_clock_domains 1000.0:1000.0:1000.0:1000.0\n", 0, 0, 0
     for i, (cyc, insn, load) in enumerate(kernels):
         cycles, loads, insn_total = cycles + cyc, loads + load, insn_total + insn
-        text += (f"kernel_name = k{i % 2}\nkernel_launch_uid = {i + 1}\ngpu_sim_cycle = {cyc}\ngpu_sim_insn = {insn}\n"
-                 f"gpu_tot_sim_cycle = {cycles}\ngpu_tot_sim_insn = {insn_total}\ngpgpu_n_tot_thrd_icount = {insn_total}\n"
-                 f"gpgpu_n_load_insn  = {loads}\n")
+        text += (
+            f"kernel_name = k{i % 2}\nkernel_launch_uid = {i + 1}\ngpu_sim_cycle = {cyc}\ngpu_sim_insn = {insn}\n"
+            f"gpu_tot_sim_cycle = {cycles}\ngpu_tot_sim_insn = {insn_total}\ngpgpu_n_tot_thrd_icount = {insn_total}\n"
+            f"gpgpu_n_load_insn  = {loads}\n"
+        )
     path = tmp_path_factory.mktemp("gs") / "run.log"
     path.write_text(text)
     with warnings.catch_warnings():
@@ -384,12 +475,24 @@ def test_ncu_details_read_back_with_thousands_separators(tmp_path_factory, value
 
 
 @settings(max_examples=40, deadline=None)
-@given(rows=st.lists(st.tuples(st.floats(1e-6, 100, allow_nan=False), st.floats(1e-7, 1, allow_nan=False),
-                               st.sampled_from(["GeForce GTX 980", "GK20A", "Tesla K40c"])), min_size=1, max_size=6))
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.floats(1e-6, 100, allow_nan=False),
+            st.floats(1e-7, 1, allow_nan=False),
+            st.sampled_from(["GeForce GTX 980", "GK20A", "Tesla K40c"]),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_gpu_trace_text_reads_back(tmp_path_factory, rows):
-    header = "   Start  Duration            Grid Size      Block Size     Regs*    SSMem*    DSMem*           Device   Context    Stream  Name"
+    header = (
+        "   Start  Duration            Grid Size      Block Size     Regs*    SSMem*    DSMem*           Device   Context    Stream  Name"
+    )
     ends = [m.end() for m in __import__("re").finditer(r"\S+(?: \S+)*", header)]
     lines = ["==1== Profiling result:", header]
+
     def nv(seconds: float) -> str:  # as nvprof prints a time: five significant digits
         for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
             if seconds >= scale:

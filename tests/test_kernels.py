@@ -80,7 +80,10 @@ def test_leave_one_board_out_tuning_within_budget(log):
 def test_space_reduction_ranges_and_mix():
     assert np.allclose(ranges([1000, 2000, 4000]), [(900.0, 4400.0)])
     assert np.allclose(ranges([32, 1000, 2000, 25000], gap=4), [(28.8, 35.2), (900.0, 2200.0), (22500.0, 27500.0)])  # outliers apart
-    seen = [({"k": 3.0, "cout": 64.0, "stride": 1.0}, [1.0, 64.0, 56.0, 56.0]), ({"k": 1.0, "cout": 128.0, "stride": 1.0}, [1.0, 64.0, 28.0, 28.0])]
+    seen = [
+        ({"k": 3.0, "cout": 64.0, "stride": 1.0}, [1.0, 64.0, 56.0, 56.0]),
+        ({"k": 1.0, "cout": 128.0, "stride": 1.0}, [1.0, 64.0, 28.0, 28.0]),
+    ]
     samples = sample_space(seen, 2000, np.random.default_rng(0))
     real = sum(1 for p, s in samples if (p, s) in [(dict(a), list(b)) for a, b in seen])
     assert 0.45 < real / 2000 < 0.55  # half real-world combinations, half random ones
@@ -113,9 +116,12 @@ def test_kernel_commands(tmp_path):
     out = tmp_path / "log.csv"
     synth = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "kernel-synth", "-o", str(out)], capture_output=True, text=True)
     assert synth.returncode == 0, synth.stderr
-    result = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "kernel-eval", str(out), "--test-boards", "agx12,agx13"],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-I", "-m", "cosim.cli", "kernel-eval", str(out), "--test-boards", "agx12,agx13"], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     assert "trained on 11 boards, tested on agx12, agx13" in result.stdout and "conv2d       runtime" in result.stdout
-    bad = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "kernel-eval", str(out), "--test-boards", "agx99"], capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-I", "-m", "cosim.cli", "kernel-eval", str(out), "--test-boards", "agx99"], capture_output=True, text=True
+    )
     assert bad.returncode == 2 and "agx99 not in the log" in bad.stderr and "Traceback" not in bad.stderr

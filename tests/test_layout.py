@@ -42,7 +42,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state and (cycle := visit(nxt)):
                 return cycle
         stack.pop()
@@ -80,8 +80,12 @@ def test_readers_counters_and_models_do_not_reach_up_the_flow():
         parts = module.split(".")
         return parts[1] if len(parts) > 1 and parts[1] in order else None
 
-    wrong = [(a, b) for a, edges in graph.items() for b in edges
-             if step(a) and step(b) and order[step(b)] > order[step(a)] and step(a) in ("readers", "counters", "models", "timeline")]
+    wrong = [
+        (a, b)
+        for a, edges in graph.items()
+        for b in edges
+        if step(a) and step(b) and order[step(b)] > order[step(a)] and step(a) in ("readers", "counters", "models", "timeline")
+    ]
     assert wrong == []
 
 

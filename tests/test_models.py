@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import GEMSTONE, POWMON, needs_shared
 
 from cosim import CosimError, apply_model, load_model, mape_pct, read_measured
 from cosim.models.modelfile import operating_point, shipped_models_dir
 from cosim.models.walker import DynamicTerm, StaticTerm, cluster_power_w
-from helpers import GEMSTONE, POWMON, needs_shared
 
 PARAMS = {
     "cortex-a15-walker2017": "asrtpm-A15.params",
@@ -68,7 +68,9 @@ def test_voltage_a_few_millivolts_off_triples_the_error():
     actual = measured.table["Power A15"].to_numpy()
     at_table = np.isin(measured.freq_mhz, [600, 1000, 1400, 1800])
     table_v = dict(load_model("cortex-a15-gemstone2018").vf_points)
-    swapped = measured.__class__(**{**measured.__dict__, "voltage_v": np.array([table_v.get(f, v) for f, v in zip(measured.freq_mhz, measured.voltage_v)])})
+    swapped = measured.__class__(
+        **{**measured.__dict__, "voltage_v": np.array([table_v.get(f, v) for f, v in zip(measured.freq_mhz, measured.voltage_v)])}
+    )
     good = mape_pct(apply_model(model, measured)["power_w"][at_table], actual[at_table])
     bad = mape_pct(apply_model(model, swapped)["power_w"][at_table], actual[at_table])
     assert good == pytest.approx(2.68, abs=0.01) and bad == pytest.approx(8.10, abs=0.01)
@@ -112,7 +114,10 @@ def _write_model(tmp_path, mutate):
     "mutate, message",
     [
         (lambda d: d["dynamic_terms"][2].pop("coefficient"), r"dynamic_terms\[2\] \(0x04\) has no 'coefficient'"),
-        (lambda d: d["static_terms"][0].update(coefficient="big"), r"static_terms\[0\] \(intercept\) 'coefficient' must be a finite number"),
+        (
+            lambda d: d["static_terms"][0].update(coefficient="big"),
+            r"static_terms\[0\] \(intercept\) 'coefficient' must be a finite number",
+        ),
         (lambda d: d["dynamic_terms"][0].update(coefficient=float("nan")), "must be a finite number"),
         (lambda d: d.pop("vf_table"), "the file has no 'vf_table'"),
         (lambda d: d.update(schema="other/2"), "reads 'cosim-model/1'"),

@@ -65,11 +65,15 @@ def test_another_isa_is_refused_unless_asked(tmp_path):
     run = tmp_path / "x86"
     run.mkdir()
     text = (src / "config.ini").read_text()
-    (run / "config.ini").write_text(text.replace("=ArmISA", "=X86ISA").replace("=ArmTLB", "=X86TLB")
-                                    .replace("=ArmMMU", "=X86MMU").replace("=ArmDecoder", "=X86Decoder"))
+    (run / "config.ini").write_text(
+        text.replace("=ArmISA", "=X86ISA").replace("=ArmTLB", "=X86TLB").replace("=ArmMMU", "=X86MMU").replace("=ArmDecoder", "=X86Decoder")
+    )
     shutil.copy(src / "stats.txt", run / "stats.txt")
-    assert_one_line_error(cosim("power", run / "stats.txt", *A15, "-o", tmp_path / "p.csv"),
-                          "the run is X86 but cortex-a15-walker2017 was trained on ARM cores", "--any-isa")
+    assert_one_line_error(
+        cosim("power", run / "stats.txt", *A15, "-o", tmp_path / "p.csv"),
+        "the run is X86 but cortex-a15-walker2017 was trained on ARM cores",
+        "--any-isa",
+    )
     result = cosim("power", run / "stats.txt", *A15, "--any-isa", "-o", tmp_path / "p.csv")
     assert result.returncode == 0, result.stderr
     assert pd.read_csv(tmp_path / "p.csv")["flags"].str.contains("isa_mismatch").all()
@@ -83,5 +87,8 @@ def test_ruby_run_is_refused_with_the_reason(tmp_path):
     (run / "config.ini").write_text((src / "config.ini").read_text().replace("type=Cache\n", "type=RubySequencer\n"))
     with open(src / "stats.txt") as f, open(run / "stats.txt", "w") as out:  # and no classic cache stats, as in Ruby runs
         out.writelines(line for line in f if not any(k in line for k in (".dcache.", ".icache.", ".l2.")))
-    assert_one_line_error(cosim("power", run / "stats.txt", "--model", "cortex-a7-gemstone2018", "-o", tmp_path / "p.csv"),
-                          "uses Ruby (RubySequencer)", "classic")
+    assert_one_line_error(
+        cosim("power", run / "stats.txt", "--model", "cortex-a7-gemstone2018", "-o", tmp_path / "p.csv"),
+        "uses Ruby (RubySequencer)",
+        "classic",
+    )

@@ -18,8 +18,10 @@ pytestmark = needs_gem5
 
 CPUS = ["O3CPU", "MinorCPU", "TimingSimpleCPU", "AtomicSimpleCPU"]
 ALWAYS_ZERO = {"0x6a", "0x0f"}  # gem5 cannot count unaligned accesses: the map says so (constant 0, flagged)
-ALL_EVENTS = sorted(set().union(*(load_model(m).events for m in ("cortex-a15-walker2017", "cortex-a15-gemstone2018",
-                                                                    "cortex-a7-gemstone2018"))) - ALWAYS_ZERO)
+ALL_EVENTS = sorted(
+    set().union(*(load_model(m).events for m in ("cortex-a15-walker2017", "cortex-a15-gemstone2018", "cortex-a7-gemstone2018")))
+    - ALWAYS_ZERO
+)
 
 
 @pytest.mark.parametrize("cpu", CPUS)
@@ -28,8 +30,7 @@ def test_no_event_is_silently_zero(gem5_root, cpu):
     run = gem5_run(gem5_root, cpu=cpu)
     stats = read_stats(run / "stats.txt")
     cluster = read_config(run / "config.ini").cluster("c", "system.cluster")
-    rates = event_rates(stats, cluster, ALL_EVENTS, generation="v20.1+", cores_per_cluster=4,
-                        freq_mhz=np.full(len(stats), 1000.0))
+    rates = event_rates(stats, cluster, ALL_EVENTS, generation="v20.1+", cores_per_cluster=4, freq_mhz=np.full(len(stats), 1000.0))
     totals = rates.eph.sum()
     assert (totals > 0).all(), f"{cpu}: zero events {list(totals[totals <= 0].index)}"
     # cycles: active (O3/Minor) or busy (simple) cycles, never more than the cycles simulated
@@ -93,8 +94,7 @@ def test_switched_cpus_price_the_cpu_that_ran(gem5_root, tmp_path):
     stats = read_stats(run / "stats.txt")
     cluster = read_config(run / "config.ini").cluster("c", "system.cluster")
     assert cluster.n_cpus == 1 and cluster.partner == {"system.switch_cpus": "system.cluster.cpus"}
-    rates = event_rates(stats, cluster, ["0x11", "0x08"], generation="v20.1+", cores_per_cluster=4,
-                        freq_mhz=np.full(len(stats), 1000.0))
+    rates = event_rates(stats, cluster, ["0x11", "0x08"], generation="v20.1+", cores_per_cluster=4, freq_mhz=np.full(len(stats), 1000.0))
     atomic = stats["system.cluster.cpus.numCycles"].to_numpy() > 0
     minor = stats["system.switch_cpus.numCycles"].to_numpy() > 0
     assert atomic[:2].all() and minor[-5:].all() and not (atomic & minor)[3:].any()
@@ -108,11 +108,11 @@ def test_switched_cpus_price_the_cpu_that_ran(gem5_root, tmp_path):
     assert (pd.read_csv(out)["power_w"] > 0).all()
 
 
-COUNTER_DOC = __import__("helpers").REPO / "docs" / "gem5-v24-counter-map.md"
+COUNTER_DOC = __import__("helpers").REPO / "docs" / "reference" / "gem5-v24-counter-map.md"
 
 
 def counter_map_doc(runs: dict[str, object]) -> str:
-    """docs/gem5-v24-counter-map.md: for each CPU type, the source the v20.1+ map picks on a real v24 run."""
+    """docs/reference/gem5-v24-counter-map.md: for each CPU type, the source the v20.1+ map picks on a real v24 run."""
     from cosim.counters.pmc import load_event_map
 
     emap = load_event_map("v20.1+")
@@ -120,8 +120,9 @@ def counter_map_doc(runs: dict[str, object]) -> str:
     for cpu, run in runs.items():
         stats = read_stats(run / "stats.txt")
         cluster = read_config(run / "config.ini").cluster("c", "system.cluster")
-        rates = event_rates(stats, cluster, sorted(emap.names), generation="v20.1+", cores_per_cluster=4,
-                            freq_mhz=np.full(len(stats), 1000.0))
+        rates = event_rates(
+            stats, cluster, sorted(emap.names), generation="v20.1+", cores_per_cluster=4, freq_mhz=np.full(len(stats), 1000.0)
+        )
         chosen[cpu] = {e: next(iter(by_cpu.values())) for e, by_cpu in rates.chosen.items()}
     lines = [
         "# gem5 v24 stats behind each PMU event, per CPU type",
@@ -159,12 +160,18 @@ def test_online_power_in_gem5_equals_offline(gem5_root, tmp_path):
 
     from cosim import ClusterSpec, power_timeline
 
-    run = gem5_run(gem5_root, cpu="online", size=2, config=REPO / "tests" / "gem5_configs" / "se_online_check.py",
-                   extra_args=("--gem5-scripts", str(REPO / "gem5_scripts")))
+    run = gem5_run(
+        gem5_root,
+        cpu="online",
+        size=2,
+        config=REPO / "tests" / "gem5_configs" / "se_online_check.py",
+        extra_args=("--gem5-scripts", str(REPO / "gem5_scripts")),
+    )
     online = np.array(json.loads((run / "online-power.json").read_text())["power_w_per_cpu"]).sum(axis=1)
     stats = read_stats(run / "stats.txt")
-    offline = power_timeline(stats, read_config(run / "config.ini"),
-                             [ClusterSpec("little", "system.littleCluster", load_model("cortex-a7-gemstone2018"))])
+    offline = power_timeline(
+        stats, read_config(run / "config.ini"), [ClusterSpec("little", "system.littleCluster", load_model("cortex-a7-gemstone2018"))]
+    )
     assert len(online) == len(offline) > 10
     rel = np.abs(online - offline["power_w"].to_numpy()) / offline["power_w"].to_numpy()
     assert rel.max() < 1e-6, rel.max()
@@ -179,8 +186,13 @@ def test_biglittle_example_runs_with_cosim_attached(gem5_root, tmp_path):
     the A15 model (Vector stats) kept offline with a warning; cosim power then needs no flags."""
     from helpers import REPO
 
-    run = gem5_run(gem5_root, cpu="example", size=1, config=REPO / "gem5_scripts" / "examples" / "se_biglittle_power.py",
-                   extra_args=("--big-cores", "1", "--little-cores", "1", "--online", "little", "--online", "big"))
+    run = gem5_run(
+        gem5_root,
+        cpu="example",
+        size=1,
+        config=REPO / "gem5_scripts" / "examples" / "se_biglittle_power.py",
+        extra_args=("--big-cores", "1", "--little-cores", "1", "--online", "little", "--online", "big"),
+    )
     side = __import__("json").loads((run / "cosim-run.json").read_text())
     assert side["gem5_version"] == "24.0.0.1" and side["epoch_ticks"] == 100_000_000
     assert side["clusters"]["big"]["online"] is False and side["clusters"]["little"]["online"] is True
@@ -204,9 +216,21 @@ def test_stdlib_board_example_runs(gem5_root, tmp_path):
     from helpers import GEM5, REPO
 
     out_dir = gem5_root / "stdlib"
-    result = subprocess.run([str(GEM5 / "gem5"), f"--outdir={out_dir}", str(REPO / "gem5_scripts" / "examples" / "stdlib_board_power.py"),
-                             "--binary", str(GEM5 / "workloads" / "phases.aarch64"), "--args", "1", "--online"],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            str(GEM5 / "gem5"),
+            f"--outdir={out_dir}",
+            str(REPO / "gem5_scripts" / "examples" / "stdlib_board_power.py"),
+            "--binary",
+            str(GEM5 / "workloads" / "phases.aarch64"),
+            "--args",
+            "1",
+            "--online",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout[-1500:] + result.stderr[-1500:]
     assert "cluster little stays offline: stat board.cache_hierarchy.l1d-cache-0.overallAccesses cannot be named" in result.stderr
     side = __import__("json").loads((out_dir / "cosim-run.json").read_text())["clusters"]["little"]

@@ -21,8 +21,13 @@ def test_import_cosim_is_light():
 
 
 def test_help_is_light():
-    assert _loaded("import contextlib, io\nfrom cosim.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n"
-                   "    try:\n        main(['--help'])\n    except SystemExit:\n        pass") == []
+    assert (
+        _loaded(
+            "import contextlib, io\nfrom cosim.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        main(['--help'])\n    except SystemExit:\n        pass"
+        )
+        == []
+    )
 
 
 def test_public_api_still_there():

@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     import numpy as np  # after parsing: --help needs no numpy
+
     warnings.showwarning = _show_warning
     warnings.simplefilter("always", CosimWarning)
     # numpy's and matplotlib's own warnings are about our arithmetic, not the user's input:
@@ -45,8 +46,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except Exception as err:  # a bug in cosim, not bad input: still one line, and a way to report it
         where = traceback.extract_tb(err.__traceback__)[-1]
-        print(f"cosim: internal error: {type(err).__name__}: {err} (at {Path(where.filename).name}:{where.lineno}); "
-              "please report it with the command line", file=sys.stderr)
+        print(
+            f"cosim: internal error: {type(err).__name__}: {err} (at {Path(where.filename).name}:{where.lineno}); "
+            "please report it with the command line",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL
     finally:
         signal.signal(signal.SIGTERM, previous)

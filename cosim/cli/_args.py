@@ -17,11 +17,15 @@ EXIT_INTERRUPTED = 130
 def _add_trust_flags(p: argparse.ArgumentParser, *, isa: bool = True, implausible: bool = True) -> None:
     """The overrides of cosim's refusals (README: "What cosim refuses, and why")."""
     if isa:
-        p.add_argument("--any-isa", action="store_true",
-                       help="price a run of another ISA than the model was trained on (rows flagged isa_mismatch)")
+        p.add_argument(
+            "--any-isa", action="store_true", help="price a run of another ISA than the model was trained on (rows flagged isa_mismatch)"
+        )
     if implausible:
-        p.add_argument("--keep-implausible", action="store_true",
-                       help="write physically implausible rows, flagged 'implausible' with the reason, instead of refusing")
+        p.add_argument(
+            "--keep-implausible",
+            action="store_true",
+            help="write physically implausible rows, flagged 'implausible' with the reason, instead of refusing",
+        )
 
 
 def _pairs(items: list[str], flag: str) -> dict[str, str]:
@@ -46,10 +50,13 @@ def _find_config(stats_path: Path, config_path: Path | None):
                 break
         else:
             if stats_path.is_file() and not _has_cpu_stats(stats_path):
-                raise CosimError(f"{stats_path}: this run has no CPU (no numCycles stat in its first dump), so there is "
-                                 "nothing for a CPU power model to price")
-            raise CosimError(f"{stats_path}: no config.ini/config.json beside it (cosim reads the run's CPUs, clocks "
-                             "and ISA from it); pass --config")
+                raise CosimError(
+                    f"{stats_path}: this run has no CPU (no numCycles stat in its first dump), so there is "
+                    "nothing for a CPU power model to price"
+                )
+            raise CosimError(
+                f"{stats_path}: no config.ini/config.json beside it (cosim reads the run's CPUs, clocks and ISA from it); pass --config"
+            )
     return read_config(config_path)
 
 
@@ -65,9 +72,8 @@ def _has_cpu_stats(stats_path: Path) -> bool:
 
 def _cluster_specs(config, args: argparse.Namespace):
     from cosim.models.modelfile import load_model
-    from cosim.timeline.cpu import ClusterSpec
-
     from cosim.readers.sidecar import SIDECAR, read_sidecar
+    from cosim.timeline.cpu import ClusterSpec
 
     clusters = _pairs(args.cluster, "--cluster")
     path = args.stats.parent / SIDECAR
@@ -80,6 +86,7 @@ def _cluster_specs(config, args: argparse.Namespace):
         args.model = _default_models(config, clusters)
     voltages = {k: _volts(k, v) for k, v in _pairs(args.voltage, "--voltage").items()}
     models = [load_model(m) for m in args.model]
+    paths: list[tuple[str, str | None]]
     if clusters:
         if len(models) not in (1, len(clusters)):
             raise CosimError(f"{len(models)} --model for {len(clusters)} --cluster: give one model, or one per cluster in order")
@@ -89,14 +96,14 @@ def _cluster_specs(config, args: argparse.Namespace):
             raise CosimError("several --model need --cluster NAME=PATH to say which CPUs each one prices")
         paths = [(name, None) for name in config.clusters()]
         if not paths:
-            raise CosimError(f"{config.path}: no active CPU in this config (every CPU is switched out, or there is none); "
-                             "nothing to price")
+            raise CosimError(f"{config.path}: no active CPU in this config (every CPU is switched out, or there is none); nothing to price")
     unknown = set(voltages) - {name for name, _ in paths}
     if unknown:
         raise CosimError(f"--voltage for unknown cluster(s) {', '.join(sorted(unknown))}; clusters: {', '.join(n for n, _ in paths)}")
     return [
-        ClusterSpec(name=name, path=path, model=models[i if len(models) > 1 else 0], voltage_v=voltages.get(name),
-                    voltage_model=args.voltage_model)
+        ClusterSpec(
+            name=name, path=path, model=models[i if len(models) > 1 else 0], voltage_v=voltages.get(name), voltage_model=args.voltage_model
+        )
         for i, (name, path) in enumerate(paths)
     ]
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -12,6 +14,10 @@ from cosim.fit.design import Term
 from cosim.fit.select import correlation_clusters, stage1, stage2
 from cosim.fit.walker_fit import fit_table, fit_walker, model_card, model_file, plot_diagnostics
 from cosim.output import write_atomic
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)
 
 
 def _events(text: str) -> list[Term]:
@@ -33,8 +39,14 @@ def run_fit(args: argparse.Namespace) -> int:
         wanted = needed or [e.strip().lower() for e in (args.candidates or "").split(",") if e.strip()]
         if not wanted:
             raise CosimError("--select on a table needs --candidates LIST (an ARMPM log names its events itself)")
-        measured = read_measured(args.measured, events=wanted, label=args.label, freq_col=args.freq_col,
-                                 voltage_col=args.voltage_col, event_cols=_pairs(args.event_col, "--event-col"))
+        measured = read_measured(
+            args.measured,
+            events=wanted,
+            label=args.label,
+            freq_col=args.freq_col,
+            voltage_col=args.voltage_col,
+            event_cols=_pairs(args.event_col, "--event-col"),
+        )
     groups = [c for c in (args.group_by,) if c]
     workload_col = args.group_by or ("Workload Name" if "Workload Name" in measured.table.columns else None)
     if args.idle and workload_col and workload_col not in groups:
@@ -49,11 +61,12 @@ def run_fit(args: argparse.Namespace) -> int:
         terms = selection.terms
         print(f"stage 1 picked {', '.join(selection.events)} (R^2 after each: {', '.join(f'{r:.4f}' for r in selection.r2_steps)})")
         print("  VIF: " + ", ".join(f"{e} {v:.2f}" for e, v in selection.vif.items()))
-        if selection.transforms:
-            print(f"stage 2: {'; '.join(selection.transforms)}; VIF now " + ", ".join(f"{e} {v:.2f}" for e, v in selection.terms_vif.items()))
+        if selection.transforms and selection.terms_vif is not None:
+            print(
+                f"stage 2: {'; '.join(selection.transforms)}; VIF now " + ", ".join(f"{e} {v:.2f}" for e, v in selection.terms_vif.items())
+            )
         clusters = correlation_clusters(table, candidates)
-        print("  correlation clusters: " + "; ".join(
-            f"{c}: {', '.join(g['event'])}" for c, g in clusters.groupby("cluster")))
+        print("  correlation clusters: " + "; ".join(f"{c}: {', '.join(g['event'])}" for c, g in clusters.groupby("cluster")))
 
     idle = None
     if args.idle:
@@ -63,11 +76,13 @@ def run_fit(args: argparse.Namespace) -> int:
         if not idle.any():
             raise CosimError(f"no row has {workload_col} == '{args.idle}'")
     fit = fit_walker(table, terms, k=args.folds, group_by=args.group_by, idle=idle)
-    data = model_file(fit, name=args.name, component=args.component, cores_per_cluster=args.cores, source_note=str(args.measured), isa=args.isa)
-    write_atomic(args.output, lambda tmp: tmp.write_text(json.dumps(data, indent=1) + "\n"))
+    data = model_file(
+        fit, name=args.name, component=args.component, cores_per_cluster=args.cores, source_note=str(args.measured), isa=args.isa
+    )
+    write_atomic(args.output, lambda tmp: _write(tmp, json.dumps(data, indent=1) + "\n"))
     plots = plot_diagnostics(fit, args.output.with_suffix(""), group_by=args.group_by)
     card = args.output.with_suffix(".md")
-    write_atomic(card, lambda tmp: tmp.write_text(model_card(fit, data, plots)))
+    write_atomic(card, lambda tmp: _write(tmp, model_card(fit, data, plots)))
 
     s = data["fit"]
     print(f"{args.measured}: {s['n_obs']} rows -> {args.output} (model card {card})")
@@ -76,8 +91,10 @@ def run_fit(args: argparse.Namespace) -> int:
         cv = s[key]
         if cv:
             split = f"grouped by {cv['grouped_by']}" if cv["grouped_by"] else "by row"
-            print(f"  {cv['k']}-fold CV {split}: MAPE {cv['mape_pct']:.2f} %  RMSE {cv['rmse_w']:.4f} W  "
-                  f"95 % PI coverage {cv['pi95_coverage'] * 100:.1f} %")
+            print(
+                f"  {cv['k']}-fold CV {split}: MAPE {cv['mape_pct']:.2f} %  RMSE {cv['rmse_w']:.4f} W  "
+                f"95 % PI coverage {cv['pi95_coverage'] * 100:.1f} %"
+            )
     return 0
 
 
@@ -88,8 +105,10 @@ def _check_folds(args: argparse.Namespace, table) -> None:
     if args.group_by:
         n = table.groups[args.group_by].nunique()
         if args.folds > n:
-            raise CosimError(f"--folds {args.folds} but --group-by '{args.group_by}' has only {n} groups; "
-                             f"use --folds {n} or fewer (each fold holds out whole groups)")
+            raise CosimError(
+                f"--folds {args.folds} but --group-by '{args.group_by}' has only {n} groups; "
+                f"use --folds {n} or fewer (each fold holds out whole groups)"
+            )
     elif args.folds > len(table):
         raise CosimError(f"--folds {args.folds} but only {len(table)} rows; use fewer folds")
 
@@ -108,16 +127,31 @@ def run_fit_rail(args: argparse.Namespace) -> int:
         raise CosimError(f"{args.spec}: rail spec needs 'rails': [{{name, voltage_col, predictors, ...}}] ({err})") from None
     table = read_table(args.measured)
     fit = fit_rail(table, rails, power_col=spec.get("power_col"))
-    out = {"schema": "cosim-rail-fit/1", "data": str(args.measured), "rails": [r.__dict__ | {"predictors": list(r.predictors), "offsets_mhz": list(r.offsets_mhz)} for r in rails], "regressions": {}}
+    out: dict[str, Any] = {
+        "schema": "cosim-rail-fit/1",
+        "data": str(args.measured),
+        "rails": [r.__dict__ | {"predictors": list(r.predictors), "offsets_mhz": list(r.offsets_mhz)} for r in rails],
+        "regressions": {},
+    }
     for name, ols in fit.fits.items():
         coef = ols.table()
         out["regressions"][name] = {
-            "coefficients": {term: {"value": float(row["coefficient"]), "p_value": float(row["p_value"]), "ci95": [float(row["ci95_lo"]), float(row["ci95_hi"])]} for term, row in coef.iterrows()},
+            "coefficients": {
+                term: {
+                    "value": float(row["coefficient"]),
+                    "p_value": float(row["p_value"]),
+                    "ci95": [float(row["ci95_lo"]), float(row["ci95_hi"])],
+                }
+                for term, row in coef.iterrows()
+            },
             "units": "rho*V^2 terms: C per occurrence [coulomb/volt = W/(V^2/s)]; leak: current [A]; offset and base: [W]",
             "fit": ols.summary(),
         }
         s = ols.summary()
-        print(f"{name}: R^2 {s['r2']:.5f}  SER {s['ser_w']:.4f} W  " + "  ".join(f"{t} {v['value']:.4g}" for t, v in out["regressions"][name]["coefficients"].items()))
-    write_atomic(args.output, lambda tmp: tmp.write_text(json.dumps(out, indent=1) + "\n"))
+        print(
+            f"{name}: R^2 {s['r2']:.5f}  SER {s['ser_w']:.4f} W  "
+            + "  ".join(f"{t} {v['value']:.4g}" for t, v in out["regressions"][name]["coefficients"].items())
+        )
+    write_atomic(args.output, lambda tmp: _write(tmp, json.dumps(out, indent=1) + "\n"))
     print(f"-> {args.output}")
     return 0

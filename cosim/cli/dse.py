@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _cluster_specs, _find_config, _pairs
 from cosim.errors import CosimError
 
-from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _cluster_specs, _find_config, _pairs
 
 def add_parsers(sub) -> None:
     w = sub.add_parser("whatif", help="rescale a gem5 run to other DVFS points: runtime, energy, Pareto, choice")
@@ -16,8 +16,13 @@ def add_parsers(sub) -> None:
     w.add_argument("--config", type=Path, help="config.ini or config.json (default: beside stats.txt)")
     w.add_argument("--model", action="append", default=[], metavar="MODEL", help="as for cosim power")
     w.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH", help="as for cosim power")
-    w.add_argument("--freqs", action="append", default=[], metavar="NAME=F1,F2,...",
-                   help="frequencies [MHz] to try for cluster NAME (default: its model's V-f table)")
+    w.add_argument(
+        "--freqs",
+        action="append",
+        default=[],
+        metavar="NAME=F1,F2,...",
+        help="frequencies [MHz] to try for cluster NAME (default: its model's V-f table)",
+    )
     w.add_argument("--power-cap", type=float, metavar="WATTS", help="choose the fastest configuration under this peak power")
     w.add_argument("--deadline", type=float, metavar="SECONDS", help="choose the least energy within this runtime")
     w.add_argument("-o", "--output", type=Path, default=Path("whatif.csv"), help="one row per configuration")
@@ -35,9 +40,12 @@ def add_parsers(sub) -> None:
     sw.add_argument("-o", "--output", type=Path, default=Path("sweep.csv"), help="one row per run")
     sw.add_argument("--plot", type=Path, help="Pareto plot (energy against runtime)")
     sw.add_argument("--progress", action="store_true", help="progress bar (needs tqdm)")
-    sw.add_argument("--scheduler", metavar="ADDRESS",
-                    help="run on a dask.distributed cluster: 'local' starts a LocalCluster of --workers processes, "
-                         "else a scheduler address such as tcp://host:8786 (pip install 'cosim[distributed]')")
+    sw.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on a dask.distributed cluster: 'local' starts a LocalCluster of --workers processes, "
+        "else a scheduler address such as tcp://host:8786 (pip install 'cosim[distributed]')",
+    )
     sw.add_argument("--allow-partial", action="store_true", help="exit 0 even if some runs failed")
     sw.set_defaults(run=_cmd_sweep)
 
@@ -56,7 +64,6 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     from cosim.dse.whatif import dvfs_grid, recorded_run, whatif, whatif_stats
     from cosim.output import write_table
     from cosim.readers.gem5_stats import read_stats
-
     from cosim.timeline.cpu import check_isa
 
     config = _find_config(args.stats, args.config)
@@ -74,14 +81,18 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     table["pareto"] = pareto_front(table)
     choice = choose(table, power_cap_w=args.power_cap, deadline_s=args.deadline)
     write_table(table, args.output)
-    print(f"{args.stats}: {len(stats)} epochs, {len(table)} DVFS configurations -> {args.output} "
-          f"({int(table['pareto'].sum())} on the Pareto front)")
+    print(
+        f"{args.stats}: {len(stats)} epochs, {len(table)} DVFS configurations -> {args.output} "
+        f"({int(table['pareto'].sum())} on the Pareto front)"
+    )
     if choice.row is None:
         print(f"  {choice.reason}")
     else:
         point = ", ".join(f"{c.removesuffix('_freq_mhz')} {choice.row[c]:g} MHz" for c in table.columns if c.endswith("_freq_mhz"))
-        print(f"  chosen ({choice.reason}): {point}: runtime {choice.row['runtime_s']:.6g} s, energy {choice.row['energy_j']:.6g} J, "
-              f"peak {choice.row['peak_power_w']:.3f} W")
+        print(
+            f"  chosen ({choice.reason}): {point}: runtime {choice.row['runtime_s']:.6g} s, energy {choice.row['energy_j']:.6g} J, "
+            f"peak {choice.row['peak_power_w']:.3f} W"
+        )
     if args.plot:
         plot_pareto(table, args.plot, choice=choice, title=args.stats.parent.name)
         print(f"  plot -> {args.plot}")
@@ -96,7 +107,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     clusters = _pairs(args.cluster, "--cluster")
     if clusters and len(args.model) not in (1, len(clusters)):
         raise CosimError(f"{len(args.model)} --model for {len(clusters)} --cluster: give one model, or one per cluster in order")
-    spec = SweepSpec(tuple((n, p, args.model[i if len(args.model) > 1 else 0]) for i, (n, p) in enumerate(clusters.items())) if clusters else None)
+    spec = SweepSpec(
+        tuple((n, p, args.model[i if len(args.model) > 1 else 0]) for i, (n, p) in enumerate(clusters.items())) if clusters else None
+    )
     runs = find_runs(args.runs)
     client = dask_client(args.scheduler, workers=max(1, args.workers)) if args.scheduler else None
     try:
@@ -116,8 +129,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     table["pareto"] = False
     table.loc[table["error"] == "", "pareto"] = front
     write_table(table, args.output)
-    print(f"{len(table)} runs -> {args.output} ({int(table['pareto'].sum())} on the Pareto front)"
-          + (f"; {len(failed)} failed (their rows say why)" if len(failed) else ""))
+    print(
+        f"{len(table)} runs -> {args.output} ({int(table['pareto'].sum())} on the Pareto front)"
+        + (f"; {len(failed)} failed (their rows say why)" if len(failed) else "")
+    )
     choice = choose(good, power_cap_w=args.power_cap, deadline_s=args.deadline)
     print(f"  {choice.reason}" + (f": {choice.row['run']}" if choice.row is not None else ""))
     if args.plot:

@@ -6,32 +6,49 @@ import argparse
 import sys
 from pathlib import Path
 
+from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _pairs
 from cosim.errors import CosimError
 
-from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _pairs
 
 def add_parsers(sub) -> None:
     a = sub.add_parser("apply", help="apply a model to measured board data (prints MAPE)")
     a.add_argument("model", help="model file or shipped model name")
     a.add_argument("measured", type=Path, help="measured table (Powmon/GemStone layout, ARMPM log, or CSV/TSV)")
-    a.add_argument("--format", choices=("table", "armpm"), default="table",
-                   help="input layout: table (default) or armpm (ARMPM's raw results.data or concatenated .data)")
+    a.add_argument(
+        "--format",
+        choices=("table", "armpm"),
+        default="table",
+        help="input layout: table (default) or armpm (ARMPM's raw results.data or concatenated .data)",
+    )
     a.add_argument("--cores", type=int, default=4, help="armpm: cores of the measured cluster (counts are per cluster; default 4)")
     a.add_argument("--compare-with", metavar="COLUMN", help="measured power column [W]; prints MAPE")
     a.add_argument("--label", help="Powmon cluster label (A7, A15) when several are present")
     a.add_argument("--freq-col", help="frequency column [MHz]")
     a.add_argument("--voltage-col", help="voltage column [V]")
-    a.add_argument("--event-col", action="append", default=[], metavar="EVENT=COLUMN",
-                   help="per-core average rate column [events/s] for EVENT (e.g. 0x11=cycles)")
-    a.add_argument("--voltage", choices=("measured", "table", "voltage-model"), default="measured",
-                   help="voltage given to the model: measured column (default), the model's V-f table, or its voltage model")
+    a.add_argument(
+        "--event-col",
+        action="append",
+        default=[],
+        metavar="EVENT=COLUMN",
+        help="per-core average rate column [events/s] for EVENT (e.g. 0x11=cycles)",
+    )
+    a.add_argument(
+        "--voltage",
+        choices=("measured", "table", "voltage-model"),
+        default="measured",
+        help="voltage given to the model: measured column (default), the model's V-f table, or its voltage model",
+    )
     a.add_argument("-o", "--output", type=Path, help="write predictions (CSV or .parquet)")
     _add_trust_flags(a, isa=False)
     a.add_argument("--allow-partial", action="store_true", help="exit 0 even if some rows have no value")
     a.set_defaults(run=_cmd_apply)
 
-    f = sub.add_parser("fit", help="build a Walker-formulation model from measured data", description=_FIT_HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    f = sub.add_parser(
+        "fit",
+        help="build a Walker-formulation model from measured data",
+        description=_FIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     f.add_argument("measured", type=Path, help="measured table: Powmon/GemStone layout, ARMPM log, or CSV/TSV")
     f.add_argument("--format", choices=("table", "armpm"), default="table", help="input layout (default: table)")
     f.add_argument("--power-col", required=True, metavar="COLUMN", help="measured cluster power [W]")
@@ -85,11 +102,13 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         from cosim.readers.armpm import read_armpm
 
         measured = read_armpm(args.measured, cores=args.cores)
-        missing = sorted(set(model.events) - set(measured.rates))
-        if missing:
-            raise CosimError(f"{args.measured}: {model.name} needs event(s) {', '.join(missing)}, which this ARMPM log does "
-                             f"not count (it has {', '.join(sorted(measured.rates))}); fit a model on its events with "
-                             "cosim fit --format armpm")
+        lacking = sorted(set(model.events) - set(measured.rates))
+        if lacking:
+            raise CosimError(
+                f"{args.measured}: {model.name} needs event(s) {', '.join(lacking)}, which this ARMPM log does "
+                f"not count (it has {', '.join(sorted(measured.rates))}); fit a model on its events with "
+                "cosim fit --format armpm"
+            )
     else:
         measured = read_measured(
             args.measured,
@@ -113,8 +132,10 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         actual = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
         bad = np.flatnonzero(np.isnan(actual) & column.notna().to_numpy())
         if len(bad):
-            raise CosimError(f"{args.measured}: row {int(bad[0]) + 2}: '{args.compare_with}' is {column.iloc[bad[0]]!r}, "
-                             "not a power [W]; fix or remove that row")
+            raise CosimError(
+                f"{args.measured}: row {int(bad[0]) + 2}: '{args.compare_with}' is {column.iloc[bad[0]]!r}, "
+                "not a power [W]; fix or remove that row"
+            )
         pred["measured_w"] = actual
         print(f"  MAPE vs '{args.compare_with}': {mape_pct(pred['power_w'].to_numpy(), actual):.2f} %")
     if args.output:
@@ -123,8 +144,11 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     missing = int(pred["no_value"].sum())
     if missing:
         first = int(np.flatnonzero(pred["no_value"].to_numpy())[0]) + 2
-        print(f"cosim: error: {args.measured}: {missing} of {len(pred)} row(s) have no value (a frequency or voltage "
-              f"that is not a positive number, or a missing rate; first at line {first})", file=sys.stderr)
+        print(
+            f"cosim: error: {args.measured}: {missing} of {len(pred)} row(s) have no value (a frequency or voltage "
+            f"that is not a positive number, or a missing rate; first at line {first})",
+            file=sys.stderr,
+        )
         return 0 if args.allow_partial else EXIT_PARTIAL
     return 0
 

@@ -6,7 +6,6 @@ import argparse
 import warnings
 from pathlib import Path
 
-
 from cosim.errors import CosimError, CosimWarning
 
 _GPU_HELP = """\
@@ -23,18 +22,29 @@ examples:
 def add_parsers(sub) -> None:
     from cosim.cli._args import _add_trust_flags  # cosim.cli calls this while building its parser
 
-    g = sub.add_parser("gpu", help="per-kernel GPU power/energy from an Ocelot trace or nvprof metrics", description=_GPU_HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = sub.add_parser(
+        "gpu",
+        help="per-kernel GPU power/energy from an Ocelot trace or nvprof metrics",
+        description=_GPU_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     g.add_argument("input", type=Path, help="Ocelot trace, nvprof --metrics log, ncu --csv, or GPGPU-Sim/Accel-Sim stdout (detected)")
     _gpu_args(g)
-    g.add_argument("--model", default="tegra-k1-stokke2016",
-                   help="tegra-k1-stokke2016 (rail model), ocelot-fermi-aalto2013 (access-rate model) or a model file")
+    g.add_argument(
+        "--model",
+        default="tegra-k1-stokke2016",
+        help="tegra-k1-stokke2016 (rail model), ocelot-fermi-aalto2013 (access-rate model) or a model file",
+    )
     g.add_argument("--gpu-clock-mhz", type=float, help="access-rate model: GPU clock [MHz] (default: the model's)")
     g.add_argument("--idle-power", action="append", default=[], metavar="LEVEL=W", help="access-rate model: idle power of a level [W]")
     g.add_argument("--transfers", type=Path, help="access-rate model: CSV launch,size_bytes of PCI Express copies before launches")
     g.add_argument("--measured", type=Path, help="Corsair Link power log to compare the mean power with")
-    g.add_argument("--compare-with", type=Path, metavar="REPORT",
-                   help="GPUWattch/AccelWattch power report of the same GPGPU-Sim run: its per-kernel power beside the model's")
+    g.add_argument(
+        "--compare-with",
+        type=Path,
+        metavar="REPORT",
+        help="GPUWattch/AccelWattch power report of the same GPGPU-Sim run: its per-kernel power beside the model's",
+    )
     g.add_argument("--breakdown", type=Path, help="write the per-class energy bar chart here")
     g.add_argument("-o", "--output", type=Path, default=Path("cosim-gpu.csv"), help="timeline CSV or .parquet")
     g.add_argument("--plot", type=Path, help="write the stacked power plot here")
@@ -55,7 +65,6 @@ def add_parsers(sub) -> None:
     s.add_argument("--plot", type=Path)
     s.set_defaults(run=cmd_soc, progress=False)
 
-
     r = sub.add_parser("rate-baseline", help="Eq. 1 rate-based model fitted at one clock pair vs the rail model at all (Fig. 1a)")
     r.add_argument("--train-gpu-mhz", type=float, default=540.0, help="GPU clock of the training data [MHz]")
     r.add_argument("--train-emc-mhz", type=float, default=600.0, help="memory clock of the training data [MHz]")
@@ -74,11 +83,15 @@ def _gpu_args(p) -> None:
     p.add_argument("--railgate-delay-s", type=float, help="GPU inactivity time before power-gating [s] (default: the model's)")
     p.add_argument("--class-map", type=Path, help="TOML [classes] renaming or ignoring unknown Ocelot classes")
     p.add_argument("--ignore-metric", action="append", default=[], metavar="NAME", help="skip this nvprof metric")
-    p.add_argument("--keep-unknown", action="store_true",
-                   help="keep nvprof metrics the model does not use (as extra columns) instead of refusing the file")
+    p.add_argument(
+        "--keep-unknown",
+        action="store_true",
+        help="keep nvprof metrics the model does not use (as extra columns) instead of refusing the file",
+    )
     p.add_argument("--gpu-trace", type=Path, help="nvprof --print-gpu-trace of the same program: real kernel start times and durations")
-    p.add_argument("--any-device", action="store_true",
-                   help="price data from a GPU the model was not trained on (rows flagged device_mismatch)")
+    p.add_argument(
+        "--any-device", action="store_true", help="price data from a GPU the model was not trained on (rows flagged device_mismatch)"
+    )
 
 
 def _model_kind(name: str) -> tuple[str, Path]:
@@ -115,11 +128,15 @@ def _read_gpu(args) -> tuple[str, object]:
 
         return "gpgpusim", read_gpgpusim(path)
     if fmt.startswith("nvprof-gpu-"):
-        raise CosimError(f"{path}: an nvprof {fmt[7:]} holds times, not the metrics a power model prices; give the "
-                         "--metrics log as input and this file with --gpu-trace (a gpu-trace) or to cosim read")
+        raise CosimError(
+            f"{path}: an nvprof {fmt[7:]} holds times, not the metrics a power model prices; give the "
+            "--metrics log as input and this file with --gpu-trace (a gpu-trace) or to cosim read"
+        )
     if fmt == "gpuwattch":
-        raise CosimError(f"{path}: a GPUWattch/AccelWattch power report is a reference, not an input; give the simulator's "
-                         "stdout as input and this file with --compare-with")
+        raise CosimError(
+            f"{path}: a GPUWattch/AccelWattch power report is a reference, not an input; give the simulator's "
+            "stdout as input and this file with --compare-with"
+        )
     raise CosimError(f"{path}: a gem5 stats file; price it with cosim power (or cosim soc --gpu ...)")
 
 
@@ -148,14 +165,16 @@ def _add_flag(timeline, flag: str):
 
 def _tk1(args, kind: str, data):
     from cosim.counters.gpu import tegra_k1_counts_from_nvprof, tegra_k1_counts_from_ocelot
-    from cosim.timeline.gpu import tegra_k1_background, tegra_k1_timeline
     from cosim.models.tegrak1 import load_rail_model
     from cosim.readers.activity import read_activity, read_launch_times
+    from cosim.timeline.gpu import tegra_k1_background, tegra_k1_timeline
 
     model = load_rail_model(getattr(args, "model_path", None) or "tegra-k1-stokke2016")
     if kind == "gpgpusim":
-        raise CosimError(f"{args.input}: GPGPU-Sim counters price with the access-rate model (--model ocelot-fermi-aalto2013); "
-                         "the Tegra K1 model needs nvprof metrics of a GK20A")
+        raise CosimError(
+            f"{args.input}: GPGPU-Sim counters price with the access-rate model (--model ocelot-fermi-aalto2013); "
+            "the Tegra K1 model needs nvprof metrics of a GK20A"
+        )
     flag = _device_flag(args, kind, data, model.name, model.raw)
     if kind == "nvprof" and not args.keep_unknown and "ncu" not in data.attrs:
         from cosim.readers.nvprof import read_nvprof
@@ -167,19 +186,20 @@ def _tk1(args, kind: str, data):
         raise CosimError("give kernel times either with --gpu-trace or with --launch-times, not both")
     launch_times = read_launch_times(args.launch_times) if args.launch_times else None
     if args.gpu_trace:
-        from cosim.timeline.gpu import order_by_gpu_trace
         from cosim.readers.nvprof_trace import read_gpu_trace
+        from cosim.timeline.launches import order_by_gpu_trace
 
         kernels, launch_times = order_by_gpu_trace(kernels, read_gpu_trace(args.gpu_trace))
     clocks = dict(gpu_mhz=args.gpu_mhz, emc_mhz=args.emc_mhz, cpu_lp_mhz=args.cpu_lp_mhz)
-    timeline = tegra_k1_timeline(kernels, model, activity=activity, launch_times=launch_times, gap_s=args.gap_s,
-                                 railgate_delay_s=args.railgate_delay_s, **clocks)
+    timeline = tegra_k1_timeline(
+        kernels, model, activity=activity, launch_times=launch_times, gap_s=args.gap_s, railgate_delay_s=args.railgate_delay_s, **clocks
+    )
     return model, _add_flag(timeline, flag), tegra_k1_background(model, activity=activity, **clocks)
 
 
 def cmd_gpu(args: argparse.Namespace) -> int:
-    from cosim.plots.gpu import plot_breakdown, plot_gpu_timeline
     from cosim.output import write_table
+    from cosim.plots.gpu import plot_breakdown, plot_gpu_timeline
 
     kind_of_model, args.model_path = _model_kind(args.model)
     kind, data = _read_gpu(args)
@@ -187,15 +207,19 @@ def cmd_gpu(args: argparse.Namespace) -> int:
         _, timeline, _ = _tk1(args, kind, data)
     else:
         if kind == "nvprof":
-            raise CosimError(f"{args.input}: the access-rate model prices instruction classes (Ocelot traces, GPGPU-Sim logs); "
-                             "nvprof metrics need --model tegra-k1-stokke2016")
+            raise CosimError(
+                f"{args.input}: the access-rate model prices instruction classes (Ocelot traces, GPGPU-Sim logs); "
+                "nvprof metrics need --model tegra-k1-stokke2016"
+            )
         timeline = _ocelot(args, kind, data)
     write_table(timeline, args.output)
     kernels = timeline[timeline["kind"] == "kernel"]
     span = timeline["end_s"].max() - timeline["start_s"].min()
     print(f"{args.input}: {len(kernels)} kernel launch(es), {kernels['kernel'].nunique()} kernel(s) ({kind}) -> {args.output}")
-    print(f"  model {timeline.attrs['model']}: {span * 1e3:.4g} ms, mean {timeline['energy_j'].sum() / span:.4g} W, "
-          f"energy {timeline['energy_j'].sum():.4g} J (kernels {kernels['energy_j'].sum():.4g} J)")
+    print(
+        f"  model {timeline.attrs['model']}: {span * 1e3:.4g} ms, mean {timeline['energy_j'].sum() / span:.4g} W, "
+        f"energy {timeline['energy_j'].sum():.4g} J (kernels {kernels['energy_j'].sum():.4g} J)"
+    )
     flags = sorted({f for text in timeline["flags"] for f in str(text).split(";") if f})
     if flags:
         print(f"  flags: {', '.join(flags)}")
@@ -215,10 +239,10 @@ def _ocelot(args, kind: str, data):
 
     from cosim.cli._args import _pairs
     from cosim.counters.gpu import ocelot_counts_from_gpgpusim
-    from cosim.timeline.gpu import ocelot_timeline
     from cosim.models.ocelot import load_access_rate_model
     from cosim.readers.activity import read_launch_times
     from cosim.readers.measured import read_table
+    from cosim.timeline.gpu import ocelot_timeline
 
     model = load_access_rate_model(args.model_path)
     flag = _device_flag(args, kind, data, model.name, model.raw)
@@ -239,8 +263,9 @@ def _ocelot(args, kind: str, data):
     if args.gpu_clock_mhz is not None and not (np.isfinite(args.gpu_clock_mhz) and args.gpu_clock_mhz > 0):
         raise CosimError(f"--gpu-clock-mhz {args.gpu_clock_mhz}: must be a clock > 0 [MHz]")
     launch_times = read_launch_times(args.launch_times) if args.launch_times else None
-    timeline = ocelot_timeline(trace, model, clock_mhz=args.gpu_clock_mhz, idle_power_w=idle, launch_times=launch_times,
-                               gap_s=args.gap_s, transfers=transfers)
+    timeline = ocelot_timeline(
+        trace, model, clock_mhz=args.gpu_clock_mhz, idle_power_w=idle, launch_times=launch_times, gap_s=args.gap_s, transfers=transfers
+    )
     return _add_flag(timeline, flag)
 
 
@@ -265,18 +290,20 @@ def _compare_measured(path: Path, timeline) -> None:
     log = read_corsair_log(path)
     predicted = timeline["energy_j"].sum() / (timeline["end_s"].max() - timeline["start_s"].min())
     measured = log["power_in_w"].mean()
-    print(f"  measured ({path.name}, {len(log)} s at 1 Hz): mean {measured:.2f} W in at the PSU; "
-          f"predicted mean {predicted:.2f} W ({100 * (predicted - measured) / measured:+.1f} %)")
+    print(
+        f"  measured ({path.name}, {len(log)} s at 1 Hz): mean {measured:.2f} W in at the PSU; "
+        f"predicted mean {predicted:.2f} W ({100 * (predicted - measured) / measured:+.1f} %)"
+    )
 
 
 def cmd_soc(args: argparse.Namespace) -> int:
     from cosim.cli._args import _cluster_specs, _find_config
     from cosim.counters.gpu import dram_busy_cycles
     from cosim.output import write_table
-    from cosim.readers.gem5_stats import read_stats
     from cosim.plots.soc import plot_soc
-    from cosim.timeline.soc import soc_timeline
+    from cosim.readers.gem5_stats import read_stats
     from cosim.timeline.cpu import power_timeline
+    from cosim.timeline.soc import soc_timeline
 
     config = _find_config(args.stats, args.config)
     specs = _cluster_specs(config, args)
@@ -290,8 +317,9 @@ def cmd_soc(args: argparse.Namespace) -> int:
     except CosimError as err:
         warnings.warn(CosimWarning(f"{err}; the memory rail's CPU cycles come from --activity"), stacklevel=1)
         busy = None
-    out = soc_timeline(cpu, gpu, background, model, gpu_offset_s=args.gpu_offset_s, cpu_mem_busy_per_s=busy,
-                       railgate_delay_s=args.railgate_delay_s)
+    out = soc_timeline(
+        cpu, gpu, background, model, gpu_offset_s=args.gpu_offset_s, cpu_mem_busy_per_s=busy, railgate_delay_s=args.railgate_delay_s
+    )
     write_table(out, args.output)
     span = out["end_s"].max() - out["start_s"].min()
     print(f"{args.stats} + {args.gpu}: {len(out)} segment(s) over {span:.4g} s -> {args.output}")
@@ -308,8 +336,8 @@ def cmd_rate_baseline(args: argparse.Namespace) -> int:
 
     from cosim.models.rate_based import rate_based_error_map
     from cosim.models.tegrak1 import clock_voltage_v, load_rail_model
-    from cosim.plots import pyplot, save_figure
     from cosim.output import write_table
+    from cosim.plots import pyplot, save_figure
 
     model = load_rail_model()
     clock_voltage_v(model, "gpu", args.train_gpu_mhz)  # one-line error for a clock not in the table

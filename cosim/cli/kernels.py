@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cosim.errors import CosimError
 
+
 def add_parsers(sub) -> None:
     ks = sub.add_parser("kernel-synth", help="write the synthetic kernel-launch log (documented ground truth) for trying the kernel models")
     ks.add_argument("-o", "--output", type=Path, default=Path("kernel-log.csv"))
@@ -51,6 +52,8 @@ def _cmd_kernel_eval(args: argparse.Namespace) -> int:
     for kernel, rows in test.groupby("kernel"):
         for target, col, unit in (("runtime", "runtime_ms", "ms"), ("power", "power_w", "W")):
             a = accuracy(pred.loc[rows.index, col], rows[col])
-            print(f"{kernel:<12} {target:<8} {a['within_5pct']:6.1f} {a['within_10pct']:6.1f} {a['within_15pct']:6.1f} "
-                  f"{a['within_20pct']:6.1f} {a['rmse']:7.3f}{unit:>2} {a['mae']:7.3f}{unit:>2}")
+            print(
+                f"{kernel:<12} {target:<8} {a['within_5pct']:6.1f} {a['within_10pct']:6.1f} {a['within_15pct']:6.1f} "
+                f"{a['within_20pct']:6.1f} {a['rmse']:7.3f}{unit:>2} {a['mae']:7.3f}{unit:>2}"
+            )
     return 0

@@ -6,25 +6,39 @@ import argparse
 import sys
 from pathlib import Path
 
+from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _cluster_specs, _find_config, _pairs
 from cosim.errors import CosimError
 
-from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _cluster_specs, _find_config, _pairs
 
 def add_parsers(sub) -> None:
-    p = sub.add_parser("power", help="power/energy timeline of a gem5 run", description=_POWER_HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "power", help="power/energy timeline of a gem5 run", description=_POWER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("stats", type=Path, help="gem5 stats.txt (every dump is an epoch)")
     p.add_argument("--config", type=Path, help="config.ini or config.json (default: beside stats.txt)")
-    p.add_argument("--model", action="append", default=[], metavar="MODEL",
-                   help="model file or shipped model name; repeat in the order of --cluster")
-    p.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH",
-                   help="CPUs under config path PATH form cluster NAME (default: one cluster per clock domain)")
-    p.add_argument("--voltage", action="append", default=[], metavar="NAME=VOLTS",
-                   help="use this voltage [V] for cluster NAME instead of the model's V-f table")
-    p.add_argument("--voltage-model", action="store_true",
-                   help="voltage under load from the model's voltage model (when only nominal voltages are known)")
-    p.add_argument("--strict", action="store_true",
-                   help="refuse operating points not in the model's V-f table or training range")
+    p.add_argument(
+        "--model", action="append", default=[], metavar="MODEL", help="model file or shipped model name; repeat in the order of --cluster"
+    )
+    p.add_argument(
+        "--cluster",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="CPUs under config path PATH form cluster NAME (default: one cluster per clock domain)",
+    )
+    p.add_argument(
+        "--voltage",
+        action="append",
+        default=[],
+        metavar="NAME=VOLTS",
+        help="use this voltage [V] for cluster NAME instead of the model's V-f table",
+    )
+    p.add_argument(
+        "--voltage-model",
+        action="store_true",
+        help="voltage under load from the model's voltage model (when only nominal voltages are known)",
+    )
+    p.add_argument("--strict", action="store_true", help="refuse operating points not in the model's V-f table or training range")
     _add_trust_flags(p)
     p.add_argument("-o", "--output", type=Path, default=Path("power.csv"), help="CSV, or .parquet (default: power.csv)")
     p.add_argument("--plot", type=Path, help="write the stacked power plot (PNG/SVG/PDF)")
@@ -79,12 +93,11 @@ def _wanted_stats(config, specs) -> set[str]:
 
 
 def _price_and_write(stats, config, specs, args: argparse.Namespace, output: Path, plot: Path | None) -> int:
-    from cosim.plots.cpu import plot_timeline
     from cosim.output import write_table
+    from cosim.plots.cpu import plot_timeline
     from cosim.timeline.cpu import power_timeline
 
-    timeline = power_timeline(stats, config, specs, strict=args.strict, any_isa=args.any_isa,
-                              keep_implausible=args.keep_implausible)
+    timeline = power_timeline(stats, config, specs, strict=args.strict, any_isa=args.any_isa, keep_implausible=args.keep_implausible)
     write_table(timeline, output)
     meta = stats.attrs["gem5"]
     print(f"{meta.path}: {len(stats)} epoch(s) ({meta.generation} stat names) -> {output}")
@@ -106,8 +119,11 @@ def _price_and_write(stats, config, specs, args: argparse.Namespace, output: Pat
         )
         partial = True
     if missing_rows:
-        print(f"cosim: error: {meta.path}: {missing_rows} row(s) have no power value (nan in their stats, flag nan_input); "
-              "they are written empty", file=sys.stderr)
+        print(
+            f"cosim: error: {meta.path}: {missing_rows} row(s) have no power value (nan in their stats, flag nan_input); "
+            "they are written empty",
+            file=sys.stderr,
+        )
         partial = True
     return EXIT_PARTIAL if partial and not args.allow_partial else 0
 
@@ -136,6 +152,7 @@ def _cmd_gem5_expr(args: argparse.Namespace) -> int:
     script = next(p for p in (here / "_gem5_scripts" / "cosim_gem5.py", here.parent / "gem5_scripts" / "cosim_gem5.py") if p.exists())
     # the gem5-side module is stdlib-only and lives outside the package's import tree
     spec = importlib.util.spec_from_file_location("cosim_gem5", script)
+    assert spec is not None and spec.loader is not None  # a .py file path always has a source loader
     gem5_side = importlib.util.module_from_spec(spec)
     sys.modules["cosim_gem5"] = gem5_side  # dataclasses look their module up here
     spec.loader.exec_module(gem5_side)
@@ -143,8 +160,15 @@ def _cmd_gem5_expr(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     config = read_config(args.config)
     cluster = config.cluster(name, path)
-    layout = gem5_side.ClusterLayout(name=name, cpus=list(cluster.cores), l1d=cluster.l1d, l1i=cluster.l1i, l2=cluster.l2,
-                                     l2_sharers=cluster.l2_sharers, kinds={c: cluster.kind(c) for c in cluster.cores})
+    layout = gem5_side.ClusterLayout(
+        name=name,
+        cpus=list(cluster.cores),
+        l1d=cluster.l1d,
+        l1i=cluster.l1i,
+        l2=cluster.l2,
+        l2_sharers=cluster.l2_sharers,
+        kinds={c: cluster.kind(c) for c in cluster.cores},
+    )
     try:
         exprs = gem5_side.cpu_expressions(model.raw, layout, generation=args.generation, ticks_per_s=config.ticks_per_s)
     except gem5_side.ExpressionError as err:

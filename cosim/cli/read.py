@@ -22,8 +22,12 @@ examples:
 def add_parsers(sub) -> None:
     from cosim.readers.tidy import FORMATS
 
-    r = sub.add_parser("read", help="any supported input -> one tidy table (source, kernel, launch, metric, value, unit)",
-                       description=_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r = sub.add_parser(
+        "read",
+        help="any supported input -> one tidy table (source, kernel, launch, metric, value, unit)",
+        description=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     r.add_argument("input", type=Path, help="the file to read")
     r.add_argument("--format", choices=FORMATS, help="the input's format (default: detected)")
     r.add_argument("-o", "--output", type=Path, default=Path("cosim-read.csv"), help="table .csv or .parquet")
@@ -38,6 +42,8 @@ def cmd_read(args: argparse.Namespace) -> int:
     write_table(table, args.output)
     fmt = table.attrs["read"]["format"]
     kernels = table["kernel"].nunique()
-    print(f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {kernels} "
-          f"{'epoch' if fmt == 'gem5' else 'kernel'}(s) -> {args.output}")
+    print(
+        f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {kernels} "
+        f"{'epoch' if fmt == 'gem5' else 'kernel'}(s) -> {args.output}"
+    )
     return 0

@@ -99,7 +99,9 @@ def tegra_k1_counts_from_ocelot(trace: pd.DataFrame, *, mapping: dict | None = N
     out["elapsed_cycles"] = cycles
     if (cycles <= 0).any():
         row = trace[cycles <= 0].iloc[0]
-        raise CosimError(f"{trace.attrs.get('ocelot', {}).get('path', 'trace')}:{row['line']}: kernel '{row['kernel']}' has no instructions, so its duration is zero")
+        raise CosimError(
+            f"{trace.attrs.get('ocelot', {}).get('path', 'trace')}:{row['line']}: kernel '{row['kernel']}' has no instructions, so its duration is zero"
+        )
     out["approximations"] = _ocelot_flags(trace)
     out.attrs = dict(trace.attrs)
     return out
@@ -107,6 +109,7 @@ def tegra_k1_counts_from_ocelot(trace: pd.DataFrame, *, mapping: dict | None = N
 
 def _ocelot_flags(trace: pd.DataFrame) -> list[str]:
     """Per launch, the map's approximations its counts rely on (``;``-joined, sorted)."""
+
     def has(*classes: str) -> np.ndarray:
         return sum(trace[f"n_{c}"].to_numpy() for c in classes) > 0
 
@@ -161,14 +164,21 @@ def ocelot_counts_from_gpgpusim(runs: pd.DataFrame, *, mapping: dict | None = No
     bad = np.flatnonzero(rest < 0)
     if len(bad):
         row = runs.iloc[bad[0]]
-        raise CosimError(f"{path}:{row['line']}: kernel '{row['kernel']}' has more memory instructions than instructions "
-                         "(gpu_sim_insn); are the counters from one run?")
+        raise CosimError(
+            f"{path}:{row['line']}: kernel '{row['kernel']}' has more memory instructions than instructions "
+            "(gpu_sim_insn); are the counters from one run?"
+        )
     out[f"n_{mapping['remainder']['class']}"] += rest
     out["duration_s"] = runs["duration_s"].to_numpy(dtype=float)
     cached = total(["gpgpu_n_const_mem_insn", "gpgpu_n_param_mem_insn", "gpgpu_n_tex_insn"])
-    out["flags"] = [";".join(f for f, on in (("remainder_as_integer", r > 0), (offchip_flag, o > 0), ("cached_as_onchip", c > 0),
-                                              (sim_flags, bool(sim_flags))) if on)
-                    for r, o, c, sim_flags in zip(rest, out["n_memory_offchip"], cached, runs["flags"])]
+    out["flags"] = [
+        ";".join(
+            f
+            for f, on in (("remainder_as_integer", r > 0), (offchip_flag, o > 0), ("cached_as_onchip", c > 0), (sim_flags, bool(sim_flags)))
+            if on
+        )
+        for r, o, c, sim_flags in zip(rest, out["n_memory_offchip"], cached, runs["flags"])
+    ]
     out.attrs = {"ocelot": {"path": path}, "gpgpusim": runs.attrs.get("gpgpusim", {})}
     return out.reset_index(drop=True)
 
@@ -186,5 +196,6 @@ def dram_busy_cycles(stats: pd.DataFrame, *, bytes_per_cycle: float = 4.0) -> np
         if cols:
             return np.nan_to_num(stats[cols].to_numpy(dtype=float)).sum(axis=1) / bytes_per_cycle
     path = stats.attrs.get("gem5").path if "gem5" in stats.attrs else "stats.txt"
-    raise CosimError(f"{path}: no DRAM byte counts (bytesReadSys/bytesWrittenSys or bytes_read::total); give the CPU memory cycles with --activity (mem_cpu_busy_per_s)")
-
+    raise CosimError(
+        f"{path}: no DRAM byte counts (bytesReadSys/bytesWrittenSys or bytes_read::total); give the CPU memory cycles with --activity (mem_cpu_busy_per_s)"
+    )

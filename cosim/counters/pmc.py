@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -177,7 +178,8 @@ def event_rates(
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = 1.0 / (cores_per_cluster * duration_s * np.asarray(freq_mhz, dtype=float))
     columns = set(stats.columns)
-    eph, chosen = {}, {}
+    eph: dict[str, pd.Series] = {}
+    chosen: dict[str, dict[str, Any]] = {}  # event -> CPU -> the source that counted it
     for event in events:
         if event not in emap.sources:
             raise CosimError(f"event {event} has no gem5 mapping in the {generation} map; known: {', '.join(sorted(emap.sources))}")

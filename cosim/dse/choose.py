@@ -36,11 +36,20 @@ def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: fl
     if deadline_s is not None:
         ok &= df["runtime_s"] <= deadline_s
     if not ok.any():
-        limits = " and ".join(s for s in (f"peak power <= {power_cap_w:g} W" if power_cap_w is not None else "",
-                                         f"runtime <= {deadline_s:g} s" if deadline_s is not None else "") if s)
+        limits = " and ".join(
+            s
+            for s in (
+                f"peak power <= {power_cap_w:g} W" if power_cap_w is not None else "",
+                f"runtime <= {deadline_s:g} s" if deadline_s is not None else "",
+            )
+            if s
+        )
         lowest = df.loc[df["peak_power_w"].idxmin()] if power_cap_w is not None else df.loc[df["runtime_s"].idxmin()]
-        return Choice(None, f"no configuration meets {limits} (the lowest peak power is {lowest['peak_power_w']:.3f} W, "
-                            f"the shortest runtime {df['runtime_s'].min():.6g} s)")
+        return Choice(
+            None,
+            f"no configuration meets {limits} (the lowest peak power is {lowest['peak_power_w']:.3f} W, "
+            f"the shortest runtime {df['runtime_s'].min():.6g} s)",
+        )
     pool = df[ok]
     if deadline_s is not None:
         key, what = "energy_j", "least energy"

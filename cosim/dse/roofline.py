@@ -26,8 +26,15 @@ _FLOPS = (
     (re.compile(r"::SimdFloatMultAcc$"), 8),
 )
 # Op-class counts, committed before issued: an O3 CPU prints both, and counting both would count FLOPs twice.
-_OP_CLASS_FAMILIES = ("commitStats0.committedInstType", "commit.committedInstType_0", "committedInstType_0", "op_class_0",
-                      "op_class", "statIssuedInstType_0", "iq.FU_type_0")
+_OP_CLASS_FAMILIES = (
+    "commitStats0.committedInstType",
+    "commit.committedInstType_0",
+    "committedInstType_0",
+    "op_class_0",
+    "op_class",
+    "statIssuedInstType_0",
+    "iq.FU_type_0",
+)
 _OP_CLASS_STATS = re.compile(r"^(.*?)\.(" + "|".join(re.escape(f) for f in _OP_CLASS_FAMILIES) + r")::")  # (CPU, family)
 # DRAM controllers as gem5 has named them (physmem; mem_ctrls; mem_ctrlN.dram), not boot ROMs such as realview.nvmem
 _DRAM_BYTES = re.compile(r"\.(physmem|mem_ctrls?\d*(\.dram)?)\.(bytes_read|bytesRead|bytes_written|bytesWritten)::total$")
@@ -67,16 +74,28 @@ def run_points(stats: pd.DataFrame) -> pd.DataFrame:
         if m := _OP_CLASS_STATS.match(c):
             families.setdefault(m.group(1), set()).add(m.group(2))
     chosen = {cpu: next(f for f in _OP_CLASS_FAMILIES if f in found) for cpu, found in families.items()}
-    flop_cols = [(c, w) for c in stats.columns if (m := _OP_CLASS_STATS.match(c)) and chosen[m.group(1)] == m.group(2)
-                 for rx, w in _FLOPS if rx.search(c)]
+    flop_cols = [
+        (c, w)
+        for c in stats.columns
+        if (m := _OP_CLASS_STATS.match(c)) and chosen[m.group(1)] == m.group(2)
+        for rx, w in _FLOPS
+        if rx.search(c)
+    ]
     byte_cols = [c for c in stats.columns if _DRAM_BYTES.search(c)]
     if not byte_cols:
         raise CosimError(f"{stats.attrs['gem5'].path}: no DRAM byte counts (bytes_read/bytesRead::total of a memory controller)")
     flops = sum((stats[c].to_numpy() * w for c, w in flop_cols), np.zeros(len(stats)))
     dram = stats[byte_cols].sum(axis=1).to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
-        return pd.DataFrame({"epoch": stats["epoch"], "flops": flops, "dram_bytes": dram, "intensity_flop_per_byte": flops / dram,
-                             "gflops": flops / stats["duration_s"].to_numpy() / 1e9})
+        return pd.DataFrame(
+            {
+                "epoch": stats["epoch"],
+                "flops": flops,
+                "dram_bytes": dram,
+                "intensity_flop_per_byte": flops / dram,
+                "gflops": flops / stats["duration_s"].to_numpy() / 1e9,
+            }
+        )
 
 
 def plot_roofline(platform: dict, freqs_mhz, points: pd.DataFrame | None, path: str | Path, *, title: str = "") -> Path:

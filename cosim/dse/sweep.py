@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -54,16 +55,23 @@ def summarize_run(run: Path, spec: SweepSpec) -> dict:
             raise CosimError(f"{run}: no {SIDECAR}; name the clusters with --model/--cluster")
         clusters = tuple((name, path, model) for name, (path, model) in read_sidecar(run / SIDECAR).items())
     config = read_config(config_path)
+    run_stats = stats_file(run)
+    assert run_stats is not None  # find_runs keeps folders with a stats file
     specs = [ClusterSpec(name, path, load_model(model)) for name, path, model in clusters]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # flags stay in the table; a sweep prints one line per run at most
-        stats = read_stats(stats_file(run))
+        stats = read_stats(run_stats)
         timeline = power_timeline(stats, config, specs)
     total = timeline.groupby("epoch")["power_w"].sum()
     duration = stats.set_index("epoch")["duration_s"]
-    row = {"run": run.name, "epochs": len(stats), "runtime_s": float(duration.sum()),
-           "energy_j": float(timeline["energy_j"].sum(skipna=False)), "peak_power_w": float(total.max()),
-           "rows_without_value": int(timeline["power_w"].isna().sum())}
+    row: dict[str, Any] = {
+        "run": run.name,
+        "epochs": len(stats),
+        "runtime_s": float(duration.sum()),
+        "energy_j": float(timeline["energy_j"].sum(skipna=False)),
+        "peak_power_w": float(total.max()),
+        "rows_without_value": int(timeline["power_w"].isna().sum()),
+    }
     row["avg_power_w"] = row["energy_j"] / row["runtime_s"]
     row["edp_js"] = row["energy_j"] * row["runtime_s"]
     for spec_ in specs:
@@ -112,8 +120,10 @@ def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: 
     good = [(run, n) for run, n, row in zip(runs, names, rows) if not row["error"]]
     for run, row_names in good:
         if row_names != good[0][1]:
-            raise CosimError(f"{run}: clusters {', '.join(row_names)} differ from {good[0][0]}'s ({', '.join(good[0][1])}); "
-                             "sweep runs of one system design")
+            raise CosimError(
+                f"{run}: clusters {', '.join(row_names)} differ from {good[0][0]}'s ({', '.join(good[0][1])}); "
+                "sweep runs of one system design"
+            )
     return pd.DataFrame(rows)
 
 

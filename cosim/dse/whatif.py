@@ -61,8 +61,10 @@ _QUEUE_ITERATIONS = 60  # bisection steps
 # L2 demand miss latency (sum over misses, ticks) in both naming generations
 MISS_LATENCY = ("demandMissLatency::total", "demand_miss_latency::total")
 # the read misses alone (loads and instruction fetches); an out-of-order core does not wait for its stores
-READ_MISS_LATENCY = (("ReadReq.missLatency::total", "ReadSharedReq.missLatency::total", "ReadCleanReq.missLatency::total"),
-                     ("ReadReq_miss_latency::total", "ReadSharedReq_miss_latency::total", "ReadCleanReq_miss_latency::total"))
+READ_MISS_LATENCY = (
+    ("ReadReq.missLatency::total", "ReadSharedReq.missLatency::total", "ReadCleanReq.missLatency::total"),
+    ("ReadReq_miss_latency::total", "ReadSharedReq_miss_latency::total", "ReadCleanReq_miss_latency::total"),
+)
 
 
 @dataclass(frozen=True)
@@ -95,11 +97,9 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
         cluster = resolve_cluster(config, spec, meta.ticks_per_s)
         model = spec.model
         freq = frequency_mhz(stats, cluster)
-        rates = event_rates(stats, cluster, model.events, generation=meta.generation,
-                            cores_per_cluster=model.cores_per_cluster, freq_mhz=freq)
-        def beta_e(cycles: bool) -> np.ndarray:
-            return sum(t.coefficient * sum(w * rates.eph[e].to_numpy() for e, w in t.events.items() if (e == "0x11") == cycles)
-                       for t in model.dynamic) + np.zeros(len(stats))
+        rates = event_rates(
+            stats, cluster, model.events, generation=meta.generation, cores_per_cluster=model.cores_per_cluster, freq_mhz=freq
+        )
         active = np.zeros((len(cluster.cpus), len(stats)))
         for i, cpu in enumerate(cluster.cpus):
             if f"{cpu}.numCycles" not in stats:
@@ -111,7 +111,17 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             mem = np.zeros(len(stats))  # the waits are idle cycles already, outside busy
         else:
             mem = np.minimum(busy, _miss_latency_s(stats, cluster, meta.ticks_per_s) / cluster.n_cpus)
-        out.append(ClusterActivity(cluster.name, model, freq, duration * freq * beta_e(False), duration * freq * beta_e(True), busy, mem))
+        out.append(
+            ClusterActivity(
+                cluster.name,
+                model,
+                freq,
+                duration * freq * _beta_e(model, rates, len(stats), cycles=False),
+                duration * freq * _beta_e(model, rates, len(stats), cycles=True),
+                busy,
+                mem,
+            )
+        )
     dram = _dram_objects(config)
     busy_cols = [f"{d}.busUtil" for d in dram if f"{d}.busUtil" in stats]
     queue_cols = [f"{d}.totQLat" for d in dram if f"{d}.totQLat" in stats]
@@ -193,8 +203,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame) -> pd.DataFrame:
         wait_s = float((duration - c.busy_s)[span].sum())
         # active cycles at f': core cycles stay, cycles spent waiting on memory shrink with the clock
         with np.errstate(divide="ignore", invalid="ignore"):
-            cycles = np.where(c.busy_s > 0, (c.mem_s * levels[:, None] + (c.busy_s - c.mem_s) * c.freq_mhz)
-                              / (c.busy_s * c.freq_mhz), 1.0)
+            cycles = np.where(c.busy_s > 0, (c.mem_s * levels[:, None] + (c.busy_s - c.mem_s) * c.freq_mhz) / (c.busy_s * c.freq_mhz), 1.0)
         dyn_j = (c.dyn_coeff + c.cycle_coeff * cycles) * op.voltage_v[:, None] ** 2
         static_w = static_power_w(levels, op.voltage_v, c.model.static)
         epoch_s = duration[None, :] - c.busy_s[None, :] + busy
@@ -216,8 +225,24 @@ def whatif(run: RecordedRun, grid: pd.DataFrame) -> pd.DataFrame:
     out["peak_power_w"] = peak
     out["avg_power_w"] = out["energy_j"] / out["runtime_s"]
     out["edp_js"] = out["energy_j"] * out["runtime_s"]
-    return out[[*grid.columns, "runtime_s", "energy_j", "peak_power_w", "avg_power_w", "edp_js",
-                *[c for c in out.columns if c.endswith(("_energy_j", "_runtime_s")) and c not in ("energy_j", "runtime_s")]]]
+    return out[
+        [
+            *grid.columns,
+            "runtime_s",
+            "energy_j",
+            "peak_power_w",
+            "avg_power_w",
+            "edp_js",
+            *[c for c in out.columns if c.endswith(("_energy_j", "_runtime_s")) and c not in ("energy_j", "runtime_s")],
+        ]
+    ]
+
+
+def _beta_e(model, rates, n: int, *, cycles: bool) -> np.ndarray:
+    """Sum of beta * events-per-hour over the model's dynamic terms that are (or are not) the cycle counter."""
+    return sum(
+        t.coefficient * sum(w * rates.eph[e].to_numpy() for e, w in t.events.items() if (e == "0x11") == cycles) for t in model.dynamic
+    ) + np.zeros(n)
 
 
 def _queue_factor(run: RecordedRun, runtime_s: np.ndarray, recorded_s: float) -> np.ndarray:
@@ -236,6 +261,7 @@ def _runtime_with_queueing(run: RecordedRun, parts: list, tail_s: float, recorde
 
     t = tail + max_c(compute_c + k(t) * wait_c) has one root, as k falls when t grows: found by bisection.
     """
+
     def ends_at(t: np.ndarray) -> np.ndarray:
         k = _queue_factor(run, t, recorded_s)
         return np.max([compute + k * wait for _, compute, wait, *_ in parts], axis=0) + tail_s

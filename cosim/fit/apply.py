@@ -12,12 +12,12 @@ from cosim.models.voltage import voltage_under_load
 from cosim.models.walker import cluster_power_w
 from cosim.readers.measured import MeasuredInputs
 
-
 VOLTAGE_SOURCES = ("measured", "table", "voltage-model")
 
 
-def apply_model(model: Model, measured: MeasuredInputs, *, voltage: str = "measured", keep_implausible: bool = False,
-                source: str = "measured table") -> pd.DataFrame:
+def apply_model(
+    model: Model, measured: MeasuredInputs, *, voltage: str = "measured", keep_implausible: bool = False, source: str = "measured table"
+) -> pd.DataFrame:
     """Predicted power per measured row: ``power_w``, ``dynamic_w``, ``static_w``, ``term_*_w``, ``voltage_v``.
 
     The measured rates are per-core averages [events/s], which is the model's input
@@ -45,14 +45,17 @@ def apply_model(model: Model, measured: MeasuredInputs, *, voltage: str = "measu
     no_value = ~(np.isfinite(f) & (f > 0) & np.isfinite(v) & (v > 0) & np.isfinite(power["power_w"]))
     for values in power.values():
         values[no_value] = np.nan
-    reasons = implausible_reasons(model, power_w=power["power_w"], static_w=power["static_w"], freq_mhz=f, voltage_v=v,
-                                  eph=eph, n_cpus=model.cores_per_cluster)
+    reasons = implausible_reasons(
+        model, power_w=power["power_w"], static_w=power["static_w"], freq_mhz=f, voltage_v=v, eph=eph, n_cpus=model.cores_per_cluster
+    )
     bad = reasons != ""
     if bad.any() and not keep_implausible:
         i = int(np.flatnonzero(bad)[0])
         more = f" (and {int(bad.sum()) - 1} more row(s))" if bad.sum() > 1 else ""
-        raise CosimError(f"{source}: row {i + 2} ({model.name}): {reasons[i]}{more}; check that row's columns, "
-                         "or write these rows flagged with --keep-implausible")
+        raise CosimError(
+            f"{source}: row {i + 2} ({model.name}): {reasons[i]}{more}; check that row's columns, "
+            "or write these rows flagged with --keep-implausible"
+        )
     op = operating_point(model, f, v)
     out = pd.DataFrame(power)
     out["voltage_v"] = v

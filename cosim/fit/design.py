@@ -17,7 +17,16 @@ import pandas as pd
 from cosim.errors import CosimError
 
 # (name, f exponent, V exponent): the static/background terms of the published A15/A7 models
-WALKER_STATIC = (("intercept", 0, 0), ("f", 1, 0), ("V", 0, 1), ("f*V", 1, 1), ("V^2", 0, 2), ("f*V^2", 1, 2), ("V^3", 0, 3), ("f*V^3", 1, 3))
+WALKER_STATIC = (
+    ("intercept", 0, 0),
+    ("f", 1, 0),
+    ("V", 0, 1),
+    ("f*V", 1, 1),
+    ("V^2", 0, 2),
+    ("f*V^2", 1, 2),
+    ("V^3", 0, 3),
+    ("f*V^3", 1, 3),
+)
 # Smallest/largest singular value of the column-scaled static block below which a term adds no
 # information the data can carry.  The published A15 data keeps all 8 terms (worst ratio 1.9e-6);
 # one frequency (f = intercept) or three nominal (f, V) points (rank 3) fall far below (< 1e-14).
@@ -32,14 +41,14 @@ class Term:
 
     @property
     def name(self) -> str:
-        parts = []
+        parts: list[str] = []
         for event, weight in self.events.items():
             sign = "-" if weight < 0 else ("+" if parts else "")
             parts.append(f"{sign}{event}" if abs(weight) == 1 else f"{sign}{abs(weight):g}*{event}")
         return "".join(parts)
 
     @staticmethod
-    def parse(text: str) -> "Term":
+    def parse(text: str) -> Term:
         """``"0x1b-0x73"`` -> Term({"0x1b": 1, "0x73": -1})."""
         events: dict[str, float] = {}
         token, sign = "", 1.0
@@ -70,7 +79,7 @@ class FitTable:
     def __len__(self) -> int:
         return len(self.power_w)
 
-    def subset(self, rows: np.ndarray) -> "FitTable":
+    def subset(self, rows: np.ndarray) -> FitTable:
         return FitTable(
             source=self.source,
             power_w=self.power_w[rows],
@@ -104,9 +113,7 @@ def static_terms_for(table: FitTable) -> tuple[tuple[str, int, int], ...]:
     return tuple(kept)
 
 
-def walker_design(
-    table: FitTable, terms: Sequence[Term], static: Sequence[tuple[str, int, int]] | None = None
-) -> pd.DataFrame:
+def walker_design(table: FitTable, terms: Sequence[Term], static: Sequence[tuple[str, int, int]] | None = None) -> pd.DataFrame:
     """Design matrix of Eq. 2: ``E*V^2*f`` per dynamic term, then ``f^a * V^b`` per static term."""
     f, v = table.freq_mhz, table.voltage_v
     columns: dict[str, np.ndarray] = {}
@@ -137,6 +144,8 @@ def check_table(table: FitTable, terms: Sequence[Term], *, min_rows_per_paramete
             table.eph(event)  # names a missing event
             values = table.rates[event]
             if np.ptp(values) == 0:
-                raise CosimError(f"{table.source}: event {event} is constant ({values[0]:g}) in every row; it carries no information, leave it out")
+                raise CosimError(
+                    f"{table.source}: event {event} is constant ({values[0]:g}) in every row; it carries no information, leave it out"
+                )
     if np.any(table.freq_mhz <= 0) or np.any(table.voltage_v <= 0):
         raise CosimError(f"{table.source}: frequency and voltage must be positive in every row")

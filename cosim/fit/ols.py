@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,7 @@ class OLSFit:
     """An OLS fit with HC3 (heteroscedasticity-consistent) inference."""
 
     columns: list[str]
-    results: object  # statsmodels RegressionResults (HC3)
+    results: Any  # statsmodels RegressionResults (HC3)
     n_obs: int
 
     @property

@@ -53,6 +53,7 @@ def stage1(table: FitTable, candidates: Sequence[str], *, n_events: int, first: 
             r2 = r_squared(X, table.power_w)
             if r2 > best_r2:
                 best, best_r2 = event, r2
+        assert best is not None  # at least one candidate is left while the loop runs
         selected.append(best)
         r2_steps.append(best_r2)
     inputs = _design_inputs(table, [Term({e: 1}) for e in selected])
@@ -109,8 +110,12 @@ def correlation_clusters(table: FitTable, candidates: Sequence[str], *, n_cluste
     corr = data.corr().fillna(0).to_numpy()
     distance = 1 - np.abs(corr)
     np.fill_diagonal(distance, 0)
-    labels = fcluster(linkage(squareform(distance, checks=False), method="average"), t=min(n_clusters, len(candidates)), criterion="maxclust")
+    labels = fcluster(
+        linkage(squareform(distance, checks=False), method="average"), t=min(n_clusters, len(candidates)), criterion="maxclust"
+    )
     # correlate each event's model input (E*V^2*f, its dynamic-power proxy) with power, as Fig. 4 does at one frequency
     inputs = _design_inputs(table, [Term({e: 1}) for e in candidates])
     power_corr = [float(np.corrcoef(inputs.iloc[:, i], table.power_w)[0, 1]) for i in range(len(candidates))]
-    return pd.DataFrame({"event": list(candidates), "cluster": labels, "corr_with_power": power_corr}).sort_values(["cluster", "event"], ignore_index=True)
+    return pd.DataFrame({"event": list(candidates), "cluster": labels, "corr_with_power": power_corr}).sort_values(
+        ["cluster", "event"], ignore_index=True
+    )

@@ -24,8 +24,14 @@ class CVResult:
     per_row_error_pct: np.ndarray  # signed, held-out
 
     def as_dict(self) -> dict:
-        return {"k": self.k, "grouped_by": self.grouped_by, "mape_pct": round(self.mape_pct, 4), "mse_w2": self.mse_w2,
-                "rmse_w": self.rmse_w, "pi95_coverage": round(self.pi95_coverage, 4)}
+        return {
+            "k": self.k,
+            "grouped_by": self.grouped_by,
+            "mape_pct": round(self.mape_pct, 4),
+            "mse_w2": self.mse_w2,
+            "rmse_w": self.rmse_w,
+            "pi95_coverage": round(self.pi95_coverage, 4),
+        }
 
 
 def folds(n: int, k: int, *, groups: np.ndarray | None = None, seed: int = 0) -> list[np.ndarray]:
@@ -39,9 +45,7 @@ def folds(n: int, k: int, *, groups: np.ndarray | None = None, seed: int = 0) ->
     return [np.flatnonzero(np.isin(groups, part)) for part in np.array_split(names, k)]
 
 
-def cross_validate(
-    table: FitTable, terms: Sequence[Term], *, k: int = 10, group_by: str | None = None, seed: int = 0
-) -> CVResult:
+def cross_validate(table: FitTable, terms: Sequence[Term], *, k: int = 10, group_by: str | None = None, seed: int = 0) -> CVResult:
     """Fit on k-1 folds, predict the held-out one, for every fold; errors over all held-out rows."""
     static = static_terms_for(table)
     X = walker_design(table, terms, static)
@@ -80,9 +84,7 @@ class ReducedExperiment:
         return self.mape_reduced_pct - self.mape_full_pct
 
 
-def reduced_experiment(
-    table: FitTable, terms: Sequence[Term], *, train_freq_mhz: float, idle: np.ndarray
-) -> ReducedExperiment:
+def reduced_experiment(table: FitTable, terms: Sequence[Term], *, train_freq_mhz: float, idle: np.ndarray) -> ReducedExperiment:
     """Section VI: run the workloads at one DVFS level only, plus idle at every level; validate at all levels.
 
     ``idle`` marks the idle rows (kept at every frequency); workload rows are kept

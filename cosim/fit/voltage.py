@@ -28,9 +28,7 @@ def dynamic_power_w(fit: OLSFit, table: FitTable, terms: Sequence[Term], voltage
     return X[dyn].to_numpy() @ fit.params[dyn].to_numpy()
 
 
-def fit_voltage_model(
-    fit: OLSFit, table: FitTable, terms: Sequence[Term], *, idle: np.ndarray
-) -> list[list[float]]:
+def fit_voltage_model(fit: OLSFit, table: FitTable, terms: Sequence[Term], *, idle: np.ndarray) -> list[list[float]]:
     """``[[freq_mhz, v_target_v, slope_v_per_w], ...]``: target = mean idle voltage at that frequency."""
     points = []
     for f in np.unique(table.freq_mhz):

@@ -119,9 +119,15 @@ def model_file(fit: WalkerFit, *, name: str, component: str, cores_per_cluster: 
             "max_power_w": round(2 * float(np.nanmax(table.power_w)), 4),
             "max_power_basis": "2 x the largest measured power in the training data; scaled by simulated cores / cores_per_cluster",
         },
-        "source": {"citation": f"fitted by cosim fit on {_dt.date.today().isoformat()}", "figures_from": source_note, "hardware": component},
+        "source": {
+            "citation": f"fitted by cosim fit on {_dt.date.today().isoformat()}",
+            "figures_from": source_note,
+            "hardware": component,
+        },
         "units": {
-            "power": "W", "frequency": "MHz", "voltage": "V",
+            "power": "W",
+            "frequency": "MHz",
+            "voltage": "V",
             "event_input": "per-core event rate [events/s], averaged over the cluster's cores, divided by the cluster frequency [MHz]",
             "dynamic_term": "coefficient * E * f[MHz] * V[V]^2 -> W",
             "static_term": "coefficient * f[MHz]^f_exp * V[V]^v_exp -> W",
@@ -202,15 +208,25 @@ def model_card(fit: WalkerFit, data: dict, plots: Sequence[Path]) -> str:
         "|---|---|---|---|---|",
     ]
     for t in data["dynamic_terms"]:
-        lines.append(f"| {t['name']} | {t['coefficient']:.6g} | {t['p_value']:.3g} | [{t['ci95'][0]:.4g}, {t['ci95'][1]:.4g}] | {s['vif_dynamic'].get(t['name'], float('nan')):.2f} |")
+        lines.append(
+            f"| {t['name']} | {t['coefficient']:.6g} | {t['p_value']:.3g} | [{t['ci95'][0]:.4g}, {t['ci95'][1]:.4g}] | {s['vif_dynamic'].get(t['name'], float('nan')):.2f} |"
+        )
     for t in data["static_terms"]:
         lines.append(f"| static {t['name']} | {t['coefficient']:.6g} | {t['p_value']:.3g} | [{t['ci95'][0]:.4g}, {t['ci95'][1]:.4g}] | |")
-    lines += ["", "## Cross-validation", "", "| split | k | MAPE [%] | MSE [W²] | RMSE [W] | 95 % PI coverage |", "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Cross-validation",
+        "",
+        "| split | k | MAPE [%] | MSE [W²] | RMSE [W] | 95 % PI coverage |",
+        "|---|---|---|---|---|---|",
+    ]
     for key in ("cv_by_row", "cv_by_group"):
         cv = s.get(key)
         if cv:
             split = f"grouped by {cv['grouped_by']}" if cv["grouped_by"] else "by row"
-            lines.append(f"| {split} | {cv['k']} | {cv['mape_pct']:.3f} | {cv['mse_w2']:.3g} | {cv['rmse_w']:.4f} | {cv['pi95_coverage'] * 100:.1f} % |")
+            lines.append(
+                f"| {split} | {cv['k']} | {cv['mape_pct']:.3f} | {cv['mse_w2']:.3g} | {cv['rmse_w']:.4f} | {cv['pi95_coverage'] * 100:.1f} % |"
+            )
     if "voltage_model" in data:
         lines += ["", "## Voltage model", "", "| f [MHz] | target V | slope [V/W] |", "|---|---|---|"]
         lines += [f"| {f:g} | {v:.4f} | {k:.5f} |" for f, v, k in data["voltage_model"]["points_mhz_target_v_slope_v_per_w"]]

@@ -96,8 +96,10 @@ def tidy(table: pd.DataFrame, *, source: str, levels: dict[str, np.ndarray] | No
             off = np.abs(out[col].to_numpy()[:, None] - table_f[None, :]).min(axis=1) > 0.5
             if off.any():
                 row = int(np.flatnonzero(off)[0])
-                raise CosimError(f"{source}: row {row + 2}: {col} {out[col].iloc[row]:g} is not one of the board's "
-                                 f"{len(table_f)} {domain} levels ({table_f[0]:g}-{table_f[-1]:g} MHz)")
+                raise CosimError(
+                    f"{source}: row {row + 2}: {col} {out[col].iloc[row]:g} is not one of the board's "
+                    f"{len(table_f)} {domain} levels ({table_f[0]:g}-{table_f[-1]:g} MHz)"
+                )
     params = [_params(text, source, i) for i, text in enumerate(out["params"].fillna("").astype(str))]  # no parameters: empty
     for name in sorted({k for p in params for k in p}):
         out[f"p_{name}"] = [p.get(name, np.nan) for p in params]

@@ -23,6 +23,13 @@ def network_totals(log: pd.DataFrame, predicted: pd.DataFrame | None = None) -> 
     With ``predicted`` (same index as ``log``) the predicted kernels are summed instead of the measured ones.
     """
     src = predicted if predicted is not None else log
-    frame = pd.DataFrame({"network": log["network"], "config": log["config"], "board": log["board"],
-                          "runtime_ms": src["runtime_ms"], "energy_mj": src["runtime_ms"] * src["power_w"]})
+    frame = pd.DataFrame(
+        {
+            "network": log["network"],
+            "config": log["config"],
+            "board": log["board"],
+            "runtime_ms": src["runtime_ms"],
+            "energy_mj": src["runtime_ms"] * src["power_w"],
+        }
+    )
     return frame.groupby(["network", "config", "board"], sort=True)[["runtime_ms", "energy_mj"]].sum()

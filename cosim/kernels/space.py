@@ -33,8 +33,9 @@ def _draw(rng: np.random.Generator, spans: list[tuple[float, float]], integer: b
     return float(max(1, round(x))) if integer else x
 
 
-def sample_space(seen: Sequence[tuple[dict, list[float]]], n: int, rng: np.random.Generator, *,
-                 margin: float = 0.1, real_share: float = 0.5) -> list[tuple[dict, list[float]]]:
+def sample_space(
+    seen: Sequence[tuple[dict, list[float]]], n: int, rng: np.random.Generator, *, margin: float = 0.1, real_share: float = 0.5
+) -> list[tuple[dict, list[float]]]:
     """``n`` (parameters, input shape) pairs for one kernel type, from the combinations ``seen`` in real networks."""
     names = sorted(seen[0][0])
     ndim = len(seen[0][1])
@@ -43,7 +44,7 @@ def sample_space(seen: Sequence[tuple[dict, list[float]]], n: int, rng: np.rando
     out = []
     for _ in range(n):
         if rng.random() < real_share:
-            p, s = seen[rng.integers(len(seen))]
+            p, s = seen[int(rng.integers(len(seen)))]
             out.append((dict(p), list(s)))
         else:
             p = {k: _draw(rng, p_spans[k], integer=True) for k in names}

@@ -73,8 +73,9 @@ def networks(rng: np.random.Generator, n_networks: int = 6) -> dict[str, list[tu
     return nets
 
 
-def measure(rng: np.random.Generator, kernel: str, p: dict, shape: list[float], cpu: float, gpu: float, emc: float,
-            board_rt: float, board_p: float) -> tuple[float, float]:
+def measure(
+    rng: np.random.Generator, kernel: str, p: dict, shape: list[float], cpu: float, gpu: float, emc: float, board_rt: float, board_p: float
+) -> tuple[float, float]:
     runtime, power = truth(kernel, p, shape, cpu, gpu, emc)
     return runtime * board_rt * rng.lognormal(0, 0.02), power * board_p * rng.lognormal(0, 0.02)
 
@@ -133,6 +134,15 @@ def _draw_boards(rng: np.random.Generator, n_boards: int) -> dict[str, tuple[flo
 
 
 def _row(network, kernel, p, shape, f, runtime, power, board) -> dict:
-    return {"network": network, "kernel": kernel, "params": ";".join(f"{k}={v:g}" for k, v in p.items()),
-            "input_shape": "x".join(f"{d:g}" for d in shape), "cpu_mhz": f["cpu"], "gpu_mhz": f["gpu"], "emc_mhz": f["emc"],
-            "runtime_ms": runtime, "power_w": power, "board": board}
+    return {
+        "network": network,
+        "kernel": kernel,
+        "params": ";".join(f"{k}={v:g}" for k, v in p.items()),
+        "input_shape": "x".join(f"{d:g}" for d in shape),
+        "cpu_mhz": f["cpu"],
+        "gpu_mhz": f["gpu"],
+        "emc_mhz": f["emc"],
+        "runtime_ms": runtime,
+        "power_w": power,
+        "board": board,
+    }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -58,10 +59,10 @@ def features(log: pd.DataFrame) -> pd.DataFrame:
 
 
 def _sample_params(rng: np.random.Generator) -> dict:
-    p = {}
+    p: dict[str, float] = {}
     for name, (lo, hi) in SPACE.items():
         if isinstance(lo, int):
-            p[name] = int(rng.integers(lo, hi + 1))
+            p[name] = int(rng.integers(int(lo), int(hi) + 1))
         else:
             p[name] = float(np.exp(rng.uniform(np.log(lo), np.log(hi))))
     return p
@@ -71,8 +72,8 @@ def _sample_params(rng: np.random.Generator) -> dict:
 class KernelModel:
     kernel: str
     columns: list[str]
-    runtime: object
-    power: object
+    runtime: Any  # a fitted scikit-learn regressor
+    power: Any
     params: dict = field(default_factory=dict)
     cv_rmse_log: dict = field(default_factory=dict)
 
@@ -132,7 +133,7 @@ class KernelModels:
         unknown = sorted(set(log["kernel"]) - set(self.models))
         if unknown:
             trained = f"models exist for {', '.join(sorted(self.models))}" if self.models else "no kernel type was trained"
-            raise CosimError(f"no model for kernel type(s) {', '.join(unknown)} in the training boards' launches; {trained}")
+            raise CosimError(f"no model for kernel type(s) {', '.join(unknown)}; {trained} (from the training boards' launches)")
         out = pd.DataFrame(index=log.index, columns=["runtime_ms", "power_w"], dtype=float)
         for kernel, rows in log.groupby("kernel"):
             out.loc[rows.index] = self.models[kernel].predict(rows).to_numpy()

@@ -16,8 +16,9 @@ from typing import Any
 from cosim.errors import CosimError
 
 
-def device_flag(model_name: str, model_raw: Mapping[str, Any], *, device: str | None, capability: str | None,
-                source: str, any_device: bool = False) -> str:
+def device_flag(
+    model_name: str, model_raw: Mapping[str, Any], *, device: str | None, capability: str | None, source: str, any_device: bool = False
+) -> str:
     """``""`` when the data's device is one the model was trained on, else the flag its rows carry.
 
     Raises :class:`CosimError` for a known other device unless ``any_device``.
@@ -28,7 +29,7 @@ def device_flag(model_name: str, model_raw: Mapping[str, Any], *, device: str | 
     if not names and not capabilities:
         return ""
     named = bool(device and device.strip() and not device.strip().isdigit())
-    if named and any(n in device.lower() for n in names):
+    if named and device and any(n in device.lower() for n in names):
         return ""
     if not named and capability and capability in capabilities:
         return ""
@@ -38,5 +39,7 @@ def device_flag(model_name: str, model_raw: Mapping[str, Any], *, device: str | 
         return "device_mismatch"
     what = f"device '{device}'" if named else f"compute capability {capability}"
     trained = ", ".join(spec.get("names", [])) + (f" (compute capability {', '.join(capabilities)})" if capabilities else "")
-    raise CosimError(f"{source}: the data is from {what} but {model_name} was trained on {trained}; "
-                     "pass --any-device to price it anyway (rows flagged device_mismatch)")
+    raise CosimError(
+        f"{source}: the data is from {what} but {model_name} was trained on {trained}; "
+        "pass --any-device to price it anyway (rows flagged device_mismatch)"
+    )

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from cosim.errors import CosimError
-from cosim.readers._files import read_text
 from cosim.models.walker import DynamicTerm, StaticTerm
+from cosim.readers._files import read_text
 
 SCHEMA = "cosim-model/1"
 # gem5 keeps clock periods in whole ticks: at 1e12 ticks/s 1.8 GHz becomes 556 ticks = 1798.6 MHz.
@@ -154,9 +154,14 @@ def _parse(path: Path, data: Any) -> Model:
     vmodel = None
     if "voltage_model" in data:
         try:
-            vmodel = tuple((float(f), float(v), float(k)) for f, v, k in need(data["voltage_model"], "points_mhz_target_v_slope_v_per_w", "voltage_model"))
+            vmodel = tuple(
+                (float(f), float(v), float(k))
+                for f, v, k in need(data["voltage_model"], "points_mhz_target_v_slope_v_per_w", "voltage_model")
+            )
         except (TypeError, ValueError):
-            raise CosimError(f"{path}: voltage_model.points_mhz_target_v_slope_v_per_w must be [freq_mhz, target_v, slope_v_per_w] triples") from None
+            raise CosimError(
+                f"{path}: voltage_model.points_mhz_target_v_slope_v_per_w must be [freq_mhz, target_v, slope_v_per_w] triples"
+            ) from None
     return Model(
         name=str(need(data, "name", "the file")),
         path=str(path),

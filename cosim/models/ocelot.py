@@ -68,13 +68,14 @@ def load_access_rate_model(path: str | Path = "ocelot-fermi-aalto2013") -> Acces
     rows = data.get("class_to_energy") or {}
     timing = data.get("timing") or {}
     throughput = timing.get("throughput_per_clock_per_sm") or {}
-    energy, row_of = {}, {}
+    energy: dict[str, float] = {}
+    row_of: dict[str, str] = {}
     for cls in OCELOT_CLASSES:
         row = rows.get(cls)
         if row not in table:
             raise CosimError(f"{path}: class_to_energy.{cls} must name a row of energy_per_instruction_j, not {row!r}")
         energy[cls] = positive((table[row] or {}).get("total"), f"energy_per_instruction_j.{row}.total")
-        row_of[cls] = row
+        row_of[cls] = str(row)
         throughput[cls] = positive(throughput.get(cls), f"timing.throughput_per_clock_per_sm.{cls}")
     levels = []
     for i, lv in enumerate(data.get("performance_levels") or []):
@@ -126,19 +127,20 @@ def dynamic_power_w(model: AccessRateModel, counts: Mapping[str, ArrayLike], *, 
         for cls in OCELOT_CLASSES:
             max_power = model.energy_j[cls] * model.throughput[cls] * model.sm_count * f_hz
             out[cls] = max_power * np.where(total > 0, cycles[cls] / total, 0.0)
-    out["power_w"] = sum(out[c] for c in OCELOT_CLASSES)
+    out["power_w"] = np.asarray(sum(out[c] for c in OCELOT_CLASSES), dtype=float)
     return out
 
 
 def dynamic_energy_j(model: AccessRateModel, counts: Mapping[str, ArrayLike]) -> dict[str, np.ndarray]:
     """Per-class dynamic energy count_i * E_i [J] (Table 6.1), and their sum ``energy_j``."""
     out = {cls: np.asarray(counts[cls], dtype=float) * model.energy_j[cls] for cls in OCELOT_CLASSES}
-    out["energy_j"] = sum(out[c] for c in OCELOT_CLASSES)
+    out["energy_j"] = np.asarray(sum(out[c] for c in OCELOT_CLASSES), dtype=float)
     return out
 
 
-def pcie_transfer(model: AccessRateModel, size_bytes: ArrayLike, *, latency_s: float | None = None,
-                  bandwidth_bytes_per_s: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def pcie_transfer(
+    model: AccessRateModel, size_bytes: ArrayLike, *, latency_s: float | None = None, bandwidth_bytes_per_s: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Hockney transfer time [s] = latency + size / bandwidth (Eq. 6.10), and its extra energy [J] at constant extra power."""
     size = np.asarray(size_bytes, dtype=float)
     if (size < 0).any() or not np.isfinite(size).all():

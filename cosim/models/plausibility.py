@@ -49,8 +49,12 @@ def implausible_reasons(
         hi_f = model.train_freq_mhz[1]
 
         def too_high(i):
-            where = (f" at {freq_mhz[i]:g} MHz, {freq_mhz[i] / hi_f:.2g}x the model's top clock {hi_f:g} MHz, where its static "
-                     f"term extrapolates to {static_w[i]:.4g} W" if freq_mhz[i] > hi_f * 1.003 else "")
+            where = (
+                f" at {freq_mhz[i]:g} MHz, {freq_mhz[i] / hi_f:.2g}x the model's top clock {hi_f:g} MHz, where its static "
+                f"term extrapolates to {static_w[i]:.4g} W"
+                if freq_mhz[i] > hi_f * 1.003
+                else ""
+            )
             return f"power {power_w[i]:.4g} W{where} is above the model's plausible maximum {bound:.4g} W for {n_cpus} core(s)"
 
         mark(power_w > bound, too_high)
@@ -91,10 +95,22 @@ def _static_extrapolation(model: Model, static_w: np.ndarray, freq_mhz: np.ndarr
     static_bottom = float(static_power_w(np.array([table_f[bottom]]), np.array([table_v[bottom]]), model.static)[0])
     above = (freq_mhz > hi_f * 1.003) & (static_w < static_top)
     below = (freq_mhz < lo_f * 0.997) & ((static_w > static_bottom) | (static_w < 0))
-    mark(above, lambda i: f"{freq_mhz[i]:g} MHz is {freq_mhz[i] / hi_f:.2g}x the model's top clock {hi_f:g} MHz; its static term "
-                          f"extrapolates to {static_w[i]:.4g} W at {voltage_v[i]:.3f} V, below the {static_top:.4g} W at "
-                          f"{table_f[top]:g} MHz, though static power rises with voltage")
-    mark(below, lambda i: f"{freq_mhz[i]:g} MHz is below the model's lowest clock {lo_f:g} MHz; its static term extrapolates "
-                          f"to {static_w[i]:.4g} W, outside 0-{static_bottom:.4g} W")
-    mark((freq_mhz >= lo_f * 0.997) & (freq_mhz <= hi_f * 1.003) & (static_w < 0),
-         lambda i: f"the static term is negative ({static_w[i]:.4g} W) at {freq_mhz[i]:g} MHz, {voltage_v[i]:.3f} V")
+    mark(
+        above,
+        lambda i: (
+            f"{freq_mhz[i]:g} MHz is {freq_mhz[i] / hi_f:.2g}x the model's top clock {hi_f:g} MHz; its static term "
+            f"extrapolates to {static_w[i]:.4g} W at {voltage_v[i]:.3f} V, below the {static_top:.4g} W at "
+            f"{table_f[top]:g} MHz, though static power rises with voltage"
+        ),
+    )
+    mark(
+        below,
+        lambda i: (
+            f"{freq_mhz[i]:g} MHz is below the model's lowest clock {lo_f:g} MHz; its static term extrapolates "
+            f"to {static_w[i]:.4g} W, outside 0-{static_bottom:.4g} W"
+        ),
+    )
+    mark(
+        (freq_mhz >= lo_f * 0.997) & (freq_mhz <= hi_f * 1.003) & (static_w < 0),
+        lambda i: f"the static term is negative ({static_w[i]:.4g} W) at {freq_mhz[i]:g} MHz, {voltage_v[i]:.3f} V",
+    )

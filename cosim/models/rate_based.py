@@ -44,7 +44,9 @@ def fit_rate_based(rates: pd.DataFrame, power_w: np.ndarray, *, trained_at: Mapp
     if np.linalg.matrix_rank(X) < X.shape[1]:
         raise CosimError("rate-based fit: the training activity does not vary every predictor independently")
     coef, *_ = np.linalg.lstsq(X, np.asarray(power_w, dtype=float), rcond=None)
-    return RateBasedModel(beta0_w=float(coef[0]), betas_ws=dict(zip(cols, map(float, coef[1:]), strict=True)), trained_at=dict(trained_at or {}))
+    return RateBasedModel(
+        beta0_w=float(coef[0]), betas_ws=dict(zip(cols, map(float, coef[1:]), strict=True)), trained_at=dict(trained_at or {})
+    )
 
 
 # Synthetic benchmarks in the spirit of the paper's Table 2: events per GPU cycle, the share of
@@ -65,8 +67,13 @@ SYNTHETIC_BENCHMARKS: dict[str, dict[str, float]] = {
 }
 
 
-def synthetic_sweep(model: RailModel, *, benchmarks: Sequence[str] | None = None, gpu_mhz: Sequence[float] | None = None,
-                    emc_mhz: Sequence[float] | None = None) -> pd.DataFrame:
+def synthetic_sweep(
+    model: RailModel,
+    *,
+    benchmarks: Sequence[str] | None = None,
+    gpu_mhz: Sequence[float] | None = None,
+    emc_mhz: Sequence[float] | None = None,
+) -> pd.DataFrame:
     """Activity rates and rail-model power for benchmarks over GPU x EMC clocks.
 
     Events per GPU cycle are fixed per benchmark; the achieved GPU cycle rate
@@ -84,10 +91,9 @@ def synthetic_sweep(model: RailModel, *, benchmarks: Sequence[str] | None = None
         for fg in gpu_mhz:
             for fe in emc_mhz:
                 active = fg * 1e6 / (1.0 + spec.get("mem_stall", 0.0) * fg / fe)
-                row = {"benchmark": name, "gpu_mhz": fg, "emc_mhz": fe}
-                row |= {p: spec.get(p, 0.0) * active for p in RATE_PREDICTORS}
-                row["mem_other_busy"] = min(4.0 * spec.get("miss", 0.0) * row["l2r"], 0.9 * fe * 1e6)
-                rows.append(row)
+                rates = {p: spec.get(p, 0.0) * active for p in RATE_PREDICTORS}
+                rates["mem_other_busy"] = min(4.0 * spec.get("miss", 0.0) * rates["l2r"], 0.9 * fe * 1e6)
+                rows.append({"benchmark": name, "gpu_mhz": fg, "emc_mhz": fe} | rates)
     table = pd.DataFrame(rows)
     table["power_w"] = rail_model_power_w(model, table)
     return table
@@ -100,9 +106,15 @@ def rail_model_power_w(model: RailModel, table: pd.DataFrame) -> np.ndarray:
         part = table.loc[idx]
         volts = {rail: v for rail, (v, _) in rail_voltages_v(model, gpu_mhz=fg, emc_mhz=fe, cpu_lp_mhz=1092.0).items()}
         zero = np.zeros(len(part))
-        rails = tegra_k1_power_w(model, gpu_mhz=fg, emc_mhz=fe, voltages_v=volts, gpu_rates={p: part[p] for p in RATE_PREDICTORS},
-                                 mem_rates={"cpu_busy": zero, "other_busy": part["mem_other_busy"]},
-                                 core_rates={"ipc": zero, "active_cycles": zero})
+        rails = tegra_k1_power_w(
+            model,
+            gpu_mhz=fg,
+            emc_mhz=fe,
+            voltages_v=volts,
+            gpu_rates={p: part[p] for p in RATE_PREDICTORS},
+            mem_rates={"cpu_busy": zero, "other_busy": part["mem_other_busy"]},
+            core_rates={"ipc": zero, "active_cycles": zero},
+        )
         out[table.index.get_indexer(idx)] = sum(r["power_w"] for r in rails.values()) + model.base_w
     return out
 

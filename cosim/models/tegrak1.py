@@ -62,13 +62,14 @@ def load_rail_model(path: str | Path = "tegra-k1-stokke2016") -> RailModel:
 
 
 def _parse(path: Path, data: dict) -> RailModel:
-    def number(obj: Any, key: str, where: str, *, optional: bool = False) -> float | None:
+    def number(obj: Any, key: str, where: str) -> float:
         value = obj.get(key) if isinstance(obj, dict) else None
-        if value is None and optional and isinstance(obj, dict) and key in obj:
-            return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise CosimError(f"{path}: {where} '{key}' must be a finite number, not {value!r}; see models/README.md")
         return float(value)
+
+    def optional_number(obj: Any, key: str, where: str) -> float | None:
+        return None if isinstance(obj, dict) and key in obj and obj[key] is None else number(obj, key, where)
 
     rails = {}
     for name, r in (data.get("rails") or {}).items():
@@ -79,8 +80,8 @@ def _parse(path: Path, data: dict) -> RailModel:
         rails[name] = Rail(
             name=name,
             clock=str(r.get("clock", "")),
-            leakage_a=number(r, "leakage_a", where, optional=True),
-            clock_c=number(r, "clock_c", where, optional=True),
+            leakage_a=optional_number(r, "leakage_a", where),
+            clock_c=optional_number(r, "clock_c", where),
             coefficients={p: number(v, "c", f"{where}.predictors.{p}") for p, v in predictors.items()},
             offsets_w={float(f): number(r["offsets_w"], f, f"{where}.offsets_w") for f in r.get("offsets_w", {})},
             voltage_v=number(r, "voltage_v", where) if "voltage_v" in r else None,
@@ -135,10 +136,7 @@ def clock_voltage_v(model: RailModel, clock: str, freq_mhz: float) -> tuple[floa
     if near.any():
         return float(table_v[near.argmax()]), False
     if clock in model.complete_tables or not table_f[0] <= freq_mhz <= table_f[-1]:
-        raise CosimError(
-            f"{clock} clock {freq_mhz:g} MHz is not in the V-f table of {model.name}; "
-            f"choose one of {_steps(table_f)} MHz"
-        )
+        raise CosimError(f"{clock} clock {freq_mhz:g} MHz is not in the V-f table of {model.name}; choose one of {_steps(table_f)} MHz")
     return float(np.interp(freq_mhz, table_f, table_v)), True
 
 
@@ -161,7 +159,9 @@ def rail_voltages_v(model: RailModel, *, gpu_mhz: float, emc_mhz: float, cpu_lp_
     return out
 
 
-def rail_power_w(rail: Rail, *, rates: Mapping[str, ArrayLike], voltage_v: ArrayLike, freq_mhz: float | None = None) -> dict[str, np.ndarray]:
+def rail_power_w(
+    rail: Rail, *, rates: Mapping[str, ArrayLike], voltage_v: ArrayLike, freq_mhz: float | None = None
+) -> dict[str, np.ndarray]:
     """Power [W] of one rail, split into terms.
 
     Parameters
@@ -236,6 +236,7 @@ def energy_per_transaction_j(model: RailModel, source: str, voltage_v: float) ->
     """
     if source == "mem":
         rail = model.rails["mem"]
+        assert rail.voltage_v is not None  # the loader requires the memory rail's fixed voltage
         energy = rail.coefficients["other_busy"] * rail.voltage_v**2
         return energy, energy / model.transaction_bytes["mem_gpu"]
     energy = model.rails["gpu"].coefficients[source] * voltage_v**2

@@ -10,7 +10,7 @@ from cosim.errors import CosimError
 from cosim.models.walker import cluster_power_w
 
 
-def load_voltage(points: Sequence[Sequence[float]], freq_mhz: np.ndarray, p_dyn_at_target_w: np.ndarray) -> np.ndarray:
+def load_voltage(points: Sequence[Sequence[float]] | np.ndarray, freq_mhz: np.ndarray, p_dyn_at_target_w: np.ndarray) -> np.ndarray:
     """Voltage under load [V] from the voltage model table, for each row's frequency."""
     table = np.asarray(points, dtype=float)
     f = np.asarray(freq_mhz, dtype=float)

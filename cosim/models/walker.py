@@ -37,9 +37,7 @@ class StaticTerm:
     coefficient: float
 
 
-def dynamic_term_power_w(
-    eph: Mapping[str, np.ndarray], freq_mhz: np.ndarray, voltage_v: np.ndarray, term: DynamicTerm
-) -> np.ndarray:
+def dynamic_term_power_w(eph: Mapping[str, np.ndarray], freq_mhz: np.ndarray, voltage_v: np.ndarray, term: DynamicTerm) -> np.ndarray:
     """Power of one dynamic term [W].
 
     ``eph[event]`` is the event input [events/s per core / MHz], ``freq_mhz`` [MHz], ``voltage_v`` [V].
@@ -64,7 +62,7 @@ def cluster_power_w(
 ) -> dict[str, np.ndarray]:
     """Eq. 2 with its breakdown: ``{"dynamic_w", "static_w", "power_w", "term_<name>_w"...}`` [W]."""
     out = {f"term_{t.name}_w": dynamic_term_power_w(eph, freq_mhz, voltage_v, t) for t in dynamic}
-    out["dynamic_w"] = sum(out.values()) if out else np.zeros(np.shape(freq_mhz))
+    out["dynamic_w"] = np.asarray(sum(out.values())) if out else np.zeros(np.shape(freq_mhz))
     out["static_w"] = static_power_w(freq_mhz, voltage_v, static)
     out["power_w"] = out["dynamic_w"] + out["static_w"]
     return out

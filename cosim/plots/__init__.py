@@ -37,4 +37,3 @@ def finish_power_axes(ax, *, xlabel: str, title: str) -> None:
     ax.set_title(title)
     ax.legend(loc="upper right", fontsize="small")
     ax.set_ylim(bottom=0)
-

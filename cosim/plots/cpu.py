@@ -40,4 +40,3 @@ def plot_timeline(timeline: pd.DataFrame, path: str | Path, *, title: str = "") 
         ax.plot([], [], " ", label="(some epochs extrapolated: see flags column)")
     finish_power_axes(ax, xlabel=f"simulated time [{unit}]", title=title or "cosim power timeline")
     return save_figure(fig, path)
-

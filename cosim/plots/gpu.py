@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cosim.timeline.gpu import GPU_PREDICTORS, rows_at
 from cosim.plots import finish_power_axes, pyplot, save_figure, time_unit
 from cosim.readers.ocelot import OCELOT_CLASSES
+from cosim.timeline.gpu import GPU_PREDICTORS
+from cosim.timeline.launches import rows_at
 
 
 def _layers(timeline: pd.DataFrame) -> list[tuple[str, str]]:
@@ -48,9 +49,15 @@ def breakdown_energy_j(timeline: pd.DataFrame) -> pd.Series:
     if "gpu_w" not in timeline.columns:
         return pd.Series({cls: kernels[f"{cls}_j"].sum() for cls in OCELOT_CLASSES})
     terms = {f"GPU {p.upper()}": f"gpu_{p}_w" for p in GPU_PREDICTORS}
-    terms |= {"GPU clock": "gpu_clock_w", "GPU leakage": "gpu_static_w", "memory clock": "mem_clock_w",
-              "memory GPU cycles": "mem_other_busy_w", "memory CPU cycles": "mem_cpu_busy_w",
-              "LP core": "core_w", "base": "base_w"}
+    terms |= {
+        "GPU clock": "gpu_clock_w",
+        "GPU leakage": "gpu_static_w",
+        "memory clock": "mem_clock_w",
+        "memory GPU cycles": "mem_other_busy_w",
+        "memory CPU cycles": "mem_cpu_busy_w",
+        "LP core": "core_w",
+        "base": "base_w",
+    }
     return pd.Series({label: float((kernels[col] * kernels["duration_s"]).sum()) for label, col in terms.items()})
 
 

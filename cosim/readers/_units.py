@@ -31,7 +31,10 @@ NVPROF_UNITS: dict[str, tuple[float, str]] = {
     **{f"{p}B/s": (f, "B/s") for p, f in _BINARY.items()},
     **{u: (f, "s") for u, f in _TIME.items()},
     **{f"{p}Hz": (f, "Hz") for p, f in _DECIMAL.items()},
-    "W": (1.0, "W"), "mW": (1e-3, "W"), "J": (1.0, "J"), "mJ": (1e-3, "J"),
+    "W": (1.0, "W"),
+    "mW": (1e-3, "W"),
+    "J": (1.0, "J"),
+    "mJ": (1e-3, "J"),
 }
 
 

@@ -18,12 +18,28 @@ from cosim.readers.measured import MeasuredInputs
 
 # ARM PMUv1/v2 common event numbers (ARM ARM; ARMPM's MODELS.md lists the XU3's)
 EVENT_CODES = {
-    "SW_INCR": "0x00", "L1I_CACHE_REFILL": "0x01", "L1I_TLB_REFILL": "0x02", "L1D_CACHE_REFILL": "0x03",
-    "L1D_CACHE_ACCESS": "0x04", "L1D_TLB_REFILL": "0x05", "DATA_READS": "0x06", "DATA_WRITES": "0x07",
-    "INST_RETIRED": "0x08", "EXCEPTION_TAKEN": "0x09", "EXCEPTION_RETURN": "0x0a", "CID_WRITE_RETIRED": "0x0b",
-    "BRANCH_MISPRED": "0x10", "CPU_CYCLES": "0x11", "BRANCH_PRED": "0x12", "DATA_MEM_ACCESS": "0x13",
-    "L1I_CACHE_ACCESS": "0x14", "L1D_CACHE_WB": "0x15", "L2D_CACHE_ACCESS": "0x16", "L2D_CACHE_REFILL": "0x17",
-    "L2D_CACHE_WB": "0x18", "BUS_ACCESS": "0x19",
+    "SW_INCR": "0x00",
+    "L1I_CACHE_REFILL": "0x01",
+    "L1I_TLB_REFILL": "0x02",
+    "L1D_CACHE_REFILL": "0x03",
+    "L1D_CACHE_ACCESS": "0x04",
+    "L1D_TLB_REFILL": "0x05",
+    "DATA_READS": "0x06",
+    "DATA_WRITES": "0x07",
+    "INST_RETIRED": "0x08",
+    "EXCEPTION_TAKEN": "0x09",
+    "EXCEPTION_RETURN": "0x0a",
+    "CID_WRITE_RETIRED": "0x0b",
+    "BRANCH_MISPRED": "0x10",
+    "CPU_CYCLES": "0x11",
+    "BRANCH_PRED": "0x12",
+    "DATA_MEM_ACCESS": "0x13",
+    "L1I_CACHE_ACCESS": "0x14",
+    "L1D_CACHE_WB": "0x15",
+    "L2D_CACHE_ACCESS": "0x16",
+    "L2D_CACHE_REFILL": "0x17",
+    "L2D_CACHE_WB": "0x18",
+    "BUS_ACCESS": "0x19",
 }
 _FREQ, _VOLT, _POWER, _TIME = "CPU(4) Frequency(MHz)", "A15 Voltage(V)", "A15 Power(W)", "#Timestamp"
 

@@ -46,7 +46,9 @@ def read_corsair_log(path: str | Path) -> pd.DataFrame:
                 "(four numbers with comma decimals); a value without a fraction part cannot be split unambiguously"
             )
         if not tokens[1].endswith("W"):
-            raise CosimError(f"{path}:{lineno}: the first value should be the GPU supplementary power ending in 'W', got '{tokens[0]},{tokens[1]}'")
+            raise CosimError(
+                f"{path}:{lineno}: the first value should be the GPU supplementary power ending in 'W', got '{tokens[0]},{tokens[1]}'"
+            )
         tokens[1] = tokens[1][:-1]
         values = [_decimal(path, lineno, tokens[i], tokens[i + 1]) for i in range(0, 8, 2)]
         aux, eff, p_in, p_out = values

@@ -147,9 +147,7 @@ class Gem5Config:
         cpus = [c for c in self.cpus if c == prefix or c.startswith(prefix + ".") or _vector_child(c, prefix)]
         if not cpus:
             known = ", ".join(sorted(self.cpus)) or "none"
-            raise CosimError(
-                f"{self.path}: no CPU under '{prefix}' for cluster '{name}'; CPUs in this config: {known}"
-            )
+            raise CosimError(f"{self.path}: no CPU under '{prefix}' for cluster '{name}'; CPUs in this config: {known}")
         domains = {self._clk_domain_of(c) for c in cpus}
         if len(domains) > 1:
             raise CosimError(
@@ -273,7 +271,7 @@ def read_config(path: str | Path, *, ticks_per_s: float = DEFAULT_TICKS_PER_S) -
 
 def _parse_ini(path: Path, text: str) -> dict[str, dict[str, str]]:
     parser = configparser.RawConfigParser(delimiters=("=",), strict=False, interpolation=None)
-    parser.optionxform = str  # keep gem5's case
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # keep gem5's case
     try:
         parser.read_string(text, source=str(path))
     except configparser.Error as err:
@@ -323,7 +321,9 @@ def _ini_text(value: object) -> str:
 
 
 # Objects whose type names the ISA: ArmISA, X86TLB, AlphaDTB, LinuxArmSystem, ArmMMU, RiscvDecoder, ...
-_ISA_TYPE = re.compile(r"^(?:Linux)?(Arm|X86|Alpha|Sparc|Mips|Riscv|RiscV|Power)(?:ISA|TLB|DTB|ITB|MMU|Stage2MMU|System|Decoder|Interrupts|LocalApic|EmuLinux)$")
+_ISA_TYPE = re.compile(
+    r"^(?:Linux)?(Arm|X86|Alpha|Sparc|Mips|Riscv|RiscV|Power)(?:ISA|TLB|DTB|ITB|MMU|Stage2MMU|System|Decoder|Interrupts|LocalApic|EmuLinux)$"
+)
 
 
 def _is_cpu_type(type_name: str) -> bool:

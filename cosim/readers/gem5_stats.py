@@ -11,13 +11,12 @@ from __future__ import annotations
 import gzip
 import math
 import re
-import zlib
 import warnings
+import zlib
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -119,7 +118,7 @@ def read_stats(
     for i in range(len(rows)):
         cols, values = rows[i]
         matrix[i, cols] = values
-        rows[i] = None  # free each dump's values as soon as they are in the table
+        rows[i] = None  # type: ignore[call-overload]  # free each dump's values as soon as they are in the table
     df = pd.DataFrame(matrix, columns=list(columns), copy=False)  # the table is the biggest thing we hold
     df.insert(0, "epoch", np.array(reader.kept_dumps, dtype=np.int64))
     _add_time_columns(df, meta)
@@ -135,10 +134,14 @@ def _warn_if_slow() -> None:
     global _warned_slow
     if _scan_block_c is None and not _warned_slow:
         _warned_slow = True
-        warnings.warn(CosimWarning(
-            "cosim's C line scanner was not built (no C compiler at install time), so stats.txt is read by the "
-            "pure-Python scanner, about 20x slower; install a C compiler (e.g. apt-get install gcc python3-dev) "
-            "and reinstall cosim"), stacklevel=3)
+        warnings.warn(
+            CosimWarning(
+                "cosim's C line scanner was not built (no C compiler at install time), so stats.txt is read by the "
+                "pure-Python scanner, about 20x slower; install a C compiler (e.g. apt-get install gcc python3-dev) "
+                "and reinstall cosim"
+            ),
+            stacklevel=3,
+        )
 
 
 def stats_file(run: str | Path) -> Path | None:
@@ -211,9 +214,7 @@ class _DumpReader:
             if bar is not None:
                 bar.close()
         if self.meta.dumps_in_file == 0:
-            raise CosimError(
-                f"{self.path}: no '---------- Begin Simulation Statistics' line; is this a gem5 stats.txt?"
-            )
+            raise CosimError(f"{self.path}: no '---------- Begin Simulation Statistics' line; is this a gem5 stats.txt?")
         self._finish_meta()
         return self.rows, self.columns
 
@@ -252,7 +253,9 @@ class _DumpReader:
                     dump_start = hit + 1
                 elif buf.startswith(END_MARKER, hit + 1):
                     if dump_start is None:
-                        self._warn_at(base + hit + 1, "End marker without a Begin marker before it (two files joined, or a cut dump?); ignored")
+                        self._warn_at(
+                            base + hit + 1, "End marker without a Begin marker before it (two files joined, or a cut dump?); ignored"
+                        )
                         continue
                     body = buf.index(b"\n", dump_start) + 1
                     self._dump(buf[body:hit], base + body)
@@ -289,9 +292,13 @@ class _DumpReader:
                 if seen[name] == 2:
                     first = self._line_at(self._offset_of(block, offset, name, 0))
                     second = self._line_at(self._offset_of(block, offset, name, 1))
-                    warnings.warn(CosimWarning(
-                        f"{self.path}:{second}: dump {self.meta.dumps_in_file - 1}: stat {name} appears again "
-                        f"(first at line {first}); the later value is used"), stacklevel=6)
+                    warnings.warn(
+                        CosimWarning(
+                            f"{self.path}:{second}: dump {self.meta.dumps_in_file - 1}: stat {name} appears again "
+                            f"(first at line {first}); the later value is used"
+                        ),
+                        stacklevel=6,
+                    )
         dump = self.meta.dumps_in_file - 1
         ticks = [n for n in SIM_STATS["sim_ticks"] if n in names]
         if not ticks:
@@ -303,8 +310,11 @@ class _DumpReader:
                 continue  # simSeconds prints 6 decimals, so a short dump can read 0.000000
             where = self._offset_of(block, offset, name)
             if value == 0:
-                self._warn_at(where, f"dump {dump}: {name} is 0 (dumped at the same tick as the previous dump); "
-                              "skipped: it covers no time, so it holds no energy")
+                self._warn_at(
+                    where,
+                    f"dump {dump}: {name} is 0 (dumped at the same tick as the previous dump); "
+                    "skipped: it covers no time, so it holds no energy",
+                )
             else:
                 self._drop(where, f"{name} is {value:g}: simulated time must be positive and finite; dump skipped")
             return False
@@ -323,9 +333,8 @@ class _DumpReader:
             return
         if names is not self._last_names and names != self._last_names:
             self._last_names = names
-            self._last_cols = np.fromiter(
-                (self.columns.setdefault(n, len(self.columns)) for n in names), dtype=np.intp, count=len(names)
-            )
+            self._last_cols = np.fromiter((self.columns.setdefault(n, len(self.columns)) for n in names), dtype=np.intp, count=len(names))
+        assert self._last_cols is not None  # set with _last_names on the first dump
         self.rows.append((self._last_cols, values))
         self.kept_dumps.append(self.meta.dumps_in_file - 1)
 
@@ -391,9 +400,7 @@ def _parse_value(tok: str) -> float | None:
         return None
 
 
-def _scan_block_py(
-    block: bytes, wanted: set[str] | None, prev: list[str] | None = None
-) -> tuple[list[str], bytes, int]:
+def _scan_block_py(block: bytes, wanted: set[str] | None, prev: list[str] | None = None) -> tuple[list[str], bytes, int]:
     """Scan a dump block: names, float64 values as bytes, index of first bad line or -1.
 
     ``prev`` (the previous dump's names) only speeds up the C scanner; it is ignored here.

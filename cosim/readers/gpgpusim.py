@@ -32,24 +32,56 @@ import pandas as pd
 from cosim.errors import CosimError, CosimWarning
 from cosim.readers._files import read_text
 
-_STAT = re.compile(r"^\s*(?P<name>[A-Za-z_][\w\[\]]*(?: [a-z]+)*?),?\s*=\s*(?P<value>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>%|GB/Sec)?\s*$")
-_OPTION = re.compile(r"^-(?P<name>gpgpu_clock_domains|gpgpu_compute_capability_major|gpgpu_compute_capability_minor|"
-                     r"gpgpu_ptx_force_max_capability|gpgpu_n_clusters|gpgpu_n_cores_per_cluster)\s+(?P<value>\S+)")
+_STAT = re.compile(
+    r"^\s*(?P<name>[A-Za-z_][\w\[\]]*(?: [a-z]+)*?),?\s*=\s*(?P<value>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>%|GB/Sec)?\s*$"
+)
+_OPTION = re.compile(
+    r"^-(?P<name>gpgpu_clock_domains|gpgpu_compute_capability_major|gpgpu_compute_capability_minor|"
+    r"gpgpu_ptx_force_max_capability|gpgpu_n_clusters|gpgpu_n_cores_per_cluster)\s+(?P<value>\S+)"
+)
 #: Counters printed per kernel (everything else in a block is cumulative).
-PER_KERNEL = {"gpu_sim_cycle", "gpu_sim_insn", "gpu_ipc", "gpu_occupancy", "L2_BW", "partiton_level_parallism",
-              "partiton_level_parallism_util", "kernel_stream_id", "gpu_stall_dramfull", "gpu_stall_icnt2sh"}
+PER_KERNEL = {
+    "gpu_sim_cycle",
+    "gpu_sim_insn",
+    "gpu_ipc",
+    "gpu_occupancy",
+    "L2_BW",
+    "partiton_level_parallism",
+    "partiton_level_parallism_util",
+    "kernel_stream_id",
+    "gpu_stall_dramfull",
+    "gpu_stall_icnt2sh",
+}
 #: The counters cosim reads, with their unit; the block keeps every ``name = number`` line.
 COUNTERS = {
-    "gpu_sim_cycle": "cycle", "gpu_sim_insn": "count", "gpu_tot_sim_cycle": "cycle", "gpu_tot_sim_insn": "count",
-    "gpu_ipc": "count/cycle", "gpu_occupancy": "fraction", "L2_BW": "B/s",
-    "L1D_total_cache_accesses": "count", "L1D_total_cache_misses": "count",
-    "L2_total_cache_accesses": "count", "L2_total_cache_misses": "count",
-    "gpgpu_n_tot_thrd_icount": "count", "gpgpu_n_tot_w_icount": "count",
-    "gpgpu_n_load_insn": "count", "gpgpu_n_store_insn": "count", "gpgpu_n_shmem_insn": "count", "gpgpu_n_sstarr_insn": "count",
-    "gpgpu_n_tex_insn": "count", "gpgpu_n_const_mem_insn": "count", "gpgpu_n_param_mem_insn": "count",
-    "gpgpu_n_mem_read_global": "count", "gpgpu_n_mem_write_global": "count", "gpgpu_n_mem_read_local": "count",
-    "gpgpu_n_mem_write_local": "count", "gpgpu_n_mem_texture": "count", "gpgpu_n_mem_const": "count",
-    "total dram reads": "count", "total dram writes": "count",
+    "gpu_sim_cycle": "cycle",
+    "gpu_sim_insn": "count",
+    "gpu_tot_sim_cycle": "cycle",
+    "gpu_tot_sim_insn": "count",
+    "gpu_ipc": "count/cycle",
+    "gpu_occupancy": "fraction",
+    "L2_BW": "B/s",
+    "L1D_total_cache_accesses": "count",
+    "L1D_total_cache_misses": "count",
+    "L2_total_cache_accesses": "count",
+    "L2_total_cache_misses": "count",
+    "gpgpu_n_tot_thrd_icount": "count",
+    "gpgpu_n_tot_w_icount": "count",
+    "gpgpu_n_load_insn": "count",
+    "gpgpu_n_store_insn": "count",
+    "gpgpu_n_shmem_insn": "count",
+    "gpgpu_n_sstarr_insn": "count",
+    "gpgpu_n_tex_insn": "count",
+    "gpgpu_n_const_mem_insn": "count",
+    "gpgpu_n_param_mem_insn": "count",
+    "gpgpu_n_mem_read_global": "count",
+    "gpgpu_n_mem_write_global": "count",
+    "gpgpu_n_mem_read_local": "count",
+    "gpgpu_n_mem_write_local": "count",
+    "gpgpu_n_mem_texture": "count",
+    "gpgpu_n_mem_const": "count",
+    "total dram reads": "count",
+    "total dram writes": "count",
 }
 
 
@@ -114,21 +146,36 @@ def read_gpgpusim(path: str | Path) -> pd.DataFrame:
     blocks = [b for b in blocks if "gpu_sim_cycle" in b["stats"] or "gpu_sim_insn" in b["stats"]]
     cut = [b for b in blocks if not {"gpu_sim_cycle", "gpu_sim_insn"} <= b["stats"].keys()]
     if cut:
-        warnings.warn(CosimWarning(f"{path}:{cut[0]['line']}: {len(cut)} statistics block(s) without both gpu_sim_cycle and "
-                                   "gpu_sim_insn (a cut or damaged log?) left out"), stacklevel=2)
+        warnings.warn(
+            CosimWarning(
+                f"{path}:{cut[0]['line']}: {len(cut)} statistics block(s) without both gpu_sim_cycle and "
+                "gpu_sim_insn (a cut or damaged log?) left out"
+            ),
+            stacklevel=2,
+        )
         blocks = [b for b in blocks if b not in cut]
     if not blocks:
-        raise CosimError(f"{path}: no kernel statistics blocks (kernel_name = ... then gpu_sim_cycle = ...); "
-                         "is this the stdout of a GPGPU-Sim or Accel-Sim run that finished a kernel?")
+        raise CosimError(
+            f"{path}: no kernel statistics blocks (kernel_name = ... then gpu_sim_cycle = ...); "
+            "is this the stdout of a GPGPU-Sim or Accel-Sim run that finished a kernel?"
+        )
     core_mhz = _core_mhz(path, options)
     out = pd.DataFrame(_rows(path, blocks, core_mhz))
     empty = out[(out["kernel"] == "") & (out.get("gpu_sim_insn", 0) == 0)]
     if len(empty):
-        warnings.warn(CosimWarning(
-            f"{path}:{int(empty['line'].iloc[0])}: {len(empty)} statistics block(s) with an empty kernel_name and no "
-            "instructions (a multi-stream log prints them); kept as launches with kernel ''"), stacklevel=2)
-    out.attrs["gpgpusim"] = {"path": str(path), "core_mhz": core_mhz, "compute_capability": _capability(options),
-                             "raw": [{"line": b["line"], "kernel": b["kernel"], **{k: v for k, (v, _) in b["stats"].items()}} for b in blocks]}
+        warnings.warn(
+            CosimWarning(
+                f"{path}:{int(empty['line'].iloc[0])}: {len(empty)} statistics block(s) with an empty kernel_name and no "
+                "instructions (a multi-stream log prints them); kept as launches with kernel ''"
+            ),
+            stacklevel=2,
+        )
+    out.attrs["gpgpusim"] = {
+        "path": str(path),
+        "core_mhz": core_mhz,
+        "compute_capability": _capability(options),
+        "raw": [{"line": b["line"], "kernel": b["kernel"], **{k: v for k, (v, _) in b["stats"].items()}} for b in blocks],
+    }
     return out
 
 
@@ -193,8 +240,10 @@ def _rows(path: Path, blocks: list[dict], core_mhz: float) -> list[dict]:
             value = stats[name]
             if semantics != "kernel" and name not in PER_KERNEL and not name.startswith("gpu_tot_"):
                 if value < before.get(name, 0.0):
-                    raise CosimError(f"{path}:{b['stats'][name][1]}: {name} fell from {before[name]:g} to {value:g}, though this "
-                                     "log's counters count since the run began; are two logs concatenated?")
+                    raise CosimError(
+                        f"{path}:{b['stats'][name][1]}: {name} fell from {before[name]:g} to {value:g}, though this "
+                        "log's counters count since the run began; are two logs concatenated?"
+                    )
                 value -= before.get(name, 0.0)
             row[name] = value
         total, own = stats.get("gpu_tot_sim_insn"), stats.get("gpu_sim_insn")
@@ -209,7 +258,9 @@ def _rows(path: Path, blocks: list[dict], core_mhz: float) -> list[dict]:
     return rows
 
 
-_POWER_STAT = re.compile(r"^\s*(?P<name>[A-Za-z_][\w]*)\s*,?\s*=\s*(?P<value>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|-?nan|-?inf)\s*$")
+_POWER_STAT = re.compile(
+    r"^\s*(?P<name>[A-Za-z_][\w]*)\s*,?\s*=\s*(?P<value>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|-?nan|-?inf)\s*$"
+)
 
 
 def read_power_report(path: str | Path) -> pd.DataFrame:

@@ -72,9 +72,7 @@ def read_measured(
         covering = [x for x in labels if all(e in event_cols or _powmon_col(x, e) in table.columns for e in events)]
         label = covering[0] if len(covering) == 1 else None
         if label is None and not (freq_col and (voltage_col or not need_voltage)):
-            raise CosimError(
-                f"{path}: cannot tell which cluster's columns to use (Powmon labels: {', '.join(labels)}); pass --label"
-            )
+            raise CosimError(f"{path}: cannot tell which cluster's columns to use (Powmon labels: {', '.join(labels)}); pass --label")
     columns = {"frequency": freq_col or (f"Frequency {label}" if label else None)}
     if need_voltage or voltage_col:
         columns["voltage"] = voltage_col or (f"Voltage {label}" if label else None)

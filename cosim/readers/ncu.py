@@ -27,8 +27,21 @@ from cosim.readers._files import read_text
 from cosim.readers._units import UnitError, ncu_quantity
 from cosim.readers.nvprof import SkippedLines
 
-_ID_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context", "Stream",
-               "Block Size", "Grid Size", "Device", "CC", "device__attribute_display_name")
+_ID_COLUMNS = (
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Kernel Time",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+    "device__attribute_display_name",
+)
 
 
 def is_ncu(path: str | Path) -> bool:
@@ -51,7 +64,7 @@ def read_ncu(path: str | Path) -> pd.DataFrame:
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith('"ID",')), None)
     if start is None:
-        raise CosimError(f"{path}: no ncu --csv table (a header starting \"ID\",\"Process ID\"); run ncu with --csv")
+        raise CosimError(f'{path}: no ncu --csv table (a header starting "ID","Process ID"); run ncu with --csv')
     header = _fields(path, start + 1, lines[start])
     skipped = SkippedLines(path)
     rows = _details(path, lines, start, header, skipped) if "Metric Name" in header else _raw(path, lines, start, header, skipped)
@@ -91,7 +104,7 @@ def _details(path: Path, lines: list[str], start: int, header: list[str], skippe
     if missing:
         raise CosimError(f"{path}:{start + 1}: ncu --csv header lacks {', '.join(missing)}")
     rows = []
-    for lineno, text in enumerate(lines[start + 1:], start=start + 2):
+    for lineno, text in enumerate(lines[start + 1 :], start=start + 2):
         if not text.strip() or text.startswith("==PROF=="):
             continue
         fields = _fields(path, lineno, text)
@@ -100,9 +113,20 @@ def _details(path: Path, lines: list[str], start: int, header: list[str], skippe
             continue
         f = dict(zip(header, fields))
         value, unit = _value(path, lineno, f["Metric Name"], f["Metric Value"], f["Metric Unit"])
-        rows.append({"line": lineno, "launch": _launch(path, lineno, f["ID"]), "kernel": f["Kernel Name"],
-                     "device": f.get("Device", ""), "capability": f.get("CC", ""), "section": f.get("Section Name", ""), "metric": f["Metric Name"],
-                     "value": value, "unit": unit, "ncu_unit": f["Metric Unit"]})
+        rows.append(
+            {
+                "line": lineno,
+                "launch": _launch(path, lineno, f["ID"]),
+                "kernel": f["Kernel Name"],
+                "device": f.get("Device", ""),
+                "capability": f.get("CC", ""),
+                "section": f.get("Section Name", ""),
+                "metric": f["Metric Name"],
+                "value": value,
+                "unit": unit,
+                "ncu_unit": f["Metric Unit"],
+            }
+        )
     return rows
 
 
@@ -114,7 +138,7 @@ def _raw(path: Path, lines: list[str], start: int, header: list[str], skipped: S
         raise CosimError(f"{path}:{start + 2}: expected ncu's units row under the --page raw header")
     metrics = [i for i, c in enumerate(header) if c not in _ID_COLUMNS]
     rows = []
-    for lineno, text in enumerate(lines[start + 2:], start=start + 3):
+    for lineno, text in enumerate(lines[start + 2 :], start=start + 3):
         if not text.strip() or text.startswith("==PROF=="):
             continue
         fields = _fields(path, lineno, text)
@@ -125,8 +149,20 @@ def _raw(path: Path, lines: list[str], start: int, header: list[str], skipped: S
         device = f.get("device__attribute_display_name") or f.get("Device", "")
         for i in metrics:
             value, unit = _value(path, lineno, header[i], fields[i], units[i])
-            rows.append({"line": lineno, "launch": _launch(path, lineno, f["ID"]), "kernel": f["Kernel Name"],
-                         "device": device, "capability": f.get("CC", ""), "section": "", "metric": header[i], "value": value, "unit": unit, "ncu_unit": units[i]})
+            rows.append(
+                {
+                    "line": lineno,
+                    "launch": _launch(path, lineno, f["ID"]),
+                    "kernel": f["Kernel Name"],
+                    "device": device,
+                    "capability": f.get("CC", ""),
+                    "section": "",
+                    "metric": header[i],
+                    "value": value,
+                    "unit": unit,
+                    "ncu_unit": units[i],
+                }
+            )
     return rows
 
 
@@ -149,8 +185,10 @@ def nvprof_metrics_from_ncu(long: pd.DataFrame) -> pd.DataFrame:
     known = long[long["metric"].isin(to_nvprof)].copy()
     path = long.attrs.get("ncu", {}).get("path", "ncu file")
     if known.empty:
-        raise CosimError(f"{path}: none of the metrics cosim's GPU models read; collect them with ncu --metrics "
-                         f"{','.join(spec['ncu'] for spec in list(mapping.values())[:6])},...")
+        raise CosimError(
+            f"{path}: none of the metrics cosim's GPU models read; collect them with ncu --metrics "
+            f"{','.join(spec['ncu'] for spec in list(mapping.values())[:6])},..."
+        )
     known["nvprof"] = known["metric"].map(to_nvprof)
     wide = known.pivot_table(index=["device", "kernel"], columns="nvprof", values="value", aggfunc="mean").reset_index()
     launches = known.groupby(["device", "kernel"])["launch"].nunique().rename("invocations").reset_index()
@@ -159,5 +197,9 @@ def nvprof_metrics_from_ncu(long: pd.DataFrame) -> pd.DataFrame:
     out.columns.name = None
     out.attrs["nvprof"] = {"path": path}
     capabilities = sorted(c for c in long.get("capability", pd.Series(dtype=str)).unique() if c)
-    out.attrs["ncu"] = {"path": path, "capability": capabilities[0] if capabilities else None, "inexact": sorted(n for n in known["nvprof"].unique() if not mapping[n]["exact"])}
+    out.attrs["ncu"] = {
+        "path": path,
+        "capability": capabilities[0] if capabilities else None,
+        "inexact": sorted(n for n in known["nvprof"].unique() if not mapping[n]["exact"]),
+    }
     return out

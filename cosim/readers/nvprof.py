@@ -62,8 +62,12 @@ _PERCENT = {"shared_efficiency"}  # printed without '%' by some nvprof versions
 
 BANNER = re.compile(r"^(?:==\d+==|========)\s?(?P<text>.*)$")
 _VALUE = r"(?:(?:Idle|Low|Mid|High|Max)\s\(\d+\)|[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?[A-Za-z/%]*|-?nan|-?inf)"
-_METRIC_LINE = re.compile(rf"^\s*(?P<inv>\d+)\s+(?P<name>\S+)\s+(?P<desc>.*?)\s+(?P<min>{_VALUE})\s+(?P<max>{_VALUE})\s+(?P<avg>{_VALUE})\s*$")
-_EVENT_LINE = re.compile(rf"^\s*(?P<inv>\d+)\s+(?P<name>\S+)\s+(?P<min>{_VALUE})\s+(?P<max>{_VALUE})\s+(?P<avg>{_VALUE})\s+(?P<total>{_VALUE})\s*$")
+_METRIC_LINE = re.compile(
+    rf"^\s*(?P<inv>\d+)\s+(?P<name>\S+)\s+(?P<desc>.*?)\s+(?P<min>{_VALUE})\s+(?P<max>{_VALUE})\s+(?P<avg>{_VALUE})\s*$"
+)
+_EVENT_LINE = re.compile(
+    rf"^\s*(?P<inv>\d+)\s+(?P<name>\S+)\s+(?P<min>{_VALUE})\s+(?P<max>{_VALUE})\s+(?P<avg>{_VALUE})\s+(?P<total>{_VALUE})\s*$"
+)
 _DEVICE = re.compile(r'^\s*Device\s+"(?P<device>[^"]*)"\s*$')
 _KERNEL = re.compile(r"^\s*Kernel:\s*(?P<kernel>.+?)\s*$")
 
@@ -98,9 +102,13 @@ class SkippedLines:
 
     def warn(self) -> None:
         if self.count:
-            warnings.warn(CosimWarning(
-                f"{self.path}:{self.first}: skipped {self.count} line(s) in nvprof's results that it does not write "
-                "(program output mixed in, or a damaged line); the first is this one"), stacklevel=3)
+            warnings.warn(
+                CosimWarning(
+                    f"{self.path}:{self.first}: skipped {self.count} line(s) in nvprof's results that it does not write "
+                    "(program output mixed in, or a damaged line); the first is this one"
+                ),
+                stacklevel=3,
+            )
 
 
 def metric_records(path: str | Path) -> list[MetricRecord]:
@@ -170,9 +178,20 @@ def _records(path: Path, lines: list[str], skipped: SkippedLines) -> Iterator[Me
                 continue
             if header is not None and len(fields) == len(header):
                 row = dict(zip(header, fields))
-                yield _record(path, lineno, session, row["Device"], row["Kernel"], row["Invocations"],
-                              row.get("Metric Name") or row.get("Event Name", ""), row.get("Metric Description", ""),
-                              row["Min"], row["Max"], row["Avg"], row.get("Total"))
+                yield _record(
+                    path,
+                    lineno,
+                    session,
+                    row["Device"],
+                    row["Kernel"],
+                    row["Invocations"],
+                    row.get("Metric Name") or row.get("Event Name", ""),
+                    row.get("Metric Description", ""),
+                    row["Min"],
+                    row["Max"],
+                    row["Avg"],
+                    row.get("Total"),
+                )
                 continue
             skipped.add(lineno)
             continue
@@ -187,8 +206,20 @@ def _records(path: Path, lines: list[str], skipped: SkippedLines) -> Iterator[Me
             continue
         m = (_EVENT_LINE if mode == "event" else _METRIC_LINE).match(text)
         if m and device is not None and kernel is not None:
-            yield _record(path, lineno, session, device, kernel, m["inv"], m["name"], m.groupdict().get("desc") or "",
-                          m["min"], m["max"], m["avg"], m.groupdict().get("total"))
+            yield _record(
+                path,
+                lineno,
+                session,
+                device,
+                kernel,
+                m["inv"],
+                m["name"],
+                m.groupdict().get("desc") or "",
+                m["min"],
+                m["max"],
+                m["avg"],
+                m.groupdict().get("total"),
+            )
         else:
             skipped.add(lineno)
 
@@ -207,8 +238,20 @@ def _check_header(path: Path, lineno: int, fields: list[str]) -> list[str]:
     return fields
 
 
-def _record(path: Path, lineno: int, session: int, device: str, kernel: str, invocations: str, metric: str,
-            description: str, lo: str, hi: str, avg: str, total: str | None) -> MetricRecord:
+def _record(
+    path: Path,
+    lineno: int,
+    session: int,
+    device: str,
+    kernel: str,
+    invocations: str,
+    metric: str,
+    description: str,
+    lo: str,
+    hi: str,
+    avg: str,
+    total: str | None,
+) -> MetricRecord:
     values = {}
     unit = "count"
     for name, raw in (("min", lo), ("max", hi), ("avg", avg), ("total", total)):
@@ -224,8 +267,20 @@ def _record(path: Path, lineno: int, session: int, device: str, kernel: str, inv
         if metric in _PERCENT and unit == "count":
             value, unit = value / 100.0, "fraction"
         values[name] = value
-    return MetricRecord(lineno, session, device, kernel, _invocations(path, lineno, invocations), metric, description.strip(),
-                        values["min"], values["max"], values["avg"], values["total"], unit)
+    return MetricRecord(
+        lineno,
+        session,
+        device,
+        kernel,
+        _invocations(path, lineno, invocations),
+        metric,
+        description.strip(),
+        values["min"],
+        values["max"],
+        values["avg"],
+        values["total"],
+        unit,
+    )
 
 
 def _join_sessions(path: Path, records: list[MetricRecord]) -> list[MetricRecord]:
@@ -247,14 +302,22 @@ def _join_sessions(path: Path, records: list[MetricRecord]) -> list[MetricRecord
             differ.append((r, other))
     if repeats:
         r, first = repeats[0]
-        warnings.warn(CosimWarning(
-            f"{path}:{r.line}: {len(repeats)} metric value(s) repeat an earlier session (the first: '{r.metric}', read at line "
-            f"{first.line}); the first values are kept"), stacklevel=3)
+        warnings.warn(
+            CosimWarning(
+                f"{path}:{r.line}: {len(repeats)} metric value(s) repeat an earlier session (the first: '{r.metric}', read at line "
+                f"{first.line}); the first values are kept"
+            ),
+            stacklevel=3,
+        )
     if differ:
         r, other = differ[0]
-        warnings.warn(CosimWarning(
-            f"{path}:{r.line}: kernel '{r.kernel[:80]}' ran {r.invocations} time(s) in this session and {other.invocations} at "
-            f"line {other.line} ({len(differ)} such record(s)); are all sessions the same program and input?"), stacklevel=3)
+        warnings.warn(
+            CosimWarning(
+                f"{path}:{r.line}: kernel '{r.kernel[:80]}' ran {r.invocations} time(s) in this session and {other.invocations} at "
+                f"line {other.line} ({len(differ)} such record(s)); are all sessions the same program and input?"
+            ),
+            stacklevel=3,
+        )
     return list(kept.values())
 
 

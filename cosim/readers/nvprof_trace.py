@@ -30,20 +30,53 @@ from cosim.readers.nvprof import _VALUE, BANNER, SkippedLines
 
 # nvprof column -> (canonical name, what a bare number in it means when no units row says)
 TRACE_COLUMNS = {
-    "Start": "start_s", "Duration": "duration_s", "Grid Size": "grid", "Block Size": "block",
-    "Grid X": "grid_x", "Grid Y": "grid_y", "Grid Z": "grid_z", "Block X": "block_x", "Block Y": "block_y", "Block Z": "block_z",
-    "Regs*": "registers_per_thread", "Registers Per Thread": "registers_per_thread",
-    "SSMem*": "static_smem_b", "Static SMem": "static_smem_b", "DSMem*": "dynamic_smem_b", "Dynamic SMem": "dynamic_smem_b",
-    "Size": "size_b", "Throughput": "throughput_b_per_s", "SrcMemType": "src_mem", "DstMemType": "dst_mem",
-    "Device": "device", "Context": "context", "Stream": "stream", "Name": "name", "Correlation_ID": "correlation",
+    "Start": "start_s",
+    "Duration": "duration_s",
+    "Grid Size": "grid",
+    "Block Size": "block",
+    "Grid X": "grid_x",
+    "Grid Y": "grid_y",
+    "Grid Z": "grid_z",
+    "Block X": "block_x",
+    "Block Y": "block_y",
+    "Block Z": "block_z",
+    "Regs*": "registers_per_thread",
+    "Registers Per Thread": "registers_per_thread",
+    "SSMem*": "static_smem_b",
+    "Static SMem": "static_smem_b",
+    "DSMem*": "dynamic_smem_b",
+    "Dynamic SMem": "dynamic_smem_b",
+    "Size": "size_b",
+    "Throughput": "throughput_b_per_s",
+    "SrcMemType": "src_mem",
+    "DstMemType": "dst_mem",
+    "Device": "device",
+    "Context": "context",
+    "Stream": "stream",
+    "Name": "name",
+    "Correlation_ID": "correlation",
 }
-_NUMERIC = {"start_s", "duration_s", "registers_per_thread", "static_smem_b", "dynamic_smem_b", "size_b", "throughput_b_per_s",
-            "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"}
+_NUMERIC = {
+    "start_s",
+    "duration_s",
+    "registers_per_thread",
+    "static_smem_b",
+    "dynamic_smem_b",
+    "size_b",
+    "throughput_b_per_s",
+    "grid_x",
+    "grid_y",
+    "grid_z",
+    "block_x",
+    "block_y",
+    "block_z",
+}
 _LEGEND = re.compile(r"^(?:Regs|SSMem|DSMem|SrcMemType|DstMemType|Unified Memory|Virtual Address|Src Dev|Dst Dev)\s*:")
 _CORRELATION = re.compile(r"^(?P<name>.*?)\s*\[(?P<id>\d+)\]$")
 _SUMMARY_LINE = re.compile(
     rf"^\s*(?:(?P<type>GPU activities|API calls|OpenACC \(excl\)|OpenMP \(excl\)):)?\s*(?P<pct>[\d.]+%)\s+(?P<time>{_VALUE})\s+"
-    rf"(?P<calls>\d+)\s+(?P<avg>{_VALUE})\s+(?P<min>{_VALUE})\s+(?P<max>{_VALUE})\s+(?P<name>\S.*?)\s*$")
+    rf"(?P<calls>\d+)\s+(?P<avg>{_VALUE})\s+(?P<min>{_VALUE})\s+(?P<max>{_VALUE})\s+(?P<name>\S.*?)\s*$"
+)
 
 
 def nvprof_layout(path: str | Path) -> str | None:
@@ -55,7 +88,7 @@ def nvprof_layout(path: str | Path) -> str | None:
         return None
     if not re.search(r"^(?:==\d+==|========)", head, re.MULTILINE):
         return None
-    if re.search(r'Metric Name|Event Name|^\s*Invocations\s', head, re.MULTILINE):
+    if re.search(r"Metric Name|Event Name|^\s*Invocations\s", head, re.MULTILINE):
         return "metrics"
     if re.search(r'^\s*"?Start"?\s*,?\s*"?Duration', head, re.MULTILINE):
         return "gpu-trace"
@@ -147,8 +180,16 @@ def read_gpu_summary(path: str | Path) -> pd.DataFrame:
             kind = f.get("Type", "GPU activities") or kind
             if kind == "GPU activities":
                 u = dict(zip(header, units or []))
-                rows.append(_summary_row(path, lineno, f["Name"], f["Time(%)"] + "%", f["Calls"],
-                                         *(f[c] + u.get(c, "") for c in ("Time", "Avg", "Min", "Max"))))
+                rows.append(
+                    _summary_row(
+                        path,
+                        lineno,
+                        f["Name"],
+                        f["Time(%)"] + "%",
+                        f["Calls"],
+                        *(f[c] + u.get(c, "") for c in ("Time", "Avg", "Min", "Max")),
+                    )
+                )
             continue
         if re.match(r"^\s*(?:Type\s+)?Time\(%\)", text):
             continue
@@ -192,7 +233,7 @@ def _text_row(text: str, header: list[str], ends: list[int]) -> list[str] | None
         return None
     cuts = [0, *ends[:-1]]
     fields = [text[a:b].strip() for a, b in zip(cuts, cuts[1:])]
-    fields.append(text[ends[-2]:].strip())  # Name: left-aligned, runs to the end
+    fields.append(text[ends[-2] :].strip())  # Name: left-aligned, runs to the end
     return fields if fields[0] and fields[-1] else None
 
 
@@ -230,5 +271,14 @@ def _summary_row(path: Path, lineno: int, name: str, pct: str, calls: str, *time
         n = int(calls)
     except (UnitError, ValueError) as err:
         raise CosimError(f"{path}:{lineno}: not a summary row nvprof writes ({err})") from None
-    return {"line": lineno, "name": name, "kernel": name, "time_fraction": fraction, "time_s": seconds[0], "calls": n,
-            "avg_s": seconds[1], "min_s": seconds[2], "max_s": seconds[3]}
+    return {
+        "line": lineno,
+        "name": name,
+        "kernel": name,
+        "time_fraction": fraction,
+        "time_s": seconds[0],
+        "calls": n,
+        "avg_s": seconds[1],
+        "min_s": seconds[2],
+        "max_s": seconds[3],
+    }

@@ -75,7 +75,7 @@ def read_class_map(path: str | Path) -> dict[str, str]:
         raise CosimError(f"{path}: not valid TOML ({err})") from None
     classes = data.get("classes")
     if not isinstance(classes, dict) or not classes:
-        raise CosimError(f"{path}: needs a [classes] table, e.g. Tex_fetch = \"memory_offchip\"")
+        raise CosimError(f'{path}: needs a [classes] table, e.g. Tex_fetch = "memory_offchip"')
     out = {}
     for name, target in classes.items():
         target_canon = IGNORE if target == IGNORE else canonical_class(str(target))

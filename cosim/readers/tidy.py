@@ -59,11 +59,13 @@ def detect_format(path: str | Path) -> str:
         return "ncu"
     if layout := nvprof_layout(path):
         return f"nvprof-{layout}"
-    raise CosimError(f"{path}: not a format cosim reads (gem5 stats, nvprof, ncu --csv, GPGPU-Sim/Accel-Sim, "
-                     f"GPUWattch/AccelWattch, Ocelot); name it with --format {{{','.join(FORMATS)}}}")
+    raise CosimError(
+        f"{path}: not a format cosim reads (gem5 stats, nvprof, ncu --csv, GPGPU-Sim/Accel-Sim, "
+        f"GPUWattch/AccelWattch, Ocelot); name it with --format {{{','.join(FORMATS)}}}"
+    )
 
 
-def read(path: str | Path, *, format: str | None = None) -> "pd.DataFrame":  # noqa: A002 - the CLI's --format
+def read(path: str | Path, *, format: str | None = None) -> pd.DataFrame:  # noqa: A002 - the CLI's --format
     """Read any supported input into the long table described in this module's docstring."""
     import pandas as pd
 
@@ -90,11 +92,23 @@ def _head(path: Path) -> str:
 
 
 _GEM5_UNIT = re.compile(r"^(?P<name>\S+)\s.*#.*\((?P<unit>[A-Za-z/()]+)\)\s*$")
-_GEM5_UNITS = {"Second": "s", "Byte": "B", "Count": "count", "Cycle": "cycle", "Ratio": "1", "Hertz": "Hz", "Watt": "W",
-               "Joule": "J", "Volt": "V", "Tick": "s", "(Byte/Second)": "B/s", "(Tick/Second)": "Hz"}
+_GEM5_UNITS = {
+    "Second": "s",
+    "Byte": "B",
+    "Count": "count",
+    "Cycle": "cycle",
+    "Ratio": "1",
+    "Hertz": "Hz",
+    "Watt": "W",
+    "Joule": "J",
+    "Volt": "V",
+    "Tick": "s",
+    "(Byte/Second)": "B/s",
+    "(Tick/Second)": "Hz",
+}
 
 
-def _gem5(path: Path) -> "pd.DataFrame":
+def _gem5(path: Path) -> pd.DataFrame:
     from cosim.readers.gem5_stats import read_stats, stats_meta
 
     stats = read_stats(path)
@@ -128,9 +142,12 @@ def _ocelot(path: Path) -> list[tuple]:
 
     trace = read_ocelot_trace(path)
     launch = trace.groupby("kernel").cumcount()
-    return [("", k, n, cls, float(v), "count", "", "value")
-            for k, n, (_, row) in zip(trace["kernel_display"], launch, trace.iterrows()) for cls in OCELOT_CLASSES
-            for v in [row[f"n_{cls}"]]]
+    return [
+        ("", k, n, cls, float(v), "count", "", "value")
+        for k, n, (_, row) in zip(trace["kernel_display"], launch, trace.iterrows())
+        for cls in OCELOT_CLASSES
+        for v in [row[f"n_{cls}"]]
+    ]
 
 
 def _nvprof_metrics(path: Path) -> list[tuple]:
@@ -148,17 +165,34 @@ def _nvprof_metrics(path: Path) -> list[tuple]:
     return rows
 
 
-_TRACE_UNITS = {"start_s": "s", "duration_s": "s", "end_s": "s", "size_b": "B", "throughput_b_per_s": "B/s",
-                "registers_per_thread": "count", "static_smem_b": "B", "dynamic_smem_b": "B",
-                "grid_x": "count", "grid_y": "count", "grid_z": "count", "block_x": "count", "block_y": "count", "block_z": "count"}
+_TRACE_UNITS = {
+    "start_s": "s",
+    "duration_s": "s",
+    "end_s": "s",
+    "size_b": "B",
+    "throughput_b_per_s": "B/s",
+    "registers_per_thread": "count",
+    "static_smem_b": "B",
+    "dynamic_smem_b": "B",
+    "grid_x": "count",
+    "grid_y": "count",
+    "grid_z": "count",
+    "block_x": "count",
+    "block_y": "count",
+    "block_z": "count",
+}
 
 
 def _nvprof_trace(path: Path) -> list[tuple]:
     from cosim.readers.nvprof_trace import read_gpu_trace
 
     trace = read_gpu_trace(path)
-    return [("", row["kernel"], row["launch"], metric, row[metric], unit, row.get("device", ""), "value")
-            for _, row in trace.iterrows() for metric, unit in _TRACE_UNITS.items() if metric in row and row[metric] == row[metric]]
+    return [
+        ("", row["kernel"], row["launch"], metric, row[metric], unit, row.get("device", ""), "value")
+        for _, row in trace.iterrows()
+        for metric, unit in _TRACE_UNITS.items()
+        if metric in row and row[metric] == row[metric]
+    ]
 
 
 def _nvprof_summary(path: Path) -> list[tuple]:
@@ -166,11 +200,14 @@ def _nvprof_summary(path: Path) -> list[tuple]:
 
     summary = read_gpu_summary(path)
     units = {"time_fraction": "fraction", "time_s": "s", "calls": "count", "avg_s": "s", "min_s": "s", "max_s": "s"}
-    return [("", row["kernel"], None, metric, float(row[metric]), unit, "", "value")
-            for _, row in summary.iterrows() for metric, unit in units.items()]
+    return [
+        ("", row["kernel"], None, metric, float(row[metric]), unit, "", "value")
+        for _, row in summary.iterrows()
+        for metric, unit in units.items()
+    ]
 
 
-def _ncu(path: Path) -> "pd.DataFrame":
+def _ncu(path: Path) -> pd.DataFrame:
     from cosim.readers.ncu import read_ncu
 
     out = read_ncu(path).assign(statistic="value")
@@ -204,5 +241,13 @@ def _gpuwattch(path: Path) -> list[tuple]:
     return rows
 
 
-_READERS = {"gem5": _gem5, "ocelot": _ocelot, "nvprof-metrics": _nvprof_metrics, "nvprof-gpu-trace": _nvprof_trace,
-            "nvprof-gpu-summary": _nvprof_summary, "ncu": _ncu, "gpgpusim": _gpgpusim, "gpuwattch": _gpuwattch}
+_READERS = {
+    "gem5": _gem5,
+    "ocelot": _ocelot,
+    "nvprof-metrics": _nvprof_metrics,
+    "nvprof-gpu-trace": _nvprof_trace,
+    "nvprof-gpu-summary": _nvprof_summary,
+    "ncu": _ncu,
+    "gpgpusim": _gpgpusim,
+    "gpuwattch": _gpuwattch,
+}

@@ -53,8 +53,12 @@ def resolve_cluster(config: Gem5Config, spec: ClusterSpec, ticks_per_s: float) -
 
 
 # With no --model, the most detailed CPU kind in a cluster picks the model.
-DEFAULT_MODELS = {"o3": "cortex-a15-walker2017", "minor": "cortex-a7-gemstone2018", "inorder": "cortex-a7-gemstone2018",
-                  "simple": "cortex-a7-gemstone2018"}
+DEFAULT_MODELS = {
+    "o3": "cortex-a15-walker2017",
+    "minor": "cortex-a7-gemstone2018",
+    "inorder": "cortex-a7-gemstone2018",
+    "simple": "cortex-a7-gemstone2018",
+}
 _DETAIL = ("o3", "minor", "inorder", "simple")
 
 
@@ -80,8 +84,13 @@ def check_isa(config: Gem5Config, models: Sequence[Model], *, any_isa: bool = Fa
     mismatch = False
     for model in models:
         if isa is None:
-            warnings.warn(CosimWarning(f"{config.path}: no ISA, TLB, MMU or System object names the run's ISA, so "
-                                       f"{model.name} ({model.isa}) is applied unchecked; rows are flagged isa_unknown"), stacklevel=3)
+            warnings.warn(
+                CosimWarning(
+                    f"{config.path}: no ISA, TLB, MMU or System object names the run's ISA, so "
+                    f"{model.name} ({model.isa}) is applied unchecked; rows are flagged isa_unknown"
+                ),
+                stacklevel=3,
+            )
         elif isa != model.isa:
             if not any_isa:
                 raise CosimError(
@@ -187,9 +196,15 @@ def _cluster_timeline(
     for event in model.events:
         out[f"eph_{event}"] = rates.eph[event].to_numpy()
     nan_input = np.isnan(out["power_w"].to_numpy())
-    reasons = implausible_reasons(model, power_w=power["power_w"], static_w=power["static_w"], freq_mhz=freq,
-                                  voltage_v=op.voltage_v, eph={e: rates.eph[e].to_numpy() for e in model.events},
-                                  n_cpus=cluster.n_cpus)
+    reasons = implausible_reasons(
+        model,
+        power_w=power["power_w"],
+        static_w=power["static_w"],
+        freq_mhz=freq,
+        voltage_v=op.voltage_v,
+        eph={e: rates.eph[e].to_numpy() for e in model.events},
+        n_cpus=cluster.n_cpus,
+    )
     bad = reasons != ""
     if bad.any() and not keep:
         i = int(np.flatnonzero(bad)[0])
@@ -209,8 +224,12 @@ def _cluster_timeline(
     out["flags"] = _flag_text(op, rates.substitutes, nan_input, bad, model, cluster, extra_flags)
     if nan_input.any():
         where = ", ".join(str(e) for e in out["epoch"][nan_input][:5])
-        warnings.warn(CosimWarning(f"cluster '{cluster.name}': nan in the stats of epoch(s) {where}; those epochs have no "
-                                   "power value (flag nan_input)"), stacklevel=3)
+        warnings.warn(
+            CosimWarning(
+                f"cluster '{cluster.name}': nan in the stats of epoch(s) {where}; those epochs have no power value (flag nan_input)"
+            ),
+            stacklevel=3,
+        )
     return out
 
 
@@ -252,8 +271,9 @@ def _check_operating_point(cluster: Cluster, model: Model, freq: np.ndarray, op,
     warnings.warn(CosimWarning(message + "; affected epochs are flagged"), stacklevel=4)
 
 
-def _flag_text(op, substitutes: dict[str, str], nan_input: np.ndarray, implausible: np.ndarray, model: Model,
-               cluster: Cluster, extra: list[str]) -> list[str]:
+def _flag_text(
+    op, substitutes: dict[str, str], nan_input: np.ndarray, implausible: np.ndarray, model: Model, cluster: Cluster, extra: list[str]
+) -> list[str]:
     common = extra + [f"subst:{e}" for e in sorted(substitutes)]
     if cluster.n_cpus > model.cores_per_cluster:
         common.append("more_cpus_than_model")

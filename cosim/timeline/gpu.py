@@ -18,87 +18,15 @@ from cosim.models.ocelot import AccessRateModel, dynamic_energy_j, dynamic_power
 from cosim.models.tegrak1 import RailModel, rail_voltages_v, tegra_k1_power_w
 from cosim.readers.activity import ACTIVITY_COLUMNS, DEFAULT
 from cosim.readers.ocelot import OCELOT_CLASSES
+from cosim.timeline.launches import expand_launches, gap_pieces, starts
 
 GPU_PREDICTORS = ("l2r", "l1r", "l1w", "int", "f32", "f64", "cnv", "msc")
-_ACT_KEYS = {"mem_other_busy": "mem_other_busy_per_s", "mem_cpu_busy": "mem_cpu_busy_per_s", "cpu_ipc": "cpu_ipc",
-             "cpu_active": "cpu_active_cycles_per_s"}
-
-
-def expand_launches(kernels: pd.DataFrame) -> pd.DataFrame:
-    """One row per launch: nvprof summaries (``invocations`` > 1) are repeated, in file order."""
-    if "launch" in kernels.columns:
-        return kernels.reset_index(drop=True)
-    reps = kernels["invocations"].to_numpy(dtype=int) if "invocations" in kernels else np.ones(len(kernels), dtype=int)
-    out = kernels.loc[kernels.index.repeat(reps)].reset_index(drop=True)
-    out.insert(0, "launch", np.arange(len(out)))
-    return out
-
-
-def order_by_gpu_trace(kernels: pd.DataFrame, trace: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Launches in the order an nvprof gpu-trace saw them, with its start times and durations [s].
-
-    The i-th launch of a kernel in the trace is the i-th launch of that kernel in
-    the metrics; times start at the trace's first activity (copies included).
-    Returns the launches (``launch`` renumbered in time order) and launch times
-    (``launch``, ``start_s``, ``duration_s``, ``kernel``) for the timeline.
-    """
-    where = trace.attrs.get("nvprof", {}).get("path", "gpu-trace")
-    launches = expand_launches(kernels)
-    runs = trace[trace["kind"] == "kernel"].reset_index(drop=True)
-    pools: dict[str, list[int]] = {}
-    for i, name in enumerate(launches["kernel"]):
-        pools.setdefault(name, []).append(i)
-    order = []
-    for row in runs.itertuples():
-        pool = pools.get(row.kernel)
-        if pool is None:
-            raise CosimError(f"{where}:{row.line}: kernel '{row.kernel}' is not in the metrics (kernels: {', '.join(sorted(pools))[:300]})")
-        if not pool:
-            raise CosimError(f"{where}:{row.line}: kernel '{row.kernel}' runs more often in the trace than in the metrics; same program and input?")
-        order.append(pool.pop(0))
-    left = {name: len(pool) for name, pool in pools.items() if pool}
-    if left:
-        name, n = next(iter(left.items()))
-        raise CosimError(f"{where}: kernel '{name}' has {n} launch(es) in the metrics that the trace lacks; same program and input?")
-    ordered = launches.iloc[order].reset_index(drop=True)
-    ordered["launch"] = np.arange(len(ordered))
-    start = runs["start_s"].to_numpy(dtype=float)
-    end = start + runs["duration_s"].to_numpy(dtype=float)
-    for i in range(1, len(start)):  # nvprof prints 5 digits: a start may round to before the last kernel's end
-        if end[i - 1] - 1e-4 * start[i] <= start[i] < end[i - 1]:
-            start[i], end[i] = end[i - 1], end[i - 1] + end[i] - start[i]
-    times = pd.DataFrame({"launch": ordered["launch"], "start_s": start - trace["start_s"].min(),
-                          "duration_s": runs["duration_s"], "kernel": ordered["kernel"]})
-    times.attrs["path"] = where
-    return ordered, times
-
-
-def rows_at(start_s: np.ndarray, end_s: np.ndarray, t_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For sorted, non-overlapping rows [start, end) [s]: the row index at each time (clipped to >= 0) and whether a row covers it."""
-    idx = np.searchsorted(np.asarray(start_s), t_s, side="right") - 1
-    idx = np.clip(idx, 0, None)
-    inside = (np.asarray(start_s)[idx] <= t_s) & (t_s < np.asarray(end_s)[idx])
-    return idx, inside
-
-
-def _starts(launches: pd.DataFrame, duration_s: np.ndarray, launch_times: pd.DataFrame | None, gap_s: float) -> np.ndarray:
-    if gap_s < 0 or not np.isfinite(gap_s):
-        raise CosimError(f"--gap-s {gap_s}: the time between kernels must be >= 0 [s]")
-    if launch_times is None:
-        return np.concatenate([[0.0], np.cumsum(duration_s[:-1] + gap_s)])
-    where = launch_times.attrs.get("path", "launch times")
-    if len(launch_times) != len(launches) or (launch_times["launch"].to_numpy() != launches["launch"].to_numpy()).any():
-        raise CosimError(f"{where}: lists {len(launch_times)} launches, the GPU input has {len(launches)} (launch 0..{len(launches) - 1}); give one row per launch")
-    if "kernel" in launch_times.columns:
-        for i, (given, row) in enumerate(zip(launch_times["kernel"].astype(str), launches.itertuples(), strict=True)):
-            if given not in (row.kernel, row.kernel_display):
-                raise CosimError(f"{where}:{i + 2}: launch {row.launch} is kernel '{row.kernel_display}' in the GPU input, not '{given}'")
-    start = launch_times["start_s"].to_numpy(dtype=float)
-    overlap = np.flatnonzero(start[1:] < start[:-1] + duration_s[:-1] * (1 - 1e-9))
-    if len(overlap):
-        i = overlap[0] + 1
-        raise CosimError(f"{where}: launch {i} starts at {start[i]:g} s, before launch {i - 1} ends ({start[i - 1] + duration_s[i - 1]:g} s); the GPU runs kernels one at a time")
-    return start
+_ACT_KEYS = {
+    "mem_other_busy": "mem_other_busy_per_s",
+    "mem_cpu_busy": "mem_cpu_busy_per_s",
+    "cpu_ipc": "cpu_ipc",
+    "cpu_active": "cpu_active_cycles_per_s",
+}
 
 
 def _activity_for(launches: pd.DataFrame, activity: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.Series]:
@@ -112,7 +40,9 @@ def _activity_for(launches: pd.DataFrame, activity: pd.DataFrame | None) -> tupl
     stray = [k for k in activity.index if k != DEFAULT and k not in known]
     if stray:
         names = ", ".join(sorted(set(launches["kernel_display"])))[:300]
-        raise CosimError(f"{where}: kernel '{stray[0]}' is not in the GPU input (kernels: {names}); names must match the trace or nvprof file")
+        raise CosimError(
+            f"{where}: kernel '{stray[0]}' is not in the GPU input (kernels: {names}); names must match the trace or nvprof file"
+        )
     if DEFAULT in activity.index:
         default = activity.loc[DEFAULT].reindex(list(ACTIVITY_COLUMNS))
     # a launch's own row is found by its raw name, else by its displayed name; gaps come from the * row
@@ -161,13 +91,13 @@ def tegra_k1_timeline(
     launches = expand_launches(kernels)
     duration = launches["elapsed_cycles"].to_numpy(dtype=float) / (gpu_mhz * 1e6)  # Eq. 11
     traced = launch_times is not None and "duration_s" in launch_times.columns
-    if traced:  # a gpu-trace measured each launch: its time beats Eq. 11's
+    if launch_times is not None and traced:  # a gpu-trace measured each launch: its time beats Eq. 11's
         duration = launch_times["duration_s"].to_numpy(dtype=float)
     # estimated DRAM cycles (Ocelot input) cannot exceed the EMC clock: such a kernel is memory-bound
     mem_s = launches["n_mem_other_busy"].to_numpy(dtype=float) / (emc_mhz * 1e6)
     memory_bound = np.isfinite(mem_s) & (mem_s > duration) & (not traced)
     duration = np.where(memory_bound, mem_s, duration)
-    start = _starts(launches, duration, launch_times, gap_s)
+    start = starts(launches, duration, launch_times, gap_s)
     rates, default = _activity_for(launches, activity)
     flags = [[f"approx:{a}" for a in str(text).split(";") if a] for text in launches.get("approximations", [""] * len(launches))]
     flags = [f + [f"voltage_interpolated:{r}" for r, (_, interp) in volts.items() if interp] for f in flags]
@@ -183,9 +113,11 @@ def tegra_k1_timeline(
     from_counts = launches["n_mem_other_busy"].to_numpy(dtype=float) / duration
     use_counts = np.isnan(other) & np.isfinite(from_counts)
     other = np.where(use_counts, from_counts, other)
-    missing = {"no_gpu_memory_activity": np.isnan(other),
-               "no_cpu_memory_activity": rates["mem_cpu_busy_per_s"].isna().to_numpy(),
-               "no_lp_core_activity": rates["cpu_active_cycles_per_s"].isna().to_numpy()}
+    missing = {
+        "no_gpu_memory_activity": np.isnan(other),
+        "no_cpu_memory_activity": rates["mem_cpu_busy_per_s"].isna().to_numpy(),
+        "no_lp_core_activity": rates["cpu_active_cycles_per_s"].isna().to_numpy(),
+    }
     for flag, where in missing.items():
         for i in np.flatnonzero(where):
             flags[i].append(flag)
@@ -204,8 +136,9 @@ def tegra_k1_timeline(
     rows.insert(5, "duration_s", duration)
     rows["flags"] = [";".join(dict.fromkeys(f)) for f in flags]
 
-    idle = _tk1_idle_rows(model, volts, gpu_mhz, emc_mhz, start, duration, default,
-                          model.railgate_delay_s if railgate_delay_s is None else railgate_delay_s)
+    idle = _tk1_idle_rows(
+        model, volts, gpu_mhz, emc_mhz, start, duration, default, model.railgate_delay_s if railgate_delay_s is None else railgate_delay_s
+    )
     if len(idle):
         idle["flags"] = ";".join(outside)
     out = pd.concat([rows, idle], ignore_index=True) if len(idle) else rows
@@ -234,9 +167,15 @@ def _outside_training(model: RailModel, **clocks_mhz: float) -> list[str]:
 
 def _tk1_rows(model, volts, gpu_mhz, emc_mhz, *, gpu_on, rho, act) -> pd.DataFrame:
     n = len(gpu_on)
-    rails = tegra_k1_power_w(model, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz, voltages_v={r: v for r, (v, _) in volts.items()},
-                             gpu_rates=rho, mem_rates={"cpu_busy": act["mem_cpu_busy"], "other_busy": act["mem_other_busy"]},
-                             core_rates={"ipc": act["cpu_ipc"], "active_cycles": act["cpu_active"]})
+    rails = tegra_k1_power_w(
+        model,
+        gpu_mhz=gpu_mhz,
+        emc_mhz=emc_mhz,
+        voltages_v={r: v for r, (v, _) in volts.items()},
+        gpu_rates=rho,
+        mem_rates={"cpu_busy": act["mem_cpu_busy"], "other_busy": act["mem_other_busy"]},
+        core_rates={"ipc": act["cpu_ipc"], "active_cycles": act["cpu_active"]},
+    )
     cols: dict[str, np.ndarray] = {}
     for rail, terms in rails.items():
         for key, value in terms.items():
@@ -256,33 +195,14 @@ def _tk1_rows(model, volts, gpu_mhz, emc_mhz, *, gpu_on, rho, act) -> pd.DataFra
     return pd.DataFrame(cols)
 
 
-def gap_pieces(end_s: np.ndarray, next_start_s: np.ndarray, stages: list[tuple[str, float | None]]) -> list[tuple[str, float, float, float]]:
-    """Split each idle gap [end, next start) [s] into stages that each last their tail time (None: the rest).
-
-    Returns ``(stage, start_s, duration_s, gap_s)`` per piece: the GPU's inactivity
-    timer (idle, then gated) and the Fermi performance levels (highest, middle, lowest)
-    are both stages.
-    """
-    pieces = []
-    for gap_start, gap_end in zip(end_s, next_start_s, strict=True):
-        gap = gap_end - gap_start
-        since = 0.0  # time since the GPU went idle
-        for name, tail_s in stages:
-            if since >= gap - 1e-15:
-                break
-            stop = gap if tail_s is None else min(gap, since + tail_s)
-            pieces.append((name, gap_start + since, stop - since, gap))
-            since = stop
-    return pieces
-
-
 def _tk1_no_kernel_rows(model, volts, gpu_mhz, emc_mhz, kinds: list[str], default: pd.Series) -> pd.DataFrame:
     """Rows with no kernel running: GPU rail on and idle (``idle``) or off (``gated``); memory and LP core at the default rates."""
     n = len(kinds)
     zero = np.zeros(n)
     act = {key: np.full(n, np.nan_to_num(default[col])) for key, col in _ACT_KEYS.items()}
-    rows = _tk1_rows(model, volts, gpu_mhz, emc_mhz, gpu_on=np.array([k == "idle" for k in kinds]),
-                     rho={p: zero for p in GPU_PREDICTORS}, act=act)
+    rows = _tk1_rows(
+        model, volts, gpu_mhz, emc_mhz, gpu_on=np.array([k == "idle" for k in kinds]), rho={p: zero for p in GPU_PREDICTORS}, act=act
+    )
     rows.insert(0, "kind", kinds)
     return rows
 
@@ -335,7 +255,9 @@ def ocelot_timeline(
     zero = np.flatnonzero(duration <= 0)
     if len(zero):
         row = trace.iloc[zero[0]]
-        raise CosimError(f"{trace.attrs.get('ocelot', {}).get('path', 'trace')}:{row['line']}: kernel '{row['kernel_display']}' has no instructions, so its duration is zero")
+        raise CosimError(
+            f"{trace.attrs.get('ocelot', {}).get('path', 'trace')}:{row['line']}: kernel '{row['kernel_display']}' has no instructions, so its duration is zero"
+        )
     copy_s = np.zeros(len(trace))
     if transfers is not None:
         for row in transfers.itertuples():
@@ -343,13 +265,13 @@ def ocelot_timeline(
                 raise CosimError(f"transfers: launch {row.launch} is not in the trace (0..{len(trace) - 1})")
             copy_s[int(row.launch)] += pcie_transfer(model, [row.size_bytes])[0][0]
     busy = duration + copy_s
-    start = _starts(trace, busy, launch_times, gap_s) + copy_s
+    start = starts(trace, busy, launch_times, gap_s) + copy_s
     energy = dynamic_energy_j(model, counts)
     if simulated:
         dyn = {key: energy[key if key != "power_w" else "energy_j"] / duration for key in (*OCELOT_CLASSES, "power_w")}
     else:
         dyn = dynamic_power_w(model, counts, clock_mhz=clock_mhz)
-    idle_top = float(levels[top.name])
+    idle_top = float(levels[top.name] or 0.0)  # checked above: the top level's idle power is known
     kernel_rows = pd.DataFrame(
         {
             "kind": "kernel",
@@ -368,16 +290,37 @@ def ocelot_timeline(
     )
     extra = []
     for i in np.flatnonzero(copy_s > 0):
-        extra.append({"kind": "transfer", "launch": int(trace["launch"].iloc[i]), "level": top.name, "start_s": start[i] - copy_s[i],
-                      "duration_s": copy_s[i], "idle_w": idle_top, "dynamic_w": model.pcie_extra_power_w,
-                      "power_w": idle_top + model.pcie_extra_power_w})
+        extra.append(
+            {
+                "kind": "transfer",
+                "launch": int(trace["launch"].iloc[i]),
+                "level": top.name,
+                "start_s": start[i] - copy_s[i],
+                "duration_s": copy_s[i],
+                "idle_w": idle_top,
+                "dynamic_w": model.pcie_extra_power_w,
+                "power_w": idle_top + model.pcie_extra_power_w,
+            }
+        )
     end = start + duration
     for level, piece_start, piece_s, gap_s in gap_pieces(end[:-1], start[1:] - copy_s[1:], [(lv.name, lv.tail_s) for lv in model.levels]):
         watts = levels[level]
         if watts is None:
-            raise CosimError(f"{model.name}: the GPU idles {gap_s:g} s, into level '{level}', whose idle power is unpublished; pass --idle-power {level}=W")
-        extra.append({"kind": "idle", "launch": -1, "level": level, "start_s": piece_start, "duration_s": piece_s,
-                      "idle_w": watts, "dynamic_w": 0.0, "power_w": watts})
+            raise CosimError(
+                f"{model.name}: the GPU idles {gap_s:g} s, into level '{level}', whose idle power is unpublished; pass --idle-power {level}=W"
+            )
+        extra.append(
+            {
+                "kind": "idle",
+                "launch": -1,
+                "level": level,
+                "start_s": piece_start,
+                "duration_s": piece_s,
+                "idle_w": watts,
+                "dynamic_w": 0.0,
+                "power_w": watts,
+            }
+        )
     out = pd.concat([kernel_rows, pd.DataFrame(extra)], ignore_index=True) if extra else kernel_rows
     out = out.sort_values(["start_s"], kind="stable", ignore_index=True)
     out.insert(out.columns.get_loc("duration_s") + 1, "end_s", out["start_s"] + out["duration_s"])
@@ -390,8 +333,10 @@ def ocelot_timeline(
     if "flags" in trace.columns:  # what the input's counts stand on (e.g. a simulator's classes mapped to Ocelot's)
         extra_flags = dict(zip(trace["launch"], trace["flags"]))
         kernels = out["kind"] == "kernel"
-        out.loc[kernels, "flags"] = [";".join(f for f in (base, extra_flags.get(launch, "")) if f)
-                                     for base, launch in zip(out.loc[kernels, "flags"], out.loc[kernels, "launch"])]
+        out.loc[kernels, "flags"] = [
+            ";".join(f for f in (base, extra_flags.get(launch, "")) if f)
+            for base, launch in zip(out.loc[kernels, "flags"], out.loc[kernels, "launch"])
+        ]
     out.attrs["model"] = model.name
     return out
 
@@ -409,6 +354,9 @@ def tegra_k1_background(
     Memory and LP-core rates are the activity's ``*`` row (0 where not given).
     """
     volts = rail_voltages_v(model, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz, cpu_lp_mhz=cpu_lp_mhz)
-    default = activity.loc[DEFAULT].reindex(list(ACTIVITY_COLUMNS)) if activity is not None and DEFAULT in activity.index \
+    default = (
+        activity.loc[DEFAULT].reindex(list(ACTIVITY_COLUMNS))
+        if activity is not None and DEFAULT in activity.index
         else pd.Series(np.nan, index=list(ACTIVITY_COLUMNS))
+    )
     return _tk1_no_kernel_rows(model, volts, gpu_mhz, emc_mhz, ["idle", "gated"], default)

@@ -9,12 +9,11 @@ counts, the memory rail's CPU busy cycles come from the run (4 B per cycle).
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 
-from cosim.timeline.gpu import rows_at
 from cosim.models.tegrak1 import RailModel
+from cosim.timeline.launches import rows_at
 
 
 def soc_timeline(
@@ -59,11 +58,11 @@ def soc_timeline(
     g = gpu.assign(start_s=gpu["start_s"] + gpu_offset_s, end_s=gpu["end_s"] + gpu_offset_s)
     lo = min(wide["start_s"].min(), g["start_s"].min())
     hi = max(wide["end_s"].max(), g["end_s"].max())
-    edges = [wide["start_s"], wide["end_s"], g["start_s"], g["end_s"], [lo, hi]]
+    pieces = [wide["start_s"], wide["end_s"], g["start_s"], g["end_s"], [lo, hi]]
     last_end = g["end_s"].max()
     if last_end + delay < hi:
-        edges.append([last_end + delay])
-    edges = np.unique(np.concatenate([np.asarray(e, dtype=float) for e in edges]))
+        pieces.append([last_end + delay])
+    edges = np.unique(np.concatenate([np.asarray(e, dtype=float) for e in pieces]))
     start, end = edges[:-1], edges[1:]
     keep = end - start > 1e-15
     start, end = start[keep], end[keep]
@@ -89,7 +88,8 @@ def soc_timeline(
         emc_hz = float(g["emc_mhz"].iloc[0]) * 1e6
         busy = np.asarray(cpu_mem_busy_per_s, dtype=float)[c_idx]
         saturated = in_cpu & (busy > emc_hz)  # the simulated memory moved more than this EMC clock can
-        busy_w = rail.coefficients["cpu_busy"] * np.minimum(busy, emc_hz) * rail.voltage_v**2
+        volts = rail.voltage_v or 0.0  # the loader requires the memory rail's fixed voltage
+        busy_w = rail.coefficients["cpu_busy"] * np.minimum(busy, emc_hz) * volts**2
         new = np.where(in_cpu, busy_w, out["mem_cpu_busy_w"])
         out["mem_w"] = out["mem_w"] - out["mem_cpu_busy_w"] + new
         out["mem_cpu_busy_w"] = new
@@ -100,8 +100,11 @@ def soc_timeline(
     out["power_w"] = cpu_sum + out["gpu_w"] + out["mem_w"] + out["base_w"]
     out["energy_j"] = out["power_w"] * out["duration_s"]
     cpu_trust = trust.to_numpy()[c_idx]
-    cpu_flag = np.where(in_cpu, [";".join(f for f in pair if f) for pair in zip(np.where(saturated, "cpu_memory_saturated", ""), cpu_trust)],
-                        "no_cpu_timeline")
+    cpu_flag = np.where(
+        in_cpu,
+        [";".join(f for f in pair if f) for pair in zip(np.where(saturated, "cpu_memory_saturated", ""), cpu_trust)],
+        "no_cpu_timeline",
+    )
     gpu_flag = np.where(in_gpu, g["flags"].fillna("").to_numpy()[g_idx], "")
     out["flags"] = [";".join(f for f in pair if f) for pair in zip(cpu_flag, gpu_flag, strict=True)]
     out.attrs["clusters"] = clusters

@@ -33,10 +33,19 @@ se_system.add_options(p)
 args = p.parse_args()
 
 system = se_system.system(args)
-system.bigCluster = devices.ArmCpuCluster(system, args.big_cores, args.big_freq, "1.0V", O3_ARM_v7a.O3_ARM_v7a_3,
-                                          O3_ARM_v7a.O3_ARM_v7a_ICache, O3_ARM_v7a.O3_ARM_v7a_DCache, O3_ARM_v7a.O3_ARM_v7aL2)
-system.littleCluster = devices.ArmCpuCluster(system, args.little_cores, args.little_freq, "1.0V", MinorCPU,
-                                             devices.L1I, devices.L1D, devices.L2)
+system.bigCluster = devices.ArmCpuCluster(
+    system,
+    args.big_cores,
+    args.big_freq,
+    "1.0V",
+    O3_ARM_v7a.O3_ARM_v7a_3,
+    O3_ARM_v7a.O3_ARM_v7a_ICache,
+    O3_ARM_v7a.O3_ARM_v7a_DCache,
+    O3_ARM_v7a.O3_ARM_v7aL2,
+)
+system.littleCluster = devices.ArmCpuCluster(
+    system, args.little_cores, args.little_freq, "1.0V", MinorCPU, devices.L1I, devices.L1D, devices.L2
+)
 se_system.finish(system, args, list(system.bigCluster.cpus) + list(system.littleCluster.cpus))
 
 root = Root(full_system=False, system=system)

@@ -27,8 +27,9 @@ se_system.add_options(p)
 args = p.parse_args()
 
 system = se_system.system(args, atomic="Atomic" in args.cpu)
-system.cluster = devices.ArmCpuCluster(system, args.cores, args.freq, "1.0V", getattr(m5.objects, args.cpu),
-                                       devices.L1I, devices.L1D, devices.L2 if args.levels == 2 else None)
+system.cluster = devices.ArmCpuCluster(
+    system, args.cores, args.freq, "1.0V", getattr(m5.objects, args.cpu), devices.L1I, devices.L1D, devices.L2 if args.levels == 2 else None
+)
 se_system.finish(system, args, list(system.cluster.cpus), levels=args.levels)
 
 root = Root(full_system=False, system=system)

@@ -50,8 +50,9 @@ board.set_se_binary_workload(BinaryResource(local_path=os.path.abspath(args.bina
 
 board._pre_instantiate()  # connects the caches
 root = Root(full_system=False, board=board)
-run = cosim_gem5.attach_power(board, models={"little": ("board.processor", "cortex-a7-gemstone2018")},
-                              epoch=args.epoch, outdir=m5.options.outdir, online=args.online)
+run = cosim_gem5.attach_power(
+    board, models={"little": ("board.processor", "cortex-a7-gemstone2018")}, epoch=args.epoch, outdir=m5.options.outdir, online=args.online
+)
 m5.instantiate()
 board._post_instantiate()
 while True:  # one epoch a step, as se_system.run_epochs (which also builds SE systems this script does not need)

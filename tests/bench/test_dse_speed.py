@@ -11,11 +11,11 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import biglittle_config, biglittle_dumps, write_stats
 
 from cosim import load_model
 from cosim.dse.sweep import SweepSpec, find_runs, sweep
 from cosim.dse.whatif import ClusterActivity, RecordedRun, whatif
-from helpers import biglittle_config, biglittle_dumps, write_stats
 
 N_EPOCHS = 10_000
 
@@ -27,8 +27,17 @@ def big_run():
     clusters = []
     for name, model, f in (("big", "cortex-a15-walker2017", 1800.0), ("little", "cortex-a7-gemstone2018", 1400.0)):
         busy = duration * rng.uniform(0.1, 1.0, N_EPOCHS)
-        clusters.append(ClusterActivity(name, load_model(model), np.full(N_EPOCHS, f), rng.uniform(1e-4, 1e-3, N_EPOCHS),
-                                        rng.uniform(1e-5, 1e-4, N_EPOCHS), busy, busy * rng.uniform(0, 0.5, N_EPOCHS)))
+        clusters.append(
+            ClusterActivity(
+                name,
+                load_model(model),
+                np.full(N_EPOCHS, f),
+                rng.uniform(1e-4, 1e-3, N_EPOCHS),
+                rng.uniform(1e-5, 1e-4, N_EPOCHS),
+                busy,
+                busy * rng.uniform(0, 0.5, N_EPOCHS),
+            )
+        )
     return RecordedRun(duration, clusters)
 
 
@@ -74,8 +83,10 @@ def test_sweep_dask_local(run_folders):
     distributed = pytest.importorskip("distributed")
     spec = SweepSpec((("big", "system.bigCluster", "cortex-a15-walker2017"), ("little", "system.littleCluster", "cortex-a7-gemstone2018")))
     runs = find_runs([run_folders])
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         client.run(lambda: __import__("cosim.dse.sweep"))  # workers start warm, as a long-lived cluster's are
         start = time.perf_counter()
         table = sweep(runs, spec, client=client)

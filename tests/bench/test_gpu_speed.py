@@ -7,13 +7,13 @@ Run with ``pytest tests/bench --benchmark-enable -s`` to see the numbers.
 from __future__ import annotations
 
 import pytest
+from helpers import REPO
 
 from cosim.counters.gpu import tegra_k1_counts_from_ocelot
-from cosim.timeline.gpu import ocelot_timeline, tegra_k1_timeline
 from cosim.models.ocelot import load_access_rate_model
 from cosim.models.tegrak1 import load_rail_model
 from cosim.readers.ocelot import read_ocelot_trace
-from helpers import REPO
+from cosim.timeline.gpu import ocelot_timeline, tegra_k1_timeline
 
 LAUNCHES = 10_000
 

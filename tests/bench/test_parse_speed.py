@@ -14,20 +14,23 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import BEGIN, END, gem5_line
 
 from cosim import read_stats
-from helpers import BEGIN, END, gem5_line
 
 TARGET_BYTES = 100_000_000
 
 
 def _dump_text(epoch: int, names: list[str]) -> str:
-    lines = ["", BEGIN, gem5_line("simSeconds", 0.001), gem5_line("simTicks", 10**9),
-             gem5_line("finalTick", 10**9 * (epoch + 1)), gem5_line("simFreq", 10**12)]
-    lines += [
-        gem5_line(n, (epoch * 7919 + i * 104729) % 10_000_019, _DESCRIPTIONS[i % len(_DESCRIPTIONS)])
-        for i, n in enumerate(names)
+    lines = [
+        "",
+        BEGIN,
+        gem5_line("simSeconds", 0.001),
+        gem5_line("simTicks", 10**9),
+        gem5_line("finalTick", 10**9 * (epoch + 1)),
+        gem5_line("simFreq", 10**12),
     ]
+    lines += [gem5_line(n, (epoch * 7919 + i * 104729) % 10_000_019, _DESCRIPTIONS[i % len(_DESCRIPTIONS)]) for i, n in enumerate(names)]
     lines += ["", END, ""]
     return "\n".join(lines)
 

@@ -18,8 +18,13 @@ def _best_of(args: list[str], n: int = 5) -> float:
 
 def test_help_startup(benchmark):
     bare = _best_of([sys.executable, "-I", "-c", "pass"])
-    benchmark.pedantic(subprocess.run, args=([sys.executable, "-I", "-m", "cosim.cli", "--help"],),
-                       kwargs={"capture_output": True, "check": True}, rounds=5, iterations=1)
+    benchmark.pedantic(
+        subprocess.run,
+        args=([sys.executable, "-I", "-m", "cosim.cli", "--help"],),
+        kwargs={"capture_output": True, "check": True},
+        rounds=5,
+        iterations=1,
+    )
     ratio = _best_of([sys.executable, "-I", "-m", "cosim.cli", "--help"]) / bare
     benchmark.extra_info["ratio_to_python_pass"] = round(ratio, 2)
     assert ratio <= 5.0, f"cosim --help is {ratio:.1f}x python -c pass"

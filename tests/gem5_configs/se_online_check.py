@@ -28,8 +28,9 @@ system.littleCluster = devices.ArmCpuCluster(system, args.cores, args.freq, "1.0
 se_system.finish(system, args, list(system.littleCluster.cpus))
 
 root = Root(full_system=False, system=system)
-run = cosim_gem5.attach_power(system, models={"little": ("system.littleCluster", "cortex-a7-gemstone2018")},
-                              epoch=args.epoch, outdir=m5.options.outdir, online=True)
+run = cosim_gem5.attach_power(
+    system, models={"little": ("system.littleCluster", "cortex-a7-gemstone2018")}, epoch=args.epoch, outdir=m5.options.outdir, online=True
+)
 m5.instantiate()
 epochs = []
 

@@ -1,6 +1,7 @@
 """Stand-in for gem5's m5 package (see ../README.md)."""
 
 import _m5.core
+
 from m5 import mathexpr, objects, stats, ticks  # noqa: F401
 
 _instantiated = False

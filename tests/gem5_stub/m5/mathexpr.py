@@ -48,7 +48,7 @@ def _parse(expr: str):
                 if prio != priority or char != expr[i]:
                     continue
                 left = _parse(expr[:i]) if binary else None
-                right = _parse(expr[i + 1:])
+                right = _parse(expr[i + 1 :])
                 if (left and right) or (not binary and right):
                     return (k, left, right)
     if len(expr) >= 2 and expr[0] == "(" and expr[-1] == ")":

@@ -6,7 +6,7 @@ import re
 
 from m5 import mathexpr
 
-_objects: list["SimObject"] = []
+_objects: list[SimObject] = []
 
 
 class SimObject:
@@ -79,8 +79,11 @@ class Clock:
             raise ValueError(f"cannot convert {text!r} to a clock")
         number, unit = float(m.group(1)), m.group(2)
         self.ticks = unit == "t"
-        self.value = int(number) if self.ticks else (1.0 / (number * self._UNITS[unit]) if "Hz" in unit else
-                                                     number * (1e-12 if unit == "ps" else 1e-9))
+        self.value = (
+            int(number)
+            if self.ticks
+            else (1.0 / (number * self._UNITS[unit]) if "Hz" in unit else number * (1e-12 if unit == "ps" else 1e-9))
+        )
 
 
 class SrcClockDomain(SimObject):
@@ -112,7 +115,7 @@ class PowerModel(SimObject):
 class MathExprPowerModel(SimObject):
     """gem5's MathExprPowerModel: expressions read by gem5's MathExpr grammar (m5/mathexpr.py)."""
 
-    _all: list["MathExprPowerModel"] = []
+    _all: list[MathExprPowerModel] = []
     AUTOMATIC = ("voltage", "temp", "clock_period")
 
     def __init__(self, **params):

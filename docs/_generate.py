@@ -1,0 +1,101 @@
+"""Reference pages and figures made from the code and the bundled data while the docs build."""
+
+from __future__ import annotations
+
+import argparse
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+
+def generate_all(out: Path) -> None:
+    out.mkdir(exist_ok=True)
+    (out / "cli.md").write_text(cli_reference())
+    (out / "api.rst").write_text(api_reference())
+    (out / "counter-maps.md").write_text(counter_maps())
+    figures(out)
+
+
+def cli_reference() -> str:
+    """Every command's ``--help``, from the argparse parser the command line uses."""
+    from cosim.cli import _parser
+
+    parser = _parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    text = [
+        "# Command line\n",
+        "Generated from cosim's argparse parser when these pages are built.\n",
+        "```text",
+        parser.format_help().rstrip(),
+        "```\n",
+    ]
+    for name, command in sub.choices.items():
+        command.prog = f"cosim {name}"
+        text += [f"## cosim {name}\n", "```text", command.format_help().rstrip(), "```\n"]
+    return "\n".join(text)
+
+
+def api_reference() -> str:
+    """The public API: every name ``cosim/__init__.py`` exports, from its docstring."""
+    import cosim
+
+    lines = ["Python API", "==========", "", "Everything ``import cosim`` offers (``cosim.__all__``); each entry is its docstring.", ""]
+    for name in sorted(cosim.__all__, key=str.lower):
+        obj = getattr(cosim, name)
+        kind = "autoclass" if isinstance(obj, type) else "autofunction"
+        target = f"{obj.__module__}.{obj.__qualname__}"
+        lines += [f".. {kind}:: {target}", ""]
+    return "\n".join(lines)
+
+
+def counter_maps() -> str:
+    """One table per gem5 naming generation, from ``cosim/counters/maps/gem5-*.toml``."""
+    text = [
+        "# gem5 counter maps\n",
+        "Which gem5 statistics stand for each ARM PMU event, per gem5 naming generation, in order of "
+        "preference; generated from `cosim/counters/maps/gem5-*.toml` when these pages are built. "
+        "`cpu.` is each CPU, `l1d.`/`l1i.` its L1 caches, `l2.` the cache below its L1D. "
+        "A source with a substitution note flags every epoch priced with it.\n",
+    ]
+    maps = resources.files("cosim.counters") / "maps"
+    for name in ("gem5-v20.1plus.toml", "gem5-pre-v20.1.toml"):
+        data = tomllib.loads((maps / name).read_text())
+        text += [f"## {data['generation']} (`{name}`)\n", "| event | source | CPU kinds | substitution |", "|---|---|---|---|"]
+        for code, event in data["events"].items():
+            for i, source in enumerate(event["sources"]):
+                label = f"{code} {event['name']}" if i == 0 else ""
+                kinds = ", ".join(source.get("cpus", [])) or "any"
+                note = source.get("substitute", "").replace("|", "/")
+                text.append(f"| {label} | `{source['expr']}` | {kinds} | {note} |")
+        text.append("")
+    return "\n".join(text)
+
+
+def figures(out: Path) -> None:
+    """The tutorial's plots, computed from the bundled gem5 run."""
+    import warnings
+
+    from cosim.cli.demo import find_demo_run
+    from cosim.dse.choose import choose, pareto_front, plot_pareto
+    from cosim.dse.whatif import dvfs_grid, recorded_run, whatif, whatif_stats
+    from cosim.models.modelfile import load_model
+    from cosim.plots.cpu import plot_timeline
+    from cosim.readers.gem5_config import read_config
+    from cosim.readers.gem5_stats import read_stats
+    from cosim.timeline.cpu import ClusterSpec, power_timeline
+
+    run = find_demo_run()
+    if run is None:
+        raise RuntimeError("the bundled gem5 run in traces/ is missing; the tutorial's plots are made from it")
+    config = read_config(run.config)
+    specs = [ClusterSpec(name=name, path=path, model=load_model(model)) for name, path, model in run.clusters]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stats = read_stats(run.stats)
+        plot_timeline(power_timeline(stats, config, specs), out / "tutorial-power.png", title="bundled gem5 v24 big.LITTLE run")
+        table = whatif(
+            recorded_run(read_stats(run.stats, stats=whatif_stats(config, specs)), config, specs),
+            dvfs_grid(recorded_run(stats, config, specs), {}),
+        )
+    table["pareto"] = pareto_front(table)
+    plot_pareto(table, out / "tutorial-pareto.png", choice=choose(table, power_cap_w=1.0), title="DVFS what-if of the bundled run")

@@ -1,0 +1,52 @@
+"""The habits of the house, checked with the tests (so CI runs them): lint, format, types, docs."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from helpers import REPO
+
+
+def _run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout)
+
+
+def test_ruff_lints_clean():
+    run = _run("ruff", "check", "cosim", "tests", "gem5_scripts")
+    assert run.returncode == 0, run.stdout[-3000:]
+
+
+def test_ruff_format_is_applied():
+    run = _run("ruff", "format", "--check", "cosim", "tests", "gem5_scripts")
+    assert run.returncode == 0, run.stdout[-3000:]
+
+
+def test_mypy_on_the_package():
+    run = _run("mypy")
+    assert run.returncode == 0, run.stdout[-3000:]
+
+
+def test_docs_build_with_warnings_as_errors(tmp_path):
+    out = tmp_path / "html"
+    run = _run("sphinx", "-W", "--keep-going", "-q", "-b", "html", "-d", str(tmp_path / "doctrees"), "docs", str(out))
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    for page in ("index.html", "tutorial.html", "_generated/cli.html", "_generated/api.html", "_generated/counter-maps.html"):
+        assert (out / page).exists(), page
+    assert "cosim read" in (out / "_generated" / "cli.html").read_text()
+    assert (out / "_images").is_dir() and any((out / "_images").glob("tutorial-power*.png"))
+    shutil.rmtree(REPO / "docs" / "_generated", ignore_errors=True)  # made by the build; not part of the tree
+
+
+@pytest.mark.parametrize("path", ["README.md"])
+def test_readme_is_a_landing_page(path):
+    text = (REPO / path).read_text()
+    assert len(text.splitlines()) <= 120
+    blocks = text.split("```")
+    setup = [b for b in blocks[1::2] if "pip install" in b]
+    assert len(setup) == 2, "exactly two set-up commands"
+    assert "'.[test]'" in setup[1] and "pytest" in setup[1]
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "pip install '.[test]'" in ci and "pytest" in ci
