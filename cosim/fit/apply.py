@@ -7,7 +7,7 @@ import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.models.modelfile import Model, operating_point
-from cosim.models.plausibility import implausible_reasons
+from cosim.models.plausibility import implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
 from cosim.models.walker import cluster_power_w
 from cosim.readers.measured import MeasuredInputs
@@ -49,13 +49,8 @@ def apply_model(
         model, power_w=power["power_w"], static_w=power["static_w"], freq_mhz=f, voltage_v=v, eph=eph, n_cpus=model.cores_per_cluster
     )
     bad = reasons != ""
-    if bad.any() and not keep_implausible:
-        i = int(np.flatnonzero(bad)[0])
-        more = f" (and {int(bad.sum()) - 1} more row(s))" if bad.sum() > 1 else ""
-        raise CosimError(
-            f"{source}: row {i + 2} ({model.name}): {reasons[i]}{more}; check that row's columns, "
-            "or write these rows flagged with --keep-implausible"
-        )
+    if not keep_implausible:
+        refuse_implausible(reasons, lambda i: f"{source}: row {i + 2} ({model.name})", "check that row's columns")
     op = operating_point(model, f, v)
     out = pd.DataFrame(power)
     out["voltage_v"] = v

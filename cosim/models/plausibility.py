@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from cosim.errors import CosimError
 from cosim.models.modelfile import Model
 from cosim.models.walker import static_power_w
 
@@ -59,6 +60,16 @@ def implausible_reasons(
 
         mark(power_w > bound, too_high)
     return reasons
+
+
+def refuse_implausible(reasons: np.ndarray, where, advice: str, *, unit: str = "row") -> None:
+    """Raise :class:`CosimError` for the first implausible row: ``where(i)`` names it, ``advice`` says what to do."""
+    bad = reasons != ""
+    if not bad.any():
+        return
+    i = int(np.flatnonzero(bad)[0])
+    more = f" (and {int(bad.sum()) - 1} more {unit}(s))" if bad.sum() > 1 else ""
+    raise CosimError(f"{where(i)}: {reasons[i]}{more}; {advice}, or write these rows flagged with --keep-implausible")
 
 
 def _event_rates(model: Model, eph: Mapping[str, np.ndarray], mark) -> None:

@@ -104,13 +104,7 @@ def _details(path: Path, lines: list[str], start: int, header: list[str], skippe
     if missing:
         raise CosimError(f"{path}:{start + 1}: ncu --csv header lacks {', '.join(missing)}")
     rows = []
-    for lineno, text in enumerate(lines[start + 1 :], start=start + 2):
-        if not text.strip() or text.startswith("==PROF=="):
-            continue
-        fields = _fields(path, lineno, text)
-        if len(fields) != len(header):
-            skipped.add(lineno)
-            continue
+    for lineno, fields in _table_rows(path, lines, start + 1, header, skipped):
         f = dict(zip(header, fields))
         value, unit = _value(path, lineno, f["Metric Name"], f["Metric Value"], f["Metric Unit"])
         rows.append(
@@ -138,13 +132,7 @@ def _raw(path: Path, lines: list[str], start: int, header: list[str], skipped: S
         raise CosimError(f"{path}:{start + 2}: expected ncu's units row under the --page raw header")
     metrics = [i for i, c in enumerate(header) if c not in _ID_COLUMNS]
     rows = []
-    for lineno, text in enumerate(lines[start + 2 :], start=start + 3):
-        if not text.strip() or text.startswith("==PROF=="):
-            continue
-        fields = _fields(path, lineno, text)
-        if len(fields) != len(header):
-            skipped.add(lineno)
-            continue
+    for lineno, fields in _table_rows(path, lines, start + 2, header, skipped):
         f = dict(zip(header, fields))
         device = f.get("device__attribute_display_name") or f.get("Device", "")
         for i in metrics:
@@ -164,6 +152,19 @@ def _raw(path: Path, lines: list[str], start: int, header: list[str], skipped: S
                 }
             )
     return rows
+
+
+def _table_rows(path: Path, lines: list[str], first: int, header: list[str], skipped: SkippedLines):
+    """``(line number, fields)`` for each table line from index ``first``; ``==PROF==`` lines and
+    the program's output between them are passed over, a line of the wrong width is counted as skipped."""
+    for lineno, text in enumerate(lines[first:], start=first + 1):
+        if not text.strip() or text.startswith("==PROF=="):
+            continue
+        fields = _fields(path, lineno, text)
+        if len(fields) != len(header):
+            skipped.add(lineno)
+            continue
+        yield lineno, fields
 
 
 def _launch(path: Path, lineno: int, text: str) -> int:

@@ -19,7 +19,7 @@ import pandas as pd
 from cosim.counters.pmc import event_rates
 from cosim.errors import CosimError, CosimWarning
 from cosim.models.modelfile import Model, operating_point
-from cosim.models.plausibility import implausible_reasons
+from cosim.models.plausibility import implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
 from cosim.models.walker import cluster_power_w
 from cosim.readers.gem5_config import Cluster, Gem5Config
@@ -206,13 +206,12 @@ def _cluster_timeline(
         n_cpus=cluster.n_cpus,
     )
     bad = reasons != ""
-    if bad.any() and not keep:
-        i = int(np.flatnonzero(bad)[0])
-        more = f" (and {int(bad.sum()) - 1} more epoch(s))" if bad.sum() > 1 else ""
-        raise CosimError(
-            f"{meta.path}: epoch {out['epoch'].iloc[i]}, cluster '{cluster.name}' ({model.name}): {reasons[i]}{more}; "
-            "price it where the model was trained (cosim whatif --freqs, or another --model), "
-            "or write these rows flagged with --keep-implausible"
+    if not keep:
+        refuse_implausible(
+            reasons,
+            lambda i: f"{meta.path}: epoch {out['epoch'].iloc[i]}, cluster '{cluster.name}' ({model.name})",
+            "price it where the model was trained (cosim whatif --freqs, or another --model)",
+            unit="epoch",
         )
     if not strict:
         _check_operating_point(cluster, model, freq, op, spec, strict)  # warn only once the rows are kept
