@@ -302,6 +302,17 @@ def test_soc_timed_by_a_gpu_trace(tmp_path):
     assert kernels["kernel"].str[:9].tolist() == runs["kernel"].str[:9].tolist()  # the trace's order: y, y, uv, y, y, uv
     assert kernels["start_s"].to_numpy() == pytest.approx((runs["start_s"] - trace["start_s"].min()).to_numpy(), abs=1e-9)
     assert kernels["duration_s"].to_numpy() == pytest.approx(runs["duration_s"].to_numpy())
+    # the trace's copies are memory activity: GPU rail on and idle, the memory rail busy for 2 x bytes at 8 B per cycle
+    timeline = pd.read_csv(tmp_path / "dct.csv")
+    copies, moves = timeline[timeline["kind"] == "copy"], trace[trace["kind"] == "memcpy"]
+    assert len(copies) == len(moves) == 4 and copies["flags"].str.contains("copy_memory_activity").all()
+    idle = timeline[timeline["kind"] == "idle"]
+    assert (copies["mem_w"].to_numpy() > idle["mem_w"].max()).all()
+    tk1 = __import__("cosim").load_rail_model()
+    busy_per_s = 2 * moves["size_b"].to_numpy() / 8 / moves["duration_s"].to_numpy()
+    mem = tk1.rails["mem"]
+    expect = mem.coefficients["other_busy"] * busy_per_s * mem.voltage_v**2
+    assert copies["mem_other_busy_w"].to_numpy() == pytest.approx(expect, rel=1e-6)
     soc = cosim(
         "soc",
         TRACES / "cosim-v24-se-biglittle-1800-1400MHz" / "stats.txt.gz",

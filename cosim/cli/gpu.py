@@ -185,14 +185,22 @@ def _tk1(args, kind: str, data):
     if args.gpu_trace and args.launch_times:
         raise CosimError("give kernel times either with --gpu-trace or with --launch-times, not both")
     launch_times = read_launch_times(args.launch_times) if args.launch_times else None
+    copies = None
     if args.gpu_trace:
         from cosim.readers.nvprof_trace import read_gpu_trace
         from cosim.timeline.launches import order_by_gpu_trace
 
-        kernels, launch_times = order_by_gpu_trace(kernels, read_gpu_trace(args.gpu_trace))
+        kernels, launch_times, copies = order_by_gpu_trace(kernels, read_gpu_trace(args.gpu_trace))
     clocks = dict(gpu_mhz=args.gpu_mhz, emc_mhz=args.emc_mhz, cpu_lp_mhz=args.cpu_lp_mhz)
     timeline = tegra_k1_timeline(
-        kernels, model, activity=activity, launch_times=launch_times, gap_s=args.gap_s, railgate_delay_s=args.railgate_delay_s, **clocks
+        kernels,
+        model,
+        activity=activity,
+        launch_times=launch_times,
+        gap_s=args.gap_s,
+        railgate_delay_s=args.railgate_delay_s,
+        copies=copies,
+        **clocks,
     )
     return model, _add_flag(timeline, flag), tegra_k1_background(model, activity=activity, **clocks)
 

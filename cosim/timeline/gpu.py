@@ -64,6 +64,7 @@ def tegra_k1_timeline(
     launch_times: pd.DataFrame | None = None,
     gap_s: float = 0.0,
     railgate_delay_s: float | None = None,
+    copies: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Tegra K1 rail power per kernel launch and per idle stretch.
 
@@ -136,12 +137,17 @@ def tegra_k1_timeline(
     rows.insert(5, "duration_s", duration)
     rows["flags"] = [";".join(dict.fromkeys(f)) for f in flags]
 
-    idle = _tk1_idle_rows(
-        model, volts, gpu_mhz, emc_mhz, start, duration, default, model.railgate_delay_s if railgate_delay_s is None else railgate_delay_s
-    )
+    delay = model.railgate_delay_s if railgate_delay_s is None else railgate_delay_s
+    copy_rows = _tk1_copy_rows(model, volts, gpu_mhz, emc_mhz, copies, start, duration, default) if copies is not None else pd.DataFrame()
+    busy_start, busy_s = start, duration
+    if len(copy_rows):  # the GPU's copy engine keeps its rail on: idle gaps are counted between kernels and copies alike
+        order = np.argsort(np.concatenate([start, copy_rows["start_s"]]), kind="stable")
+        busy_start = np.concatenate([start, copy_rows["start_s"]])[order]
+        busy_s = np.concatenate([duration, copy_rows["duration_s"]])[order]
+    idle = _tk1_idle_rows(model, volts, gpu_mhz, emc_mhz, busy_start, busy_s, default, delay)
     if len(idle):
         idle["flags"] = ";".join(outside)
-    out = pd.concat([rows, idle], ignore_index=True) if len(idle) else rows
+    out = pd.concat([r for r in (rows, copy_rows, idle) if len(r)], ignore_index=True)
     out = out.sort_values(["start_s", "kind"], kind="stable", ignore_index=True)
     out.insert(out.columns.get_loc("duration_s") + 1, "end_s", out["start_s"] + out["duration_s"])
     out["gpu_mhz"], out["emc_mhz"], out["cpu_lp_mhz"] = gpu_mhz, emc_mhz, cpu_lp_mhz
@@ -205,6 +211,37 @@ def _tk1_no_kernel_rows(model, volts, gpu_mhz, emc_mhz, kinds: list[str], defaul
     )
     rows.insert(0, "kind", kinds)
     return rows
+
+
+def _tk1_copy_rows(model, volts, gpu_mhz, emc_mhz, copies: pd.DataFrame, start, duration, default: pd.Series) -> pd.DataFrame:
+    """Memory copies of an nvprof gpu-trace as memory activity: the GPU rail on and idle, the memory rail busy.
+
+    A copy reads and writes DRAM (the Tegra K1's host and device memory are one), so its bytes count
+    twice, at 8 B per GPU memory cycle (Section 6.3), up to the EMC clock.  Copies that overlap a
+    kernel (asynchronous streams) are left to the kernel's own memory activity.
+    """
+    ends = start + duration
+    keep = [not np.any((start < c.start_s + c.duration_s) & (c.start_s < ends)) and c.duration_s > 0 for c in copies.itertuples()]
+    copies = copies[keep]
+    if copies.empty:
+        return pd.DataFrame()
+    rows = []
+    for c in copies.itertuples():
+        busy = min(2.0 * float(c.size_b) / model.transaction_bytes["mem_gpu"] / c.duration_s, emc_mhz * 1e6)
+        rows.append(
+            _tk1_no_kernel_rows(
+                model, volts, gpu_mhz, emc_mhz, ["idle"], default.copy().fillna(0.0).where(default.index != "mem_other_busy_per_s", busy)
+            )
+        )
+    out = pd.concat(rows, ignore_index=True)
+    out["kind"] = "copy"
+    out.insert(1, "launch", -1)
+    out.insert(2, "kernel", copies["name"].to_numpy())
+    out.insert(3, "kernel_display", copies["name"].to_numpy())
+    out.insert(4, "start_s", copies["start_s"].to_numpy(dtype=float))
+    out.insert(5, "duration_s", copies["duration_s"].to_numpy(dtype=float))
+    out["flags"] = "copy_memory_activity"
+    return out
 
 
 def _tk1_idle_rows(model, volts, gpu_mhz, emc_mhz, start, duration, default: pd.Series, delay_s: float) -> pd.DataFrame:

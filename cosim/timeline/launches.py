@@ -19,13 +19,14 @@ def expand_launches(kernels: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def order_by_gpu_trace(kernels: pd.DataFrame, trace: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def order_by_gpu_trace(kernels: pd.DataFrame, trace: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Launches in the order an nvprof gpu-trace saw them, with its start times and durations [s].
 
     The i-th launch of a kernel in the trace is the i-th launch of that kernel in
     the metrics; times start at the trace's first activity (copies included).
-    Returns the launches (``launch`` renumbered in time order) and launch times
-    (``launch``, ``start_s``, ``duration_s``, ``kernel``) for the timeline.
+    Returns the launches (``launch`` renumbered in time order), launch times
+    (``launch``, ``start_s``, ``duration_s``, ``kernel``) and the copies and memsets
+    (``name``, ``start_s``, ``duration_s``, ``size_b``) for the timeline.
     """
     where = trace.attrs.get("nvprof", {}).get("path", "gpu-trace")
     launches = expand_launches(kernels)
@@ -63,7 +64,16 @@ def order_by_gpu_trace(kernels: pd.DataFrame, trace: pd.DataFrame) -> tuple[pd.D
         }
     )
     times.attrs["path"] = where
-    return ordered, times
+    moves = trace[trace["kind"].isin(["memcpy", "memset"])]
+    copies = pd.DataFrame(
+        {
+            "name": moves["name"],
+            "start_s": moves["start_s"] - trace["start_s"].min(),
+            "duration_s": moves["duration_s"],
+            "size_b": moves["size_b"].fillna(0.0),
+        }
+    ).reset_index(drop=True)
+    return ordered, times, copies
 
 
 def rows_at(start_s: np.ndarray, end_s: np.ndarray, t_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -46,7 +46,7 @@ def soc_timeline(
     -------
     One row per stretch where nothing changes: ``start_s end_s duration_s``,
     ``cpu_<cluster>_w``, ``gpu_w mem_w base_w power_w`` [W], ``energy_j`` [J],
-    ``gpu_state`` (kernel/idle/gated), ``kernel_display`` and ``flags``.
+    ``gpu_state`` (kernel/copy/idle/gated), ``kernel_display`` and ``flags``.
     """
     delay = model.railgate_delay_s if railgate_delay_s is None else railgate_delay_s
     # pivot, not pivot_table: an epoch without a value stays a row (nan), it is not dropped
