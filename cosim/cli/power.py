@@ -74,22 +74,13 @@ example:
 
 def _cmd_power(args: argparse.Namespace) -> int:
     from cosim.readers.gem5_stats import read_stats
+    from cosim.timeline.cpu import stats_needed
 
     config = _find_config(args.stats, args.config)
     specs = _cluster_specs(config, args)
-    wanted = _wanted_stats(config, specs)
+    wanted = stats_needed(config, specs)
     stats = read_stats(args.stats, stats=wanted, progress=args.progress)
     return _price_and_write(stats, config, specs, args, args.output, args.plot)
-
-
-def _wanted_stats(config, specs) -> set[str]:
-    from cosim.counters.pmc import stats_for
-    from cosim.timeline.cpu import resolve_cluster
-
-    wanted: set[str] = set()
-    for spec in specs:
-        wanted |= stats_for(resolve_cluster(config, spec, config.ticks_per_s), spec.model.events)
-    return wanted
 
 
 def _price_and_write(stats, config, specs, args: argparse.Namespace, output: Path, plot: Path | None) -> int:
@@ -194,10 +185,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from cosim.models.modelfile import load_model
     from cosim.readers.gem5_config import read_config
     from cosim.readers.gem5_stats import read_stats
-    from cosim.timeline.cpu import ClusterSpec
+    from cosim.timeline.cpu import ClusterSpec, stats_needed
 
     config = read_config(run.config)
     specs = [ClusterSpec(name=name, path=path, model=load_model(model)) for name, path, model in run.clusters]
-    stats = read_stats(run.stats, stats=_wanted_stats(config, specs))
+    stats = read_stats(run.stats, stats=stats_needed(config, specs))
     demo = argparse.Namespace(strict=False, any_isa=False, keep_implausible=False, allow_partial=True)
     return _price_and_write(stats, config, specs, demo, args.out / "power.csv", args.out / "power.png")

@@ -44,7 +44,7 @@ def summarize_run(run: Path, spec: SweepSpec) -> dict:
     from cosim.models.modelfile import load_model
     from cosim.readers.gem5_config import read_config
     from cosim.readers.gem5_stats import read_stats
-    from cosim.timeline.cpu import ClusterSpec, power_timeline, resolve_cluster
+    from cosim.timeline.cpu import ClusterSpec, power_timeline, resolve_cluster, stats_needed
 
     config_path = next((run / n for n in ("config.ini", "config.json") if (run / n).exists()), None)
     if config_path is None:
@@ -60,7 +60,7 @@ def summarize_run(run: Path, spec: SweepSpec) -> dict:
     specs = [ClusterSpec(name, path, load_model(model)) for name, path, model in clusters]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # flags stay in the table; a sweep prints one line per run at most
-        stats = read_stats(run_stats)
+        stats = read_stats(run_stats, stats=stats_needed(config, specs))  # parse only what the models read
         timeline = power_timeline(stats, config, specs)
     total = timeline.groupby("epoch")["power_w"].sum()
     duration = stats.set_index("epoch")["duration_s"]

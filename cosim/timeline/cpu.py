@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from cosim.counters.pmc import event_rates
+from cosim.counters.pmc import event_rates, stats_for
 from cosim.errors import CosimError, CosimWarning
 from cosim.models.modelfile import Model, operating_point
 from cosim.models.plausibility import implausible_reasons, refuse_implausible
@@ -50,6 +50,14 @@ def resolve_cluster(config: Gem5Config, spec: ClusterSpec, ticks_per_s: float) -
             )
         cluster = auto[spec.name]
     return dataclasses.replace(cluster, ticks_per_s=ticks_per_s)
+
+
+def stats_needed(config: Gem5Config, specs: Sequence[ClusterSpec]) -> set[str]:
+    """The stat names the clusters' models read: give them to ``read_stats(stats=...)`` to parse nothing else."""
+    wanted: set[str] = set()
+    for spec in specs:
+        wanted |= stats_for(resolve_cluster(config, spec, config.ticks_per_s), spec.model.events)
+    return wanted
 
 
 # With no --model, the most detailed CPU kind in a cluster picks the model.
