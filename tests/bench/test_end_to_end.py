@@ -38,7 +38,7 @@ def test_power_against_a_bare_line_loop(tmp_path):
             f.write(text)
     (tmp_path / "config.ini").write_bytes((RUN / "config.ini").read_bytes())
     demo = json.loads((RUN / "cosim-demo.json").read_text())
-    argv = [sys.executable, "-m", "cosim.cli", "power", str(stats), "-o", str(tmp_path / "power.csv")]
+    argv = [sys.executable, "-I", "-m", "cosim.cli", "power", str(stats), "-o", str(tmp_path / "power.csv")]
     for cluster in demo["clusters"]:
         argv += ["--cluster", f"{cluster['name']}={cluster['path']}", "--model", cluster["model"]]
     loop = [sys.executable, "-c", f"for line in open({str(stats)!r}): pass"]  # text mode, as a user's loop reads it
