@@ -85,22 +85,13 @@ COUNTERS = {
 }
 
 
-def is_gpgpusim(path: str | Path) -> bool:
-    """Whether the file holds GPGPU-Sim kernel statistics blocks (``kernel_name = ...`` then ``gpu_sim_cycle = ...``)."""
-    try:
-        with open(path, errors="replace") as f:
-            head = f.read(4 << 20)
-    except OSError:
-        return False
+def looks_like_gpgpusim(head: str) -> bool:
+    """Whether a file's first characters hold GPGPU-Sim kernel statistics blocks (``kernel_name = ...`` then ``gpu_sim_cycle = ...``)."""
     return "kernel_name = " in head and ("gpu_sim_cycle = " in head or "kernel_avg_power = " in head or "gpu_avg_power = " in head)
 
 
-def is_power_report(path: str | Path) -> bool:
-    try:
-        with open(path, errors="replace") as f:
-            head = f.read(1 << 20)
-    except OSError:
-        return False
+def looks_like_power_report(head: str) -> bool:
+    """Whether a file's first characters are a GPUWattch/AccelWattch report (power blocks, no simulator statistics)."""
     return "Kernel Average Power Data:" in head and "gpu_sim_cycle = " not in head
 
 

@@ -44,13 +44,8 @@ _ID_COLUMNS = (
 )
 
 
-def is_ncu(path: str | Path) -> bool:
-    """Whether the file looks like ``ncu --csv`` output (its table header names ``"ID"`` and ``"Kernel Name"``)."""
-    try:
-        with open(path, errors="replace") as f:
-            head = f.read(1 << 20)
-    except OSError:
-        return False
+def looks_like_ncu(head: str) -> bool:
+    """Whether a file's first characters are ``ncu --csv`` output (its table header names ``"ID"`` and ``"Kernel Name"``)."""
     return '"ID","Process ID"' in head and '"Kernel Name"' in head
 
 

@@ -79,13 +79,9 @@ _SUMMARY_LINE = re.compile(
 )
 
 
-def nvprof_layout(path: str | Path) -> str | None:
-    """``"metrics"``, ``"gpu-trace"`` or ``"gpu-summary"``: what an nvprof log holds, from its headers; None if not nvprof's."""
-    try:
-        with open(path, errors="replace") as f:
-            head = f.read(1 << 20)
-    except OSError:
-        return None
+def nvprof_layout(head: str) -> str | None:
+    """``"metrics"``, ``"gpu-trace"`` or ``"gpu-summary"``: what an nvprof log holds, from the headers in its first
+    characters; None if not nvprof's."""
     if not re.search(r"^(?:==\d+==|========)", head, re.MULTILINE):
         return None
     if re.search(r"Metric Name|Event Name|^\s*Invocations\s", head, re.MULTILINE):

@@ -37,8 +37,8 @@ COLUMNS = ("source", "kernel", "launch", "metric", "value", "unit", "device", "s
 
 def detect_format(path: str | Path) -> str:
     """The format of ``path`` from its content (one of :data:`FORMATS`); a :class:`CosimError` if none fits."""
-    from cosim.readers.gpgpusim import is_gpgpusim, is_power_report
-    from cosim.readers.ncu import is_ncu
+    from cosim.readers.gpgpusim import looks_like_gpgpusim, looks_like_power_report
+    from cosim.readers.ncu import looks_like_ncu
     from cosim.readers.nvprof_trace import nvprof_layout
 
     path = Path(path)
@@ -46,18 +46,18 @@ def detect_format(path: str | Path) -> str:
         raise CosimError(f"{path}: no such file; give a gem5 stats.txt, an nvprof/ncu log, a GPGPU-Sim log or an Ocelot trace")
     if path.stat().st_size == 0:
         raise CosimError(f"{path}: the file is empty (0 bytes); was the run or the profile cut short? Give the tool's saved output")
-    head = _head(path)
-    if "Begin Simulation Statistics" in head:
+    head = _head(path, 4 << 20)  # read once; a GPGPU-Sim log's first block can follow megabytes of start-up output
+    if "Begin Simulation Statistics" in head[: 1 << 16]:
         return "gem5"
-    if "Kernel name:" in head:
+    if "Kernel name:" in head[: 1 << 16]:
         return "ocelot"
-    if is_power_report(path):
+    if looks_like_power_report(head[: 1 << 20]):
         return "gpuwattch"
-    if is_gpgpusim(path):
+    if looks_like_gpgpusim(head):
         return "gpgpusim"
-    if is_ncu(path):
+    if looks_like_ncu(head[: 1 << 20]):
         return "ncu"
-    if layout := nvprof_layout(path):
+    if layout := nvprof_layout(head[: 1 << 20]):
         return f"nvprof-{layout}"
     raise CosimError(
         f"{path}: not a format cosim reads (gem5 stats, nvprof, ncu --csv, GPGPU-Sim/Accel-Sim, "
@@ -82,11 +82,12 @@ def read(path: str | Path, *, format: str | None = None) -> pd.DataFrame:  # noq
     return out
 
 
-def _head(path: Path) -> str:
+def _head(path: Path, size: int = 1 << 16) -> str:
+    """The file's first ``size`` characters (gzip undone)."""
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt", errors="replace") as f:
-            return f.read(1 << 16)
+            return f.read(size)
     except (OSError, EOFError) as err:
         raise CosimError(f"{path}: cannot read ({err})") from None
 
