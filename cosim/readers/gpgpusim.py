@@ -106,9 +106,11 @@ def read_gpgpusim(path: str | Path) -> pd.DataFrame:
     has ``core_mhz``, ``compute_capability`` and ``raw`` (the blocks as printed).
     """
     path = Path(path)
-    text = read_text(path, missing_hint="give the simulator's stdout (GPGPU-Sim or Accel-Sim), saved with > run.log")
-    if not text.strip():
-        raise CosimError(f"{path}: the file is empty; give the stdout of a GPGPU-Sim or Accel-Sim run")
+    text = read_text(
+        path,
+        missing_hint="give the simulator's stdout (GPGPU-Sim or Accel-Sim), saved with > run.log",
+        empty_hint="give the stdout of a GPGPU-Sim or Accel-Sim run",
+    )
     options: dict[str, str] = {}
     blocks: list[dict] = []
     current: dict | None = None

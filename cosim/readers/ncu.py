@@ -53,9 +53,7 @@ def read_ncu(path: str | Path) -> pd.DataFrame:
     """Long table, one row per (launch, metric): ``launch`` (ncu's ID), ``kernel``, ``device``, ``section``,
     ``metric`` (ncu's name), ``value`` (SI), ``unit``, ``ncu_unit`` (as printed) and ``line``."""
     path = Path(path)
-    text = read_text(path, missing_hint="give the file ncu --csv wrote (details or --page raw)")
-    if not text.strip():
-        raise CosimError(f"{path}: the file is empty; give the output of ncu --csv")
+    text = read_text(path, missing_hint="give the file ncu --csv wrote (details or --page raw)", empty_hint="give the output of ncu --csv")
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith('"ID",')), None)
     if start is None:

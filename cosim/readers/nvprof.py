@@ -114,9 +114,11 @@ class SkippedLines:
 def metric_records(path: str | Path) -> list[MetricRecord]:
     """Every metric and event record of an nvprof ``--metrics``/``--events`` log, sessions joined."""
     path = Path(path)
-    text = read_text(path, missing_hint="give the file nvprof wrote with --metrics/--events (--csv or text)")
-    if not text.strip():
-        raise CosimError(f"{path}: the file is empty; give the log nvprof wrote with --metrics/--events")
+    text = read_text(
+        path,
+        missing_hint="give the file nvprof wrote with --metrics/--events (--csv or text)",
+        empty_hint="give the log nvprof wrote with --metrics/--events",
+    )
     skipped = SkippedLines(path)
     records = list(_records(path, text.splitlines(), skipped))
     skipped.warn()

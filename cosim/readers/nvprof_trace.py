@@ -205,10 +205,7 @@ def read_gpu_summary(path: str | Path) -> pd.DataFrame:
 
 
 def _lines(path: Path, what: str) -> list[str]:
-    text = read_text(path, missing_hint=f"give the file nvprof wrote ({what})")
-    if not text.strip():
-        raise CosimError(f"{path}: the file is empty; give the output of {what}")
-    return text.splitlines()
+    return read_text(path, missing_hint=f"give the file nvprof wrote ({what})", empty_hint=f"give the output of {what}").splitlines()
 
 
 def _is_units_row(text: str, header: list[str]) -> bool:
