@@ -176,10 +176,11 @@ def _tk1(args, kind: str, data):
             "the Tegra K1 model needs nvprof metrics of a GK20A"
         )
     flag = _device_flag(args, kind, data, model.name, model.raw)
-    if kind == "nvprof" and not args.keep_unknown and "ncu" not in data.attrs:
-        from cosim.readers.nvprof import read_nvprof
+    unknown = data.attrs.get("nvprof", {}).get("first_unknown") if kind == "nvprof" else None
+    if unknown and not args.keep_unknown:  # checked after the device: a GTX 980 log is refused for its device first
+        from cosim.readers.nvprof import unknown_metric_error
 
-        data = read_nvprof(args.input, ignore_metrics=args.ignore_metric)  # one line naming an unknown metric
+        raise unknown_metric_error(args.input, *unknown)
     kernels = tegra_k1_counts_from_ocelot(data) if kind == "ocelot" else tegra_k1_counts_from_nvprof(data)
     activity = read_activity(args.activity) if args.activity else None
     if args.gpu_trace and args.launch_times:

@@ -131,27 +131,37 @@ def read_nvprof(path: str | Path, *, ignore_metrics: Iterable[str] = (), allow_u
     """One row per (device, kernel): ``device``, ``kernel``, ``invocations`` and one column per metric (its ``Avg``, SI).
 
     A metric outside :data:`TEGRA_K1_METRICS` is a :class:`CosimError` unless it
-    is in ``ignore_metrics`` or ``allow_unknown`` is set (then it is kept as a column).
+    is in ``ignore_metrics`` or ``allow_unknown`` is set (then it is kept as a column,
+    and ``attrs["nvprof"]["first_unknown"]`` is its ``(line, metric)``, for
+    :func:`unknown_metric_error` once the caller has checked what it checks first).
     """
     path = Path(path)
     ignore = set(ignore_metrics)
     rows: dict[tuple[str, str], dict] = {}
+    first_unknown: tuple[int, str] | None = None
     for r in metric_records(path):
         if r.metric in ignore:
             continue
-        if r.metric not in TEGRA_K1_METRICS and not allow_unknown:
-            raise CosimError(
-                f"{path}:{r.line}: unknown metric '{r.metric}'; cosim reads {', '.join(TEGRA_K1_METRICS)} "
-                f"(skip it with --ignore-metric {r.metric}, or keep every unknown metric with --keep-unknown)"
-            )
+        if r.metric not in TEGRA_K1_METRICS and first_unknown is None:
+            first_unknown = (r.line, r.metric)
+            if not allow_unknown:
+                raise unknown_metric_error(path, *first_unknown)
         row = rows.setdefault((r.device, r.kernel), {"device": r.device, "kernel": r.kernel, "invocations": r.invocations, "line": r.line})
         row["invocations"] = max(row["invocations"], r.invocations)
         row[r.metric] = r.avg
     if not rows:
         raise CosimError(f"{path}: every metric was ignored; nothing to model")
     out = pd.DataFrame(list(rows.values()))
-    out.attrs["nvprof"] = {"path": str(path)}
+    out.attrs["nvprof"] = {"path": str(path), "first_unknown": first_unknown}
     return out
+
+
+def unknown_metric_error(path: str | Path, line: int, metric: str) -> CosimError:
+    """The one-line refusal of a metric the Tegra K1 model does not read, with both ways out."""
+    return CosimError(
+        f"{path}:{line}: unknown metric '{metric}'; cosim reads {', '.join(TEGRA_K1_METRICS)} "
+        f"(skip it with --ignore-metric {metric}, or keep every unknown metric with --keep-unknown)"
+    )
 
 
 def _records(path: Path, lines: list[str], skipped: SkippedLines) -> Iterator[MetricRecord]:
