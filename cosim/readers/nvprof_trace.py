@@ -110,7 +110,7 @@ def read_gpu_trace(path: str | Path) -> pd.DataFrame:
     in_results = False
     for lineno, text in enumerate(lines, start=1):
         if m := BANNER.match(text):
-            in_results = m["text"].rstrip().endswith("result:") or in_results and "is profiling process" not in m["text"]
+            in_results = _in_results(m["text"], in_results)
             header = None
             continue
         if not in_results or not text.strip():
@@ -157,7 +157,7 @@ def read_gpu_summary(path: str | Path) -> pd.DataFrame:
     rows, kind, header, units, in_results = [], None, None, None, False
     for lineno, text in enumerate(lines, start=1):
         if m := BANNER.match(text):
-            in_results = m["text"].rstrip().endswith("result:") or in_results and "is profiling process" not in m["text"]
+            in_results = _in_results(m["text"], in_results)
             continue
         if not in_results or not text.strip():
             continue
@@ -202,6 +202,12 @@ def read_gpu_summary(path: str | Path) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     out.attrs["nvprof"] = {"path": str(path), "layout": "gpu-summary"}
     return out
+
+
+def _in_results(banner: str, in_results: bool) -> bool:
+    """Whether the lines after an ``==PID==`` banner are nvprof's results: a ``... result:`` banner opens
+    them, a new session (``NVPROF is profiling process``) closes them, other banners leave them as they are."""
+    return banner.rstrip().endswith("result:") or in_results and "is profiling process" not in banner
 
 
 def _lines(path: Path, what: str) -> list[str]:

@@ -144,10 +144,9 @@ def _ocelot(path: Path) -> list[tuple]:
     trace = read_ocelot_trace(path)
     launch = trace.groupby("kernel").cumcount()
     return [
-        ("", k, n, cls, float(v), "count", "", "value")
-        for k, n, (_, row) in zip(trace["kernel_display"], launch, trace.iterrows())
+        ("", kernel, n, cls, float(row[f"n_{cls}"]), "count", "", "value")
+        for kernel, n, (_, row) in zip(trace["kernel_display"], launch, trace.iterrows())
         for cls in OCELOT_CLASSES
-        for v in [row[f"n_{cls}"]]
     ]
 
 
