@@ -201,11 +201,16 @@ def _tk1_rows(model, volts, gpu_mhz, emc_mhz, *, gpu_on, rho, act) -> pd.DataFra
     return pd.DataFrame(cols)
 
 
-def _tk1_no_kernel_rows(model, volts, gpu_mhz, emc_mhz, kinds: list[str], default: pd.Series) -> pd.DataFrame:
-    """Rows with no kernel running: GPU rail on and idle (``idle``) or off (``gated``); memory and LP core at the default rates."""
+def _tk1_no_kernel_rows(
+    model, volts, gpu_mhz, emc_mhz, kinds: list[str], default: pd.Series, *, mem_other_busy_per_s: np.ndarray | None = None
+) -> pd.DataFrame:
+    """Rows with no kernel running: GPU rail on and idle (``idle``) or off (``gated``); memory and LP core at the
+    default rates, or the GPU's memory cycles per second given row by row (copies)."""
     n = len(kinds)
     zero = np.zeros(n)
     act = {key: np.full(n, np.nan_to_num(default[col])) for key, col in _ACT_KEYS.items()}
+    if mem_other_busy_per_s is not None:
+        act["mem_other_busy"] = np.asarray(mem_other_busy_per_s, dtype=float)
     rows = _tk1_rows(
         model, volts, gpu_mhz, emc_mhz, gpu_on=np.array([k == "idle" for k in kinds]), rho={p: zero for p in GPU_PREDICTORS}, act=act
     )
@@ -225,23 +230,23 @@ def _tk1_copy_rows(model, volts, gpu_mhz, emc_mhz, copies: pd.DataFrame, start, 
     copies = copies[keep]
     if copies.empty:
         return pd.DataFrame()
-    rows = []
-    for c in copies.itertuples():
-        busy = min(2.0 * float(c.size_b) / model.transaction_bytes["mem_gpu"] / c.duration_s, emc_mhz * 1e6)
-        rows.append(
-            _tk1_no_kernel_rows(
-                model, volts, gpu_mhz, emc_mhz, ["idle"], default.copy().fillna(0.0).where(default.index != "mem_other_busy_per_s", busy)
-            )
-        )
-    out = pd.concat(rows, ignore_index=True)
-    out["kind"] = "copy"
-    out.insert(1, "launch", -1)
-    out.insert(2, "kernel", copies["name"].to_numpy())
-    out.insert(3, "kernel_display", copies["name"].to_numpy())
-    out.insert(4, "start_s", copies["start_s"].to_numpy(dtype=float))
-    out.insert(5, "duration_s", copies["duration_s"].to_numpy(dtype=float))
-    out["flags"] = "copy_memory_activity"
-    return out
+    seconds = copies["duration_s"].to_numpy(dtype=float)
+    busy = np.minimum(2.0 * copies["size_b"].to_numpy(dtype=float) / model.transaction_bytes["mem_gpu"] / seconds, emc_mhz * 1e6)
+    rows = _tk1_no_kernel_rows(model, volts, gpu_mhz, emc_mhz, ["idle"] * len(copies), default, mem_other_busy_per_s=busy)
+    rows["kind"] = "copy"
+    names = copies["name"].to_numpy()
+    return _placed(rows, names, copies["start_s"].to_numpy(dtype=float), seconds, "copy_memory_activity")
+
+
+def _placed(rows: pd.DataFrame, names, start_s, duration_s, flags: str) -> pd.DataFrame:
+    """Rows without a kernel launch put on the time axis: ``launch`` -1, their name, start and duration [s]."""
+    rows.insert(1, "launch", -1)
+    rows.insert(2, "kernel", names)
+    rows.insert(3, "kernel_display", names)
+    rows.insert(4, "start_s", start_s)
+    rows.insert(5, "duration_s", duration_s)
+    rows["flags"] = flags
+    return rows
 
 
 def _tk1_idle_rows(model, volts, gpu_mhz, emc_mhz, start, duration, default: pd.Series, delay_s: float) -> pd.DataFrame:
@@ -249,13 +254,7 @@ def _tk1_idle_rows(model, volts, gpu_mhz, emc_mhz, start, duration, default: pd.
     if not pieces:
         return pd.DataFrame()
     rows = _tk1_no_kernel_rows(model, volts, gpu_mhz, emc_mhz, [kind for kind, *_ in pieces], default)
-    rows.insert(1, "launch", -1)
-    rows.insert(2, "kernel", "")
-    rows.insert(3, "kernel_display", "")
-    rows.insert(4, "start_s", [s for _, s, _, _ in pieces])
-    rows.insert(5, "duration_s", [d for _, _, d, _ in pieces])
-    rows["flags"] = ""
-    return rows
+    return _placed(rows, "", [s for _, s, _, _ in pieces], [d for _, _, d, _ in pieces], "")
 
 
 def ocelot_timeline(
