@@ -9,6 +9,8 @@ inputs can be worked out by hand.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,24 @@ needs_shared = pytest.mark.skipif(not GEM5_RUNS.is_dir(), reason="../shared/data
 
 BEGIN = "---------- Begin Simulation Statistics ----------"
 END = "---------- End Simulation Statistics   ----------"
+
+
+def run_cosim(*args, cwd=None) -> subprocess.CompletedProcess:
+    """The ``cosim`` command as a user runs it; -I imports the installed cosim, never the source tree of the current folder."""
+    return subprocess.run([sys.executable, "-I", "-m", "cosim.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+
+
+#: --model/--cluster arguments pricing the hand-built big.LITTLE run (A15 model for big, A7 for LITTLE)
+BIGLITTLE_ARGS = (
+    "--model",
+    "cortex-a15-walker2017",
+    "--cluster",
+    "big=system.bigCluster",
+    "--model",
+    "cortex-a7-gemstone2018",
+    "--cluster",
+    "little=system.littleCluster",
+)
 
 
 def gem5_line(name: str, value: float | str, desc: str = "(Count)") -> str:
@@ -205,8 +225,6 @@ def gem5_run(
     extra_args: tuple[str, ...] = (),
 ) -> Path:
     """Run the bundled gem5 once per argument set (cached for the session); the output folder."""
-    import subprocess
-
     key = (cpu, levels, cores, freq, size, epoch, str(config), extra, extra_args)
     if key not in _RUNS:
         out = tmp_root / f"gem5-{len(_RUNS)}-{cpu}-{levels}"

@@ -8,25 +8,12 @@ import sys
 
 import pandas as pd
 import pytest
-from helpers import POWMON, REPO, needs_shared, write_biglittle_run
+from helpers import BIGLITTLE_ARGS, POWMON, REPO, needs_shared, write_biglittle_run
+from helpers import run_cosim as cosim
 
 from cosim.models.modelfile import shipped_models_dir
 
-BIGLITTLE = [
-    "--model",
-    "cortex-a15-walker2017",
-    "--cluster",
-    "big=system.bigCluster",
-    "--model",
-    "cortex-a7-gemstone2018",
-    "--cluster",
-    "little=system.littleCluster",
-]
-
-
-def cosim(*args, cwd=None):
-    # -I: import the installed cosim, never the source tree of the current folder
-    return subprocess.run([sys.executable, "-I", "-m", "cosim.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+BIGLITTLE = BIGLITTLE_ARGS
 
 
 def assert_one_line_error(result, *fragments, code=2):

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import BIG_PERIODS, GEM5_RUNS, biglittle_config, biglittle_dumps, needs_shared, write_biglittle_run, write_stats
+from helpers import (
+    BIG_PERIODS,
+    BIGLITTLE_ARGS,
+    GEM5_RUNS,
+    biglittle_config,
+    biglittle_dumps,
+    needs_shared,
+    run_cosim,
+    write_biglittle_run,
+    write_stats,
+)
 
 from cosim import ClusterSpec, CosimError, load_model, power_timeline, read_config, read_stats
 from cosim.dse.choose import choose, pareto_front
@@ -93,25 +100,8 @@ def test_pareto_front_by_hand():
 
 def test_whatif_command_power_cap_not_met_is_an_answer(tmp_path):
     run = write_biglittle_run(tmp_path / "m5out")
-    args = [
-        sys.executable,
-        "-I",
-        "-m",
-        "cosim.cli",
-        "whatif",
-        str(run),
-        "--model",
-        "cortex-a15-walker2017",
-        "--cluster",
-        "big=system.bigCluster",
-        "--model",
-        "cortex-a7-gemstone2018",
-        "--cluster",
-        "little=system.littleCluster",
-        "-o",
-        str(tmp_path / "w.csv"),
-    ]
-    result = subprocess.run(args + ["--power-cap", "0.01", "--plot", str(tmp_path / "p.png")], capture_output=True, text=True)
+    args = ["whatif", run, *BIGLITTLE_ARGS, "-o", tmp_path / "w.csv"]
+    result = run_cosim(*args, "--power-cap", "0.01", "--plot", tmp_path / "p.png")
     assert result.returncode == 0, result.stderr
     assert "no configuration meets peak power <= 0.01 W" in result.stdout
     assert len(pd.read_csv(tmp_path / "w.csv")) == 36 and (tmp_path / "p.png").exists()
@@ -146,28 +136,7 @@ def test_sweep_bad_inputs(tmp_path):
     (root / "run1" / "config.ini").write_text(biglittle_config().replace("bigCluster", "midCluster"))
     table = sweep(find_runs([root]), SweepSpec(tuple(SPECS)))  # the failed run keeps its row, with the reason
     assert table["error"].tolist()[0] == "" and "no CPU under 'system.bigCluster'" in table["error"].tolist()[1]
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-I",
-            "-m",
-            "cosim.cli",
-            "sweep",
-            str(root),
-            "--model",
-            SPECS[0][2],
-            "--cluster",
-            f"{SPECS[0][0]}={SPECS[0][1]}",
-            "--model",
-            SPECS[1][2],
-            "--cluster",
-            f"{SPECS[1][0]}={SPECS[1][1]}",
-            "-o",
-            str(tmp_path / "s.csv"),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    result = run_cosim("sweep", root, *BIGLITTLE_ARGS, "-o", tmp_path / "s.csv")
     assert result.returncode == 3 and "cosim: error: run run1: " in result.stderr and "1 failed" in result.stdout
     assert pd.read_csv(tmp_path / "s.csv")["run"].tolist() == ["run0", "run1"]
 
@@ -227,26 +196,19 @@ def test_roofline_places_a_real_run(tmp_path):
     dram = stats["system.physmem.bytes_read::total"][0] + stats["system.physmem.bytes_written::total"][0]
     assert points["dram_bytes"][0] == dram
     assert points["flops"][0] > 0 and points["gflops"][0] == pytest.approx(points["flops"][0] / stats["duration_s"][0] / 1e9)
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-I",
-            "-m",
-            "cosim.cli",
-            "roofline",
-            "--platform",
-            "jetson-tk1-cpu",
-            "--freqs",
-            "204,1092,2321",
-            "--stats",
-            str(GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "stats.txt"),
-            "--plot",
-            str(tmp_path / "r.png"),
-            "--plot-balance",
-            str(tmp_path / "b.svg"),
-        ],
-        capture_output=True,
-        text=True,
+    run = GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "stats.txt"
+    result = run_cosim(
+        "roofline",
+        "--platform",
+        "jetson-tk1-cpu",
+        "--freqs",
+        "204,1092,2321",
+        "--stats",
+        run,
+        "--plot",
+        tmp_path / "r.png",
+        "--plot-balance",
+        tmp_path / "b.svg",
     )
     assert result.returncode == 0, result.stderr
     assert "2321 MHz: 73.02 GFLOP/s, 13.72 GB/s, balance 5.32 FLOP/B" in result.stdout and (tmp_path / "r.png").exists()
@@ -327,27 +289,12 @@ def test_whatif_reads_only_the_stats_it_needs(tmp_path):
 def test_sweep_cli_on_a_local_dask_cluster(tmp_path):
     pytest.importorskip("distributed")
     root = _sweep_dirs(tmp_path / "runs", n=2)
-    args = [
-        sys.executable,
-        "-I",
-        "-m",
-        "cosim.cli",
-        "sweep",
-        str(root),
-        "--model",
-        SPECS[0][2],
-        "--cluster",
-        f"{SPECS[0][0]}={SPECS[0][1]}",
-        "--model",
-        SPECS[1][2],
-        "--cluster",
-        f"{SPECS[1][0]}={SPECS[1][1]}",
-    ]
-    local = subprocess.run([*args, "-o", str(tmp_path / "d.csv"), "--scheduler", "local", "--workers", "2"], capture_output=True, text=True)
-    pool = subprocess.run([*args, "-o", str(tmp_path / "p.csv"), "--workers", "2"], capture_output=True, text=True)
+    args = ["sweep", root, *BIGLITTLE_ARGS]
+    local = run_cosim(*args, "-o", tmp_path / "d.csv", "--scheduler", "local", "--workers", "2")
+    pool = run_cosim(*args, "-o", tmp_path / "p.csv", "--workers", "2")
     assert local.returncode == 0 and pool.returncode == 0, local.stderr + pool.stderr
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "d.csv"), pd.read_csv(tmp_path / "p.csv"))
-    nowhere = subprocess.run([*args, "-o", str(tmp_path / "x.csv"), "--scheduler", "tcp://127.0.0.1:1"], capture_output=True, text=True)
+    nowhere = run_cosim(*args, "-o", tmp_path / "x.csv", "--scheduler", "tcp://127.0.0.1:1")
     assert nowhere.returncode == 2 and "no Dask scheduler answers there" in nowhere.stderr and "Traceback" not in nowhere.stderr
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from helpers import REPO, write_biglittle_run
+from helpers import run_cosim as _cosim
 
 from cosim import ClusterSpec, load_model, power_timeline, read_config, read_stats
 
@@ -165,10 +165,6 @@ def test_the_stand_in_refuses_what_gem5_refuses(tmp_path):
     with pytest.raises(RuntimeError, match="Unknown stat type"):
         bad.evaluate("system.bigCluster.l2.writebacks * 2", voltage=1.0, clock_period=500)
     assert bad.evaluate("2 * voltage + clock_period / 1e3", voltage=1.5, clock_period=500) == 3.5
-
-
-def _cosim(*args):
-    return subprocess.run([sys.executable, "-I", "-m", "cosim.cli", *map(str, args)], capture_output=True, text=True)
 
 
 def test_cosim_power_reads_the_sidecar(tmp_path):

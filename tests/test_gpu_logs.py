@@ -8,13 +8,12 @@ own output mixed in, several sessions, units, a units row, empty kernel names).
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 import warnings
 
 import pandas as pd
 import pytest
 from helpers import REPO
+from helpers import run_cosim as cosim
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,10 +29,6 @@ from cosim.readers.tidy import COLUMNS, FORMATS, detect_format, read
 
 DATA = REPO / "tests" / "data" / "gpu"
 TRACES = REPO / "traces"
-
-
-def cosim(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-I", "-m", "cosim.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
 
 
 # --- units -----------------------------------------------------------------------------------------
