@@ -141,13 +141,8 @@ def _gem5_units(path: Path) -> dict[str, str]:
 def _ocelot(path: Path) -> list[tuple]:
     from cosim.readers.ocelot import OCELOT_CLASSES, read_ocelot_trace
 
-    trace = read_ocelot_trace(path)
-    launch = trace.groupby("kernel").cumcount()
-    return [
-        ("", kernel, n, cls, float(row[f"n_{cls}"]), "count", "", "value")
-        for kernel, n, (_, row) in zip(trace["kernel_display"], launch, trace.iterrows())
-        for cls in OCELOT_CLASSES
-    ]
+    trace = read_ocelot_trace(path).rename(columns={f"n_{cls}": cls for cls in OCELOT_CLASSES})
+    return _long(trace, dict.fromkeys(OCELOT_CLASSES, "count"), kernel="kernel_display", launch=trace.groupby("kernel").cumcount())
 
 
 def _nvprof_metrics(path: Path) -> list[tuple]:
@@ -187,24 +182,14 @@ def _nvprof_trace(path: Path) -> list[tuple]:
     from cosim.readers.nvprof_trace import read_gpu_trace
 
     trace = read_gpu_trace(path)
-    return [
-        ("", row["kernel"], row["launch"], metric, row[metric], unit, row.get("device", ""), "value")
-        for _, row in trace.iterrows()
-        for metric, unit in _TRACE_UNITS.items()
-        if metric in row and row[metric] == row[metric]
-    ]
+    return _long(trace, _TRACE_UNITS, launch=trace["launch"])
 
 
 def _nvprof_summary(path: Path) -> list[tuple]:
     from cosim.readers.nvprof_trace import read_gpu_summary
 
-    summary = read_gpu_summary(path)
     units = {"time_fraction": "fraction", "time_s": "s", "calls": "count", "avg_s": "s", "min_s": "s", "max_s": "s"}
-    return [
-        ("", row["kernel"], None, metric, float(row[metric]), unit, "", "value")
-        for _, row in summary.iterrows()
-        for metric, unit in units.items()
-    ]
+    return _long(read_gpu_summary(path), units)
 
 
 def _ncu(path: Path) -> pd.DataFrame:
@@ -218,26 +203,31 @@ def _gpgpusim(path: Path) -> list[tuple]:
     from cosim.readers.gpgpusim import COUNTERS, read_gpgpusim
 
     runs = read_gpgpusim(path)
-    launch = runs.groupby("kernel").cumcount()
-    rows = []
-    for n, (_, row) in zip(launch, runs.iterrows()):
-        for metric, unit in (*COUNTERS.items(), ("duration_s", "s")):
-            if metric in row and row[metric] == row[metric]:
-                rows.append(("", row["kernel"], n, metric, float(row[metric]), unit, "", "value"))
-    return rows
+    return _long(runs, {**COUNTERS, "duration_s": "s"}, launch=runs.groupby("kernel").cumcount())
 
 
 def _gpuwattch(path: Path) -> list[tuple]:
     from cosim.readers.gpgpusim import read_power_report
 
     report = read_power_report(path)
-    launch = report.groupby("kernel").cumcount()
+    # power columns: the *_w totals and the components (labels ending in P, and FP_EXP); the rest are counters
+    units = {
+        c: "W" if c.endswith("_w") or c.endswith("P") or c == "gpu_avg_FP_EXP" else "count"
+        for c in report.columns
+        if c.endswith("_w") or c.startswith("gpu_avg_")
+    }
+    return _long(report, units, launch=report.groupby("kernel").cumcount())
+
+
+def _long(table: pd.DataFrame, units: dict[str, str], *, kernel: str = "kernel", launch=None) -> list[tuple]:
+    """The tidy rows of a wide per-launch table: one per present, non-missing metric of ``units`` (metric -> unit)."""
+    launches = [None] * len(table) if launch is None else list(launch)
+    devices = table["device"].tolist() if "device" in table else [""] * len(table)
     rows = []
-    for n, (_, row) in zip(launch, report.iterrows()):
-        for metric in [c for c in report.columns if c.endswith("_w") or c.startswith("gpu_avg_")]:
-            if row[metric] == row[metric]:
-                power = metric.endswith("_w") or metric.endswith("P") or metric == "gpu_avg_FP_EXP"
-                rows.append(("", row["kernel"], n, metric, float(row[metric]), "W" if power else "count", "", "value"))
+    for (_, row), n, device in zip(table.iterrows(), launches, devices):
+        for metric, unit in units.items():
+            if metric in row and row[metric] == row[metric]:
+                rows.append(("", row[kernel], n, metric, float(row[metric]), unit, device, "value"))
     return rows
 
 
