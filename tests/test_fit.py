@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from dataclasses import replace
 
 import numpy as np
@@ -13,7 +11,7 @@ import pytest
 
 pytest.importorskip("statsmodels")
 
-from helpers import GEMSTONE, POWMON, SHARED, needs_shared, write_biglittle_run
+from helpers import GEMSTONE, POWMON, SHARED, needs_shared, run_cosim, write_biglittle_run
 
 from cosim import CosimError, apply_model, load_model, mape_pct, read_measured
 from cosim.fit.design import FitTable, Term, check_table
@@ -184,23 +182,15 @@ def test_fitted_model_file_works_in_cosim_power(tmp_path):
     model = load_model(tmp_path / "synthetic.json")
     assert model.events == ("0x08", "0x11") and model.ser_w == pytest.approx(0.01, rel=0.2)
     run = write_biglittle_run(tmp_path / "m5out")
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-I",
-            "-m",
-            "cosim.cli",
-            "power",
-            str(run),
-            "--model",
-            str(tmp_path / "synthetic.json"),
-            "--cluster",
-            "little=system.littleCluster",
-            "-o",
-            str(tmp_path / "p.csv"),
-        ],
-        capture_output=True,
-        text=True,
+    result = run_cosim(
+        "power",
+        str(run),
+        "--model",
+        str(tmp_path / "synthetic.json"),
+        "--cluster",
+        "little=system.littleCluster",
+        "-o",
+        str(tmp_path / "p.csv"),
     )
     assert result.returncode == 0, result.stderr
     assert pd.read_csv(tmp_path / "p.csv")["power_w"].notna().all()
@@ -285,10 +275,6 @@ def test_rail_fit_recovers_tegra_k1_coefficients():
 def test_cosim_fit_command_writes_model_card_and_plots(tmp_path):
     out = tmp_path / "a15.json"
     args = [
-        sys.executable,
-        "-I",
-        "-m",
-        "cosim.cli",
         "fit",
         str(POWMON),
         "--label",
@@ -306,27 +292,19 @@ def test_cosim_fit_command_writes_model_card_and_plots(tmp_path):
         "-o",
         str(out),
     ]
-    result = subprocess.run(args, capture_output=True, text=True)
+    result = run_cosim(*args)
     assert result.returncode == 0, result.stderr
     assert "10-fold CV by row: MAPE 2.82 %" in result.stdout
     card = (tmp_path / "a15.md").read_text()
     assert "| 0x1b-0x73 |" in card and "a15-residuals.png" in card and "a15-workloads.png" in card
     assert (tmp_path / "a15-residuals.png").stat().st_size > 5000
-    applied = subprocess.run(
-        [sys.executable, "-I", "-m", "cosim.cli", "apply", str(out), str(POWMON), "--compare-with", "Power A15"],
-        capture_output=True,
-        text=True,
-    )
+    applied = run_cosim("apply", str(out), str(POWMON), "--compare-with", "Power A15")
     assert "MAPE vs 'Power A15': 2.79 %" in applied.stdout
 
 
 def test_cosim_fit_bad_input_is_one_line(tmp_path):
     (tmp_path / "m.csv").write_text("f,v,p,c\n" + "".join(f"1000,1.0,{i},5\n" for i in range(100)))
     args = [
-        sys.executable,
-        "-I",
-        "-m",
-        "cosim.cli",
         "fit",
         str(tmp_path / "m.csv"),
         "--power-col",
@@ -342,7 +320,7 @@ def test_cosim_fit_bad_input_is_one_line(tmp_path):
         "-o",
         str(tmp_path / "o.json"),
     ]
-    result = subprocess.run(args, capture_output=True, text=True)
+    result = run_cosim(*args)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("cosim: error: ") and line.endswith(
@@ -357,22 +335,7 @@ def test_fit_rail_command(tmp_path):
         "rails": [r.__dict__ | {"predictors": list(r.predictors), "offsets_mhz": list(r.offsets_mhz)} for r in TK1_RAILS],
     }
     (tmp_path / "spec.json").write_text(json.dumps(spec))
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-I",
-            "-m",
-            "cosim.cli",
-            "fit-rail",
-            str(tmp_path / "tk1.csv"),
-            "--spec",
-            str(tmp_path / "spec.json"),
-            "-o",
-            str(tmp_path / "rail.json"),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    result = run_cosim("fit-rail", str(tmp_path / "tk1.csv"), "--spec", str(tmp_path / "spec.json"), "-o", str(tmp_path / "rail.json"))
     assert result.returncode == 0, result.stderr
     out = json.loads((tmp_path / "rail.json").read_text())
     assert out["regressions"]["total"]["coefficients"]["base"]["value"] == pytest.approx(0.78, abs=0.02)
@@ -383,10 +346,6 @@ def test_fit_rail_command(tmp_path):
 def test_power_with_the_voltage_model(tmp_path):
     run = write_biglittle_run(tmp_path / "m5out")
     args = [
-        sys.executable,
-        "-I",
-        "-m",
-        "cosim.cli",
         "power",
         str(run),
         "--model",
@@ -394,8 +353,8 @@ def test_power_with_the_voltage_model(tmp_path):
         "--cluster",
         "big=system.bigCluster",
     ]
-    plain = subprocess.run(args + ["-o", str(tmp_path / "a.csv")], capture_output=True, text=True)
-    loaded = subprocess.run(args + ["--voltage-model", "-o", str(tmp_path / "b.csv")], capture_output=True, text=True)
+    plain = run_cosim(*args, "-o", str(tmp_path / "a.csv"))
+    loaded = run_cosim(*args, "--voltage-model", "-o", str(tmp_path / "b.csv"))
     assert plain.returncode == 0 and loaded.returncode == 0, loaded.stderr
     a, b = pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv")
     model = load_model("cortex-a15-walker2017")
@@ -403,23 +362,7 @@ def test_power_with_the_voltage_model(tmp_path):
     # each epoch: target voltage of its frequency plus slope times the dynamic power at that voltage
     target = load_voltage(points, b["freq_mhz"].to_numpy(), np.zeros(len(b)))
     assert np.all(np.abs(b["voltage_v"] - target) < 0.05) and not np.allclose(b["voltage_v"], a["voltage_v"])
-    unfit = subprocess.run(
-        [
-            sys.executable,
-            "-I",
-            "-m",
-            "cosim.cli",
-            "power",
-            str(run),
-            "--model",
-            "cortex-a7-gemstone2018",
-            "--cluster",
-            "little=system.littleCluster",
-            "--voltage-model",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    unfit = run_cosim("power", str(run), "--model", "cortex-a7-gemstone2018", "--cluster", "little=system.littleCluster", "--voltage-model")
     assert unfit.returncode == 2 and "has no voltage_model" in unfit.stderr
 
 
@@ -427,10 +370,6 @@ def test_power_with_the_voltage_model(tmp_path):
 def test_select_then_fit_on_armpm_from_the_command_line(tmp_path):
     """ARMPM has three nominal (f, V) points, so only three static terms can be fitted; selection, fit and CV still run."""
     args = [
-        sys.executable,
-        "-I",
-        "-m",
-        "cosim.cli",
         "fit",
         str(ARMPM_CBENCH),
         "--format",
@@ -446,7 +385,7 @@ def test_select_then_fit_on_armpm_from_the_command_line(tmp_path):
         "-o",
         str(tmp_path / "armpm.json"),
     ]
-    result = subprocess.run(args, capture_output=True, text=True)
+    result = run_cosim(*args)
     assert result.returncode == 0, result.stderr
     assert "stage 1 picked 0x11, 0x08, 0x05, 0x04, 0x12, 0x09, 0x0b" in result.stdout
     assert "stage 2: 0x08 -> 0x08-0x12" in result.stdout and "correlation clusters:" in result.stdout

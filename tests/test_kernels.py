@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 pytest.importorskip("sklearn")
+
+from helpers import run_cosim
 
 from cosim import CosimError
 from cosim.kernels import synthetic as S
@@ -114,14 +113,10 @@ def test_bad_logs(tmp_path):
 
 def test_kernel_commands(tmp_path):
     out = tmp_path / "log.csv"
-    synth = subprocess.run([sys.executable, "-I", "-m", "cosim.cli", "kernel-synth", "-o", str(out)], capture_output=True, text=True)
+    synth = run_cosim("kernel-synth", "-o", str(out))
     assert synth.returncode == 0, synth.stderr
-    result = subprocess.run(
-        [sys.executable, "-I", "-m", "cosim.cli", "kernel-eval", str(out), "--test-boards", "agx12,agx13"], capture_output=True, text=True
-    )
+    result = run_cosim("kernel-eval", str(out), "--test-boards", "agx12,agx13")
     assert result.returncode == 0, result.stderr
     assert "trained on 11 boards, tested on agx12, agx13" in result.stdout and "conv2d       runtime" in result.stdout
-    bad = subprocess.run(
-        [sys.executable, "-I", "-m", "cosim.cli", "kernel-eval", str(out), "--test-boards", "agx99"], capture_output=True, text=True
-    )
+    bad = run_cosim("kernel-eval", str(out), "--test-boards", "agx99")
     assert bad.returncode == 2 and "agx99 not in the log" in bad.stderr and "Traceback" not in bad.stderr
