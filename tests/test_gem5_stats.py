@@ -211,6 +211,10 @@ _lines = st.lists(
                 "system.cpu.commit.COM:committed_per_cycle.start_dist   # Number of insts",
                 "system.cpu.commit.COM:committed_per_cycle.end_dist",
                 "            0      123   12.30%",
+                "---------- End Simulation Statistics   ----------",
+                "---------- Begin Simulation Statistics ----------",
+                "---------- Other ----------",
+                "---------- End Simul",
             ]
         ),
     ),
@@ -220,13 +224,14 @@ _lines = st.lists(
 
 @pytest.mark.skipif(gem5_stats._scan_block_c is None, reason="C scanner not built")
 @settings(max_examples=300, deadline=None)
-@given(lines=_lines, want_some=st.booleans())
-def test_c_and_python_scanners_agree(lines, want_some):
-    block = "\n".join(lines).encode()
+@given(lines=_lines, want_some=st.booleans(), skip=st.integers(0, 3))
+def test_c_and_python_scanners_agree(lines, want_some, skip):
+    block = "\n".join(lines).encode()  # the last line has no newline: both leave it for the next read
+    start = len("\n".join(lines[:skip]).encode()) + (0 < skip < len(lines))  # a line start
     wanted = {ln.split()[0] for ln in lines[::2] if ln.split()} if want_some else None
-    c_names, c_values, c_bad = gem5_stats._scan_block_c(block, wanted, None)
-    p_names, p_values, p_bad = gem5_stats._scan_block_py(block, wanted)
-    assert c_bad == p_bad
+    c_names, c_values, c_bad, c_stop = gem5_stats._scan_block_c(block, wanted, None, start)
+    p_names, p_values, p_bad, p_stop = gem5_stats._scan_block_py(block, wanted, None, start)
+    assert (c_bad, c_stop) == (p_bad, p_stop)
     assert c_names == p_names
     c = np.frombuffer(c_values)
     p = np.frombuffer(p_values)
@@ -236,8 +241,8 @@ def test_c_and_python_scanners_agree(lines, want_some):
 @pytest.mark.skipif(gem5_stats._scan_block_c is None, reason="C scanner not built")
 def test_c_scanner_reuses_previous_names():
     block = b"a 1\nb 2\n"
-    names, _, _ = gem5_stats._scan_block_c(block, None, None)
-    again, values, _ = gem5_stats._scan_block_c(b"a 3\nb 4\n", None, names)
+    names, _, _, _ = gem5_stats._scan_block_c(block, None, None)
+    again, values, _, _ = gem5_stats._scan_block_c(b"a 3\nb 4\n", None, names)
     assert again is names and np.frombuffer(values).tolist() == [3.0, 4.0]
 
 
@@ -248,8 +253,8 @@ def test_python_scanner_reads_real_formats():
         b"system.cpu.committedInstType_0::IntAlu         3789     64.95%     64.95% # Class\n"
         b"sim_seconds                                  0.000250                      \n"
     )
-    names, values, bad = gem5_stats._scan_block_py(block, None)
-    assert bad == -1 and len(names) == 4
+    names, values, bad, stop = gem5_stats._scan_block_py(block, None)
+    assert bad == -1 and stop == -1 and len(names) == 4
     got = np.frombuffer(values)
     assert got[0] == 0.051684 and math.isnan(got[1]) and got[2] == 3789 and got[3] == 0.00025
 

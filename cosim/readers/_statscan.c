@@ -2,18 +2,24 @@
  *
  * Pure-Python tokenising tops out well below a million lines per second on a
  * small machine, so the hot loop lives here.  cosim/readers/gem5_stats.py has
- * an equivalent pure-Python fallback (_scan_block_py); tests check both agree.
+ * an equivalent pure-Python twin (_statscan_py.py); tests check both agree.
  *
- * scan_block(block: bytes, wanted: set[str] | None, prev: list[str] | None)
- *   -> (names: list[str], values: bytes (float64 array), bad_line: int)
+ * scan_block(buf: bytes, wanted: set[str] | None, prev: list[str] | None, start: int = 0)
+ *   -> (names: list[str], values: bytes (float64 array), bad_line: int, stop: int)
+ *
+ * Lines are read from offset `start` (a line start) up to the first line that
+ * begins with gem5's Begin or End marker; `stop` is that line's offset, or -1
+ * when the buffer ended first.  A last line with no newline is not read (the
+ * rest of it is still to come), unless it is a marker.  So one pass both splits
+ * the file into dumps and tokenises them.
  *
  * Each non-blank line is "<name> <value> [anything...]".  The value may be a
  * decimal number, nan, inf (with sign) or gem5's "no_value" (read as NaN).
  * Lines that hold no scalar are skipped (see skippable): Ruby histograms
  * ("name | n pct cum | ...", "name [binsize: ...]"), M5-era ".start_dist"/".end_dist" markers and the
  * bucket rows between them ("  0  123  12.30%": a name that starts with a digit).
- * bad_line is the 0-based index (within block) of the first other line that is
- * not of that form, or -1.  Scanning stops at a bad line.
+ * bad_line is the 0-based index (counted from `start`) of the first other line
+ * that is not of that form, or -1.  Scanning stops at a bad line (stop is -1).
  *
  * Speed: consecutive dumps print the same names in the same order, so names
  * equal to prev[i] reuse that object, and when all match `prev` itself is
@@ -30,22 +36,52 @@
 
 static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
-/* Accept what gem5 prints and nothing looser, the same rule as the Python
- * fallback: a plain decimal number, [+-]nan, [+-]inf[inity], or no_value. */
-static int parse_value(const char *tok, Py_ssize_t len, double *out)
+/* End of the token starting at q: the first ' ', '\t' or '\r' before eol.  Stat names
+ * are long (60-90 bytes), so vectorised memchr beats a byte loop several times over. */
+static const char *token_end(const char *q, const char *eol)
+{
+    const char *end = memchr(q, ' ', eol - q);
+    if (!end)
+        end = eol;
+    const char *tab = memchr(q, '\t', end - q);
+    if (tab)
+        end = tab;
+    const char *cr = memchr(q, '\r', end - q);
+    return cr ? cr : end;
+}
+
+/* 10^0 .. 10^22: every one is exact in a double. */
+static const double exact_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* Is tok[0..len) a decimal number "[+-]d*[.d*][(e|E)[+-]d+]" with at least one digit
+ * before the exponent?  That is what strtod accepts once hex, inf and nan are set apart. */
+static int is_decimal(const char *tok, Py_ssize_t len)
+{
+    Py_ssize_t i = (len > 0 && (tok[0] == '+' || tok[0] == '-')) ? 1 : 0, digits = 0;
+    for (; i < len && tok[i] >= '0' && tok[i] <= '9'; i++)
+        digits++;
+    if (i < len && tok[i] == '.')
+        for (i++; i < len && tok[i] >= '0' && tok[i] <= '9'; i++)
+            digits++;
+    if (!digits)
+        return 0;
+    if (i < len && (tok[i] == 'e' || tok[i] == 'E')) {
+        i++;
+        if (i < len && (tok[i] == '+' || tok[i] == '-'))
+            i++;
+        Py_ssize_t exp_digits = 0;
+        for (; i < len && tok[i] >= '0' && tok[i] <= '9'; i++)
+            exp_digits++;
+        if (!exp_digits)
+            return 0;
+    }
+    return i == len;
+}
+
+static int is_special(const char *tok, double *out)
 {
     const char *body = (tok[0] == '+' || tok[0] == '-') ? tok + 1 : tok;
-    Py_ssize_t blen = len - (body - tok);
-    if (blen > 0 && blen <= 15) { /* fast path: plain integer, exact in a double */
-        int64_t acc = 0;
-        Py_ssize_t i = 0;
-        for (; i < blen && body[i] >= '0' && body[i] <= '9'; i++)
-            acc = acc * 10 + (body[i] - '0');
-        if (i == blen) {
-            *out = tok[0] == '-' ? -(double)acc : (double)acc;
-            return 1;
-        }
-    }
     if (strcmp(tok, "no_value") == 0 || strcasecmp(body, "nan") == 0) {
         *out = NAN;
         return 1;
@@ -54,10 +90,46 @@ static int parse_value(const char *tok, Py_ssize_t len, double *out)
         *out = tok[0] == '-' ? -INFINITY : INFINITY;
         return 1;
     }
-    for (Py_ssize_t i = 0; i < len; i++) {
-        char c = tok[i];
-        if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'))
+    return 0;
+}
+
+/* Accept what gem5 prints and nothing looser, the same rule as the Python
+ * fallback: a plain decimal number, [+-]nan, [+-]inf[inity], or no_value.
+ * tok is NUL-terminated.  With out == NULL the token is only checked. */
+static int parse_value(const char *tok, Py_ssize_t len, double *out)
+{
+    if (!is_decimal(tok, len)) {
+        double special;
+        if (!is_special(tok, &special))
             return 0;
+        if (out)
+            *out = special;
+        return 1;
+    }
+    if (!out)
+        return 1;
+    /* Fast path: "[+-]digits[.digits]" with at most 15 digits is an exact integer over an
+     * exact power of ten, so one IEEE division rounds it exactly as strtod would. */
+    const char *body = (tok[0] == '+' || tok[0] == '-') ? tok + 1 : tok;
+    int64_t acc = 0;
+    int digits = 0, frac = -1;
+    const char *c = body;
+    for (; c < tok + len; c++) {
+        if (*c == '.' && frac < 0) {
+            frac = 0;
+        } else if (*c >= '0' && *c <= '9' && digits < 15) {
+            acc = acc * 10 + (*c - '0');
+            digits++;
+            if (frac >= 0)
+                frac++;
+        } else {
+            break;
+        }
+    }
+    if (c == tok + len) {
+        double v = frac > 0 ? (double)acc / exact_pow10[frac] : (double)acc;
+        *out = tok[0] == '-' ? -v : v;
+        return 1;
     }
     char *stop;
     *out = strtod(tok, &stop);
@@ -165,15 +237,35 @@ static PyObject *name_object(PyObject *prev, Py_ssize_t i, const char *s, Py_ssi
     return PyUnicode_DecodeUTF8(s, n, "replace");
 }
 
+static const char BEGIN_MARKER[] = "---------- Begin Simulation Statistics";
+static const char END_MARKER[] = "---------- End Simulation Statistics";
+
+static int starts_with(const char *p, const char *end, const char *prefix, Py_ssize_t n)
+{
+    return end - p >= n && memcmp(p, prefix, n) == 0;
+}
+
+static int is_marker(const char *p, const char *end)
+{
+    return p[0] == '-' && (starts_with(p, end, BEGIN_MARKER, sizeof BEGIN_MARKER - 1) ||
+                           starts_with(p, end, END_MARKER, sizeof END_MARKER - 1));
+}
+
 static PyObject *scan_block(PyObject *self, PyObject *args)
 {
     Py_buffer buf;
     PyObject *wanted, *prev;
-    if (!PyArg_ParseTuple(args, "y*OO", &buf, &wanted, &prev))
+    Py_ssize_t start = 0, stop = -1;
+    if (!PyArg_ParseTuple(args, "y*OO|n", &buf, &wanted, &prev, &start))
         return NULL;
     if ((wanted != Py_None && !PyAnySet_Check(wanted)) || (prev != Py_None && !PyList_Check(prev))) {
         PyBuffer_Release(&buf);
         PyErr_SetString(PyExc_TypeError, "wanted must be a set or None, prev a list or None");
+        return NULL;
+    }
+    if (start < 0 || start > buf.len) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "start is outside the buffer");
         return NULL;
     }
     if (prev == Py_None)
@@ -189,18 +281,21 @@ static PyObject *scan_block(PyObject *self, PyObject *args)
     if (!names || !vals || (wanted != Py_None && !nameset_build(&set, wanted)))
         goto fail;
 
-    const char *p = buf.buf, *end = p + buf.len;
+    const char *p = (const char *)buf.buf + start, *end = (const char *)buf.buf + buf.len;
     while (p < end) {
+        if (is_marker(p, end)) {
+            stop = p - (const char *)buf.buf;
+            break;
+        }
         const char *eol = memchr(p, '\n', end - p);
         if (!eol)
-            eol = end;
+            break; /* an unfinished last line: the rest is in the next read */
         const char *q = p;
         while (q < eol && is_ws(*q))
             q++;
         if (q < eol) {
             const char *name = q;
-            while (q < eol && !is_ws(*q))
-                q++;
+            q = token_end(q, eol);
             Py_ssize_t name_len = q - name;
             while (q < eol && is_ws(*q))
                 q++;
@@ -218,15 +313,16 @@ static PyObject *scan_block(PyObject *self, PyObject *args)
                 break;
             }
             /* every line's value is checked, wanted or not, so a filtered parse
-             * rejects the same garbage as a full one */
+             * rejects the same garbage as a full one; only wanted values are converted */
+            int keep = !set.keys || nameset_has(&set, name, name_len);
             double v;
             memcpy(tmp, tok, tok_len);
             tmp[tok_len] = '\0';
-            if (!parse_value(tmp, tok_len, &v)) {
+            if (!parse_value(tmp, tok_len, keep ? &v : NULL)) {
                 bad_line = line_no;
                 break;
             }
-            if (set.keys && !nameset_has(&set, name, name_len)) {
+            if (!keep) {
                 p = eol + 1;
                 line_no++;
                 continue;
@@ -268,7 +364,7 @@ static PyObject *scan_block(PyObject *self, PyObject *args)
         Py_INCREF(prev);
         names = prev;
     }
-    return Py_BuildValue("(NNn)", names, values, bad_line);
+    return Py_BuildValue("(NNnn)", names, values, bad_line, stop);
 
 fail:
     PyBuffer_Release(&buf);

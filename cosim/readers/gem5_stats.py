@@ -3,7 +3,7 @@
 The file is streamed in chunks, so memory grows with the number of dumps kept,
 never with the size of the text.  Each dump block between the Begin/End marker
 lines is tokenised by a small C scanner (``_statscan``) when it was built, or by
-the equivalent pure-Python :func:`_scan_block_py`.
+the equivalent pure-Python twin in :mod:`cosim.readers._statscan_py`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import math
 import re
 import warnings
 import zlib
-from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,16 +21,14 @@ import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError, CosimWarning
+from cosim.readers._statscan_py import BEGIN_MARKER, END_MARKER, MARKER_LINE, next_marker
+from cosim.readers._statscan_py import scan_block as _scan_block_py
 
 try:  # the optional C scanner; see setup.py
     from cosim.readers._statscan import scan_block as _scan_block_c
 except ImportError:  # pragma: no cover - depends on the build
     _scan_block_c = None
 
-# gem5 >= v20 may append ": <message>" to the markers, so match by prefix.
-BEGIN_MARKER = b"---------- Begin Simulation Statistics"
-END_MARKER = b"---------- End Simulation Statistics"
-_MARKER_LINE = b"\n---------- "
 
 # Simulation-level stats in both naming generations (before and from v20.1).
 SIM_STATS = {
@@ -219,49 +216,64 @@ class _DumpReader:
         return self.rows, self.columns
 
     def _stream(self, f, bar) -> None:
-        # Markers are found with one bytes.find per marker line; file line numbers
-        # are only counted (by _line_at) when something has to be reported.
+        # One pass over the text: between dumps, bytes.find looks for the next marker line; inside a
+        # dump, the scanner reads its lines and stops at the marker line that closes it.  A dump that
+        # runs past the end of the buffer is scanned again from its start once more has been read.
+        # File line numbers are only counted (by _line_at) when something has to be reported.
         buf = b"\n"  # a virtual newline so a marker on the first line is found too
         base = -1  # file offset of buf[0]
         scan = 0  # where the next marker search starts in buf
-        dump_start: int | None = None  # buf offset of the current dump's Begin line
+        begin: int | None = None  # buf offset of the open dump's Begin line
+        read_size = _CHUNK_BYTES
         eof = False
         while not eof:
-            chunk = f.read(_CHUNK_BYTES)
+            chunk = f.read(read_size)
             if bar is not None:
                 bar.update(len(chunk))
             eof = not chunk
-            keep = min(scan, dump_start) if dump_start is not None else scan
-            keep = max(0, keep - 1)  # the "\n" before a marker at `scan`
+            keep = max(0, (begin if begin is not None else scan) - 1)  # and the "\n" before it
             buf, base, scan = buf[keep:] + chunk, base + keep, scan - keep
-            if dump_start is not None:
-                dump_start -= keep
+            if begin is not None:
+                begin -= keep
             while True:
-                hit = buf.find(_MARKER_LINE, scan)
-                if hit < 0:
-                    scan = max(scan, len(buf) - len(_MARKER_LINE))
-                    break
-                line_end = buf.find(b"\n", hit + 1)
-                if line_end < 0 and not eof:
-                    scan = hit
-                    break  # marker line not complete yet
-                scan = hit + 1
-                if buf.startswith(BEGIN_MARKER, hit + 1):
-                    if dump_start is not None:
-                        self._drop(base + dump_start, "dump has no End marker (cut off), skipped")
-                    self.meta.dumps_in_file += 1
-                    dump_start = hit + 1
-                elif buf.startswith(END_MARKER, hit + 1):
-                    if dump_start is None:
+                if begin is None:
+                    hit = buf.find(MARKER_LINE, scan)
+                    if hit < 0:
+                        scan = max(scan, len(buf) - len(MARKER_LINE))
+                        break
+                    if buf.find(b"\n", hit + 1) < 0 and not eof:
+                        scan = hit
+                        break  # marker line not complete yet
+                    scan = hit + 1
+                    if buf.startswith(BEGIN_MARKER, hit + 1):
+                        self.meta.dumps_in_file += 1
+                        begin = hit + 1
+                    elif buf.startswith(END_MARKER, hit + 1):
                         self._warn_at(
                             base + hit + 1, "End marker without a Begin marker before it (two files joined, or a cut dump?); ignored"
                         )
-                        continue
-                    body = buf.index(b"\n", dump_start) + 1
-                    self._dump(buf[body:hit], base + body)
-                    dump_start = None
-        if dump_start is not None:
-            self._drop(base + dump_start, "last dump is truncated (gem5 killed mid-dump?); every complete dump was kept")
+                    continue
+                body = buf.find(b"\n", begin) + 1 or len(buf)  # a Begin line without newline ends the file
+                names, values, bad, stop = self.scan(buf, self.wanted, self._last_names, body)
+                if stop < 0:
+                    if bad < 0 and not eof:
+                        read_size = max(_CHUNK_BYTES, len(buf) - begin)  # see below
+                        break  # the dump goes on in the next read
+                    stop = next_marker(buf, body)  # the line that closes a dump with a bad line
+                if stop < 0 or (buf.find(b"\n", stop) < 0 and not eof):
+                    # read on (at the end of the file, the dump is truncated); a dump longer than
+                    # a read is scanned again per read, so read at least as much as it holds
+                    read_size = max(_CHUNK_BYTES, len(buf) - begin)
+                    break
+                if buf.startswith(BEGIN_MARKER, stop):
+                    self._drop(base + begin, "dump has no End marker (cut off), skipped")
+                    self.meta.dumps_in_file += 1
+                    begin = stop
+                    continue
+                self._dump(names, values, bad, memoryview(buf)[body:stop], base + body)
+                begin, scan = None, stop
+        if begin is not None:
+            self._drop(base + begin, "last dump is truncated (gem5 killed mid-dump?); every complete dump was kept")
 
     def _line_at(self, offset: int) -> int:
         """1-based line number of file byte ``offset`` (only called to report a problem)."""
@@ -277,13 +289,13 @@ class _DumpReader:
     def _warn_at(self, offset: int, message: str) -> None:
         warnings.warn(CosimWarning(f"{self.path}:{self._line_at(offset)}: {message}"), stacklevel=5)
 
-    def _offset_of(self, block: bytes, offset: int, name: str, nth: int = 0) -> int:
+    def _offset_of(self, block: memoryview, offset: int, name: str, nth: int = 0) -> int:
         """File offset of the ``nth`` line of ``block`` that starts with stat ``name``."""
         pattern = re.compile(rb"(?m)^[ \t]*" + re.escape(name.encode()) + rb"[ \t]")
-        hits = list(pattern.finditer(block))
+        hits = list(pattern.finditer(bytes(block)))
         return offset + (hits[min(nth, len(hits) - 1)].start() if hits else 0)
 
-    def _check_dump(self, block: bytes, offset: int, names: list[str], values: np.ndarray) -> bool:
+    def _check_dump(self, block: memoryview, offset: int, names: list[str], values: np.ndarray) -> bool:
         """Report duplicate names; drop a dump whose simulated time is not a positive finite number."""
         if names is not self._last_names and len(set(names)) != len(names):
             seen: dict[str, int] = {}
@@ -320,15 +332,15 @@ class _DumpReader:
             return False
         return True
 
-    def _dump(self, block: bytes, offset: int) -> None:
-        names, values, bad = self.scan(block, self.wanted, self._last_names)
+    def _dump(self, names: list[str], raw_values: bytes, bad: int, block: memoryview, offset: int) -> None:
+        """Keep one scanned dump (``block`` is its text, at file ``offset``), or report why it is dropped."""
         if bad >= 0:
-            lines = block.split(b"\n")
+            lines = bytes(block).split(b"\n")
             text = lines[bad].decode("utf-8", "replace").strip()
             bad_offset = offset + sum(len(x) + 1 for x in lines[:bad])
             self._drop(bad_offset, f"unreadable line {text[:60]!r} (expected '<stat> <value> ...'), dump skipped")
             return
-        values = np.frombuffer(values, dtype=np.float64)
+        values = np.frombuffer(raw_values, dtype=np.float64)
         if not self._check_dump(block, offset, names, values):
             return
         if names is not self._last_names and names != self._last_names:
@@ -366,62 +378,3 @@ def _progress_bar(total: int, desc: str):
     except ImportError:
         return None
     return tqdm(total=total, unit="B", unit_scale=True, desc=desc, leave=False)
-
-
-# --- pure-Python scanner: same contract as _statscan.scan_block ------------------
-
-_FIELDS = re.compile(rb"[ \t\r]*([^ \t\r]+)(?:[ \t\r]+([^ \t\r]+))?")
-_NUMBER = re.compile(r"[0-9.eE+-]+")
-_SPECIAL = {"nan": math.nan, "inf": math.inf, "infinity": math.inf}
-
-
-def _skippable(name: bytes, tok: bytes | None) -> bool:
-    """Lines that hold no scalar stat (the same rule as ``skippable`` in _statscan.c).
-
-    Ruby histograms (``name | n pct cum | ...`` or ``name [binsize: ...]``), M5-era distribution markers
-    (``x.start_dist``, ``x.end_dist``) and the bucket rows between them, whose
-    first field is a bucket number: gem5 stat names never start with a digit.
-    """
-    return name[:1].isdigit() or (tok or b"")[:1] in (b"|", b"[") or name.endswith((b".start_dist", b".end_dist"))
-
-
-def _parse_value(tok: str) -> float | None:
-    if tok == "no_value":
-        return math.nan
-    body = tok[1:] if tok[:1] in "+-" else tok
-    special = _SPECIAL.get(body.lower())
-    if special is not None:
-        return -special if tok[0] == "-" else special
-    if not _NUMBER.fullmatch(tok):
-        return None
-    try:
-        return float(tok)
-    except ValueError:
-        return None
-
-
-def _scan_block_py(block: bytes, wanted: set[str] | None, prev: list[str] | None = None) -> tuple[list[str], bytes, int]:
-    """Scan a dump block: names, float64 values as bytes, index of first bad line or -1.
-
-    ``prev`` (the previous dump's names) only speeds up the C scanner; it is ignored here.
-    """
-    names: list[str] = []
-    values = array("d")
-    for i, raw in enumerate(block.split(b"\n")):
-        m = _FIELDS.match(raw)
-        if m is None:
-            continue  # blank line
-        tok = m.group(2)
-        if _skippable(m.group(1), tok):
-            continue
-        if tok is None or len(tok) >= 64:
-            return names, values.tobytes(), i
-        value = _parse_value(tok.decode("ascii", "replace"))
-        if value is None:
-            return names, values.tobytes(), i
-        name = m.group(1).decode("utf-8", "replace")
-        if wanted is not None and name not in wanted:
-            continue
-        names.append(name)
-        values.append(value)
-    return names, values.tobytes(), -1

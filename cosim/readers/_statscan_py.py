@@ -1,0 +1,88 @@
+"""Pure-Python twin of the C scanner ``_statscan.c``: the same contract, used when no compiler was there.
+
+Tests check that both give the same names, values, bad line and stop offset on generated input.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from array import array
+
+# gem5 >= v20 may append ": <message>" to the markers, so match by prefix.
+BEGIN_MARKER = b"---------- Begin Simulation Statistics"
+END_MARKER = b"---------- End Simulation Statistics"
+MARKER_LINE = b"\n---------- "
+
+_FIELDS = re.compile(rb"[ \t\r]*([^ \t\r]+)(?:[ \t\r]+([^ \t\r]+))?")
+_NUMBER = re.compile(r"[0-9.eE+-]+")
+_SPECIAL = {"nan": math.nan, "inf": math.inf, "infinity": math.inf}
+
+
+def _skippable(name: bytes, tok: bytes | None) -> bool:
+    """Lines that hold no scalar stat (the same rule as ``skippable`` in _statscan.c).
+
+    Ruby histograms (``name | n pct cum | ...`` or ``name [binsize: ...]``), M5-era distribution markers
+    (``x.start_dist``, ``x.end_dist``) and the bucket rows between them, whose
+    first field is a bucket number: gem5 stat names never start with a digit.
+    """
+    return name[:1].isdigit() or (tok or b"")[:1] in (b"|", b"[") or name.endswith((b".start_dist", b".end_dist"))
+
+
+def _parse_value(tok: str) -> float | None:
+    if tok == "no_value":
+        return math.nan
+    body = tok[1:] if tok[:1] in "+-" else tok
+    special = _SPECIAL.get(body.lower())
+    if special is not None:
+        return -special if tok[0] == "-" else special
+    if not _NUMBER.fullmatch(tok):
+        return None
+    try:
+        return float(tok)
+    except ValueError:
+        return None
+
+
+def next_marker(buf: bytes, start: int) -> int:
+    """Offset of the first line at or after line start ``start`` that begins with a Begin or End marker, or -1."""
+    if buf.startswith((BEGIN_MARKER, END_MARKER), start):
+        return start
+    hit = start
+    while (hit := buf.find(MARKER_LINE, hit)) >= 0:
+        if buf.startswith((BEGIN_MARKER, END_MARKER), hit + 1):
+            return hit + 1
+        hit += 1
+    return -1
+
+
+def scan_block(buf: bytes, wanted: set[str] | None, prev: list[str] | None = None, start: int = 0) -> tuple[list[str], bytes, int, int]:
+    """Scan dump lines from ``start`` up to the next marker line: the contract of ``_statscan.scan_block``.
+
+    Returns names, float64 values as bytes, the index (from ``start``) of the first bad line or -1,
+    and the marker line's offset or -1.  ``prev`` only speeds up the C scanner; it is ignored here.
+    """
+    stop = next_marker(buf, start)
+    end = stop if stop >= 0 else buf.rfind(b"\n", start) + 1  # an unfinished last line is not read
+    names: list[str] = []
+    values = array("d")
+    if end <= start:
+        return names, b"", -1, stop
+    for i, raw in enumerate(buf[start : end - 1].split(b"\n")):
+        m = _FIELDS.match(raw)
+        if m is None:
+            continue  # blank line
+        tok = m.group(2)
+        if _skippable(m.group(1), tok):
+            continue
+        if tok is None or len(tok) >= 64:
+            return names, values.tobytes(), i, -1
+        value = _parse_value(tok.decode("ascii", "replace"))
+        if value is None:
+            return names, values.tobytes(), i, -1
+        name = m.group(1).decode("utf-8", "replace")
+        if wanted is not None and name not in wanted:
+            continue
+        names.append(name)
+        values.append(value)
+    return names, values.tobytes(), -1, stop
