@@ -1,5 +1,6 @@
 """What-if checked against gem5: predict a big.LITTLE run at other clocks from one recorded run, and compare with
-gem5 run at those clocks.  ``python tests/whatif_pairs.py BASE_RUN OTHER_RUN...`` prints the errors.
+gem5 run at those clocks.  ``python tests/whatif_pairs.py BASE_RUN OTHER_RUN...`` prints the errors;
+``--all RUN RUN...`` takes every run in turn as the base for all the others.
 
 A run's per-cluster runtime is when its CPUs last computed (the last epoch with active cycles); its energy is the
 cluster's energy over the whole run (a cluster stays powered until the run ends), as `cosim power` prices it.
@@ -56,9 +57,15 @@ def compare(base: Path, other: Path) -> dict:
     return {"to": f"{big:g}/{little:g} MHz", **{k: 100 * (predicted[k] - actual[k]) / actual[k] for k in keys}}
 
 
-if __name__ == "__main__":
-    warnings.simplefilter("ignore")
-    base, others = Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]]
+def _table(base: Path, others: list[Path]) -> None:
     rows = [compare(base, o) for o in others]
     print(f"from {base.name} ({'/'.join(f'{f:g}' for f in clocks(base))} MHz): error of the what-if [%]")
     print(pd.DataFrame(rows).round(1).to_string(index=False))
+
+
+if __name__ == "__main__":
+    warnings.simplefilter("ignore")
+    every = sys.argv[1] == "--all"
+    runs = [Path(p) for p in sys.argv[1 + every :]]
+    for base in runs if every else runs[:1]:
+        _table(base, [r for r in runs if r != base])
