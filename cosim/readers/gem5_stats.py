@@ -255,11 +255,8 @@ class _DumpReader:
                     continue
                 body = buf.find(b"\n", begin) + 1 or len(buf)  # a Begin line without newline ends the file
                 names, values, bad, stop = self.scan(buf, self.wanted, self._last_names, body)
-                if stop < 0:
-                    if bad < 0 and not eof:
-                        read_size = max(_CHUNK_BYTES, len(buf) - begin)  # see below
-                        break  # the dump goes on in the next read
-                    stop = next_marker(buf, body)  # the line that closes a dump with a bad line
+                if stop < 0 and (bad >= 0 or eof):
+                    stop = next_marker(buf, body)  # the line that closes a dump with a bad line, if any
                 if stop < 0 or (buf.find(b"\n", stop) < 0 and not eof):
                     # read on (at the end of the file, the dump is truncated); a dump longer than
                     # a read is scanned again per read, so read at least as much as it holds
