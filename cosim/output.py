@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+import numpy as np
 
+from cosim import columns as cols
 from cosim.errors import CosimError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
@@ -38,9 +44,18 @@ def _umask() -> int:
     return mask
 
 
-def write_table(df: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``df`` as CSV, or as Parquet when ``path`` ends in ``.parquet`` (needs pyarrow)."""
+def write_table(df: pd.DataFrame | Mapping[str, np.ndarray], path: str | Path) -> Path:
+    """Write ``df`` as CSV, or as Parquet when ``path`` ends in ``.parquet`` (needs pyarrow).
+
+    ``df`` may be plain numpy columns (:mod:`cosim.columns`): a small table is then
+    written without pandas, with the same bytes as pandas would write.
+    """
     path = Path(path)
+    if isinstance(df, Mapping):
+        if path.suffix != ".parquet" and cols.n_rows(df) < ARROW_CSV_ROWS:
+            table = df
+            return write_atomic(path, lambda tmp: _write_csv_columns(table, tmp))
+        df = cols.to_frame(df)
     df = df.copy(deep=False)
     df.attrs = {}  # run metadata stays in memory; Parquet would try to serialise it
     if path.suffix == ".parquet":
@@ -57,6 +72,25 @@ def write_table(df: pd.DataFrame, path: str | Path) -> Path:
 #: From this many rows on, CSV is written by pyarrow (about 10x faster than pandas' to_csv on
 #: large tables); smaller tables keep pandas' 9-digit number format, which the examples show.
 ARROW_CSV_ROWS = 100_000
+
+
+def _write_csv_columns(table: Mapping[str, np.ndarray], tmp: Path) -> None:
+    """CSV as ``DataFrame.to_csv(index=False, float_format="%.9g")`` writes it: NaN empty, minimal quoting."""
+    text = [_csv_cells(values) for values in table.values()]
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(list(table))
+        writer.writerows(zip(*text))
+
+
+def _csv_cells(values: np.ndarray) -> list[str]:
+    return [_csv_cell(v) for v in values.tolist()]
+
+
+def _csv_cell(value) -> str:
+    if isinstance(value, float):
+        return "" if value != value else f"{value:.9g}"  # NaN is written empty
+    return "" if value is None else str(value)
 
 
 def _arrow_csv():

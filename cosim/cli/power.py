@@ -73,32 +73,38 @@ example:
 
 
 def _cmd_power(args: argparse.Namespace) -> int:
-    from cosim.readers.gem5_stats import read_stats
+    from cosim.readers.gem5_stats import read_stats_table
     from cosim.timeline.cpu import stats_needed
 
     config = _find_config(args.stats, args.config)
     specs = _cluster_specs(config, args)
     wanted = stats_needed(config, specs)
-    stats = read_stats(args.stats, stats=wanted, progress=args.progress)
+    stats = read_stats_table(args.stats, stats=wanted, progress=args.progress)
     return _price_and_write(stats, config, specs, args, args.output, args.plot)
 
 
 def _price_and_write(stats, config, specs, args: argparse.Namespace, output: Path, plot: Path | None) -> int:
-    from cosim.output import write_table
-    from cosim.plots.cpu import plot_timeline
-    from cosim.timeline.cpu import power_timeline
+    # numpy columns all the way: pandas is imported only for Parquet or a plot (its import
+    # costs about as much CPU as reading 300 MB of stats.txt)
+    import numpy as np
 
-    timeline = power_timeline(stats, config, specs, strict=args.strict, any_isa=args.any_isa, keep_implausible=args.keep_implausible)
+    from cosim import columns as cols
+    from cosim.output import write_table
+    from cosim.timeline.cpu import timeline_columns
+
+    timeline = timeline_columns(stats, config, specs, strict=args.strict, any_isa=args.any_isa, keep_implausible=args.keep_implausible)
     write_table(timeline, output)
     meta = stats.attrs["gem5"]
     print(f"{meta.path}: {len(stats)} epoch(s) ({meta.generation} stat names) -> {output}")
     missing_rows = 0
-    for name, rows in timeline.groupby("cluster", sort=False):
+    for name, rows in cols.groups(timeline, "cluster"):
         flags = sorted({f for text in rows["flags"] for f in text.split(";") if f})
-        print(f"  {name:<12} {rows['model'].iloc[0]:<26} {_summary(rows)}" + (f"  flags: {', '.join(flags)}" if flags else ""))
-        missing_rows += int(rows["power_w"].isna().sum())
+        print(f"  {name:<12} {rows['model'][0]:<26} {_summary(rows)}" + (f"  flags: {', '.join(flags)}" if flags else ""))
+        missing_rows += int(np.isnan(rows["power_w"]).sum())
     if plot is not None:
-        plot_timeline(timeline, plot, title=Path(meta.path).parent.name)
+        from cosim.plots.cpu import plot_timeline
+
+        plot_timeline(cols.to_frame(timeline, stats.attrs), plot, title=Path(meta.path).parent.name)
         print(f"  plot -> {plot}")
     partial = False
     if meta.dropped:
@@ -123,13 +129,14 @@ def _summary(rows) -> str:
     """Mean power and energy of one cluster, saying how many epochs have no value rather than counting them as 0."""
     import numpy as np
 
-    power = rows["power_w"].to_numpy(dtype=float)
+    power = np.asarray(rows["power_w"], dtype=float)
+    n = len(power)
     known = ~np.isnan(power)
     if not known.any():
-        return f"no value in any of its {len(rows)} epoch(s) (nan in their stats)"
-    text = f"mean {np.mean(power[known]):.3f} W  energy {np.sum(rows['energy_j'].to_numpy()[known]):.4g} J"
+        return f"no value in any of its {n} epoch(s) (nan in their stats)"
+    text = f"mean {np.mean(power[known]):.3f} W  energy {np.sum(np.asarray(rows['energy_j'])[known]):.4g} J"
     if not known.all():
-        text += f" over {int(known.sum())} of {len(rows)} epochs ({int((~known).sum())} without a value: nan in their stats)"
+        text += f" over {int(known.sum())} of {n} epochs ({int((~known).sum())} without a value: nan in their stats)"
     return text
 
 
@@ -184,11 +191,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f"cosim demo: {run.description}")
     from cosim.models.modelfile import load_model
     from cosim.readers.gem5_config import read_config
-    from cosim.readers.gem5_stats import read_stats
+    from cosim.readers.gem5_stats import read_stats_table
     from cosim.timeline.cpu import ClusterSpec, stats_needed
 
     config = read_config(run.config)
     specs = [ClusterSpec(name=name, path=path, model=load_model(model)) for name, path, model in run.clusters]
-    stats = read_stats(run.stats, stats=stats_needed(config, specs))
+    stats = read_stats_table(run.stats, stats=stats_needed(config, specs))
     demo = argparse.Namespace(strict=False, any_isa=False, keep_implausible=False, allow_partial=True)
     return _price_and_write(stats, config, specs, demo, args.out / "power.csv", args.out / "power.png")

@@ -15,13 +15,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.readers.gem5_config import Cluster
+
+if TYPE_CHECKING:
+    from cosim.readers.stats_table import StatsLike
 
 GENERATIONS = {"pre-v20.1": "gem5-pre-v20.1.toml", "v20.1+": "gem5-v20.1plus.toml"}
 SCOPES = ("cpu", "l1d", "l1i", "l2")
@@ -61,7 +63,7 @@ class EventMap:
 class EventRates:
     """Model inputs for one cluster, one row per epoch."""
 
-    eph: pd.DataFrame  # column per event: events/s per model core / f [MHz]
+    eph: dict[str, np.ndarray]  # event -> per epoch: events/s per model core / f [MHz]
     chosen: dict[str, dict[str, Source]]  # event -> CPU path -> the source used for that CPU
 
     @property
@@ -149,7 +151,7 @@ def stats_for(cluster: Cluster, events: Iterable[str], generations: Sequence[str
 
 
 def event_rates(
-    stats: pd.DataFrame,
+    stats: StatsLike,
     cluster: Cluster,
     events: Iterable[str],
     *,
@@ -162,7 +164,7 @@ def event_rates(
     Parameters
     ----------
     stats
-        :func:`cosim.read_stats` output (needs ``duration_s``).
+        :func:`cosim.read_stats` output, or the :class:`StatsTable` of ``read_stats_table`` (needs ``duration_s``).
     cores_per_cluster
         Cores of the cluster the model was trained on; the per-core sum is divided by it.
     freq_mhz
@@ -174,11 +176,11 @@ def event_rates(
         An event none of whose sources has its stats in the run.
     """
     emap = load_event_map(generation)
-    duration_s = stats["duration_s"].to_numpy()
+    duration_s = np.asarray(stats["duration_s"])
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = 1.0 / (cores_per_cluster * duration_s * np.asarray(freq_mhz, dtype=float))
     columns = set(stats.columns)
-    eph: dict[str, pd.Series] = {}
+    eph: dict[str, np.ndarray] = {}
     chosen: dict[str, dict[str, Any]] = {}  # event -> CPU -> the source that counted it
     for event in events:
         if event not in emap.sources:
@@ -211,11 +213,11 @@ def event_rates(
                     f"'{cluster.name}' (tried: {tried}); is this the right --cluster path?"
                 )
         eph[event] = total * scale
-    return EventRates(eph=pd.DataFrame(eph, index=stats.index), chosen=chosen)
+    return EventRates(eph=eph, chosen=chosen)
 
 
 def _count(
-    stats: pd.DataFrame, columns: set[str], cluster: Cluster, cpu: str, source: Source, counted: set[tuple[str, str]]
+    stats: StatsLike, columns: set[str], cluster: Cluster, cpu: str, source: Source, counted: set[tuple[str, str]]
 ) -> np.ndarray | None:
     """One CPU's count per epoch (its share of a shared L2), or None if the source's stats are absent."""
     total = np.zeros(len(stats))
@@ -235,5 +237,5 @@ def _count(
             continue
         counted.add((column, core))
         share = 1.0 / cluster.sharers(obj) if term.scope == "l2" else 1.0
-        total += term.sign * share * stats[column].to_numpy()
+        total += term.sign * share * np.asarray(stats[column])
     return total if found_any else None

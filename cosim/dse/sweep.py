@@ -6,14 +6,16 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.readers.gem5_stats import stats_file
 from cosim.readers.sidecar import SIDECAR, read_sidecar
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -38,13 +40,16 @@ def find_runs(paths: Sequence[Path]) -> list[Path]:
 
 
 def summarize_run(run: Path, spec: SweepSpec) -> dict:
-    """One row: the run's configuration and its totals (module-level so worker processes can run it)."""
+    """One row: the run's configuration and its totals (module-level so worker processes can run it).
+
+    Worker processes never import pandas: the run stays in numpy columns (:mod:`cosim.columns`).
+    """
     import warnings
 
     from cosim.models.modelfile import load_model
     from cosim.readers.gem5_config import read_config
-    from cosim.readers.gem5_stats import read_stats
-    from cosim.timeline.cpu import ClusterSpec, power_timeline, resolve_cluster, stats_needed
+    from cosim.readers.gem5_stats import read_stats_table
+    from cosim.timeline.cpu import ClusterSpec, resolve_cluster, stats_needed, timeline_columns
 
     config_path = next((run / n for n in ("config.ini", "config.json") if (run / n).exists()), None)
     if config_path is None:
@@ -60,34 +65,41 @@ def summarize_run(run: Path, spec: SweepSpec) -> dict:
     specs = [ClusterSpec(name, path, load_model(model)) for name, path, model in clusters]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # flags stay in the table; a sweep prints one line per run at most
-        stats = read_stats(run_stats, stats=stats_needed(config, specs))  # parse only what the models read
-        timeline = power_timeline(stats, config, specs)
-    total = timeline.groupby("epoch")["power_w"].sum()
-    duration = stats.set_index("epoch")["duration_s"]
+        stats = read_stats_table(run_stats, stats=stats_needed(config, specs))  # parse only what the models read
+        timeline = timeline_columns(stats, config, specs)
+    power = timeline["power_w"]
+    _, epoch_row = np.unique(timeline["epoch"], return_inverse=True)
+    total = np.bincount(epoch_row, weights=np.nan_to_num(power, nan=0.0))  # SoC power per epoch; a cluster without value adds 0
     row: dict[str, Any] = {
         "run": run.name,
         "epochs": len(stats),
-        "runtime_s": float(duration.sum()),
-        "energy_j": float(timeline["energy_j"].sum(skipna=False)),
+        "runtime_s": float(np.sum(stats["duration_s"])),
+        "energy_j": float(np.sum(timeline["energy_j"])),  # nan if any row has no value: the total is unknown
         "peak_power_w": float(total.max()),
-        "rows_without_value": int(timeline["power_w"].isna().sum()),
+        "rows_without_value": int(np.isnan(power).sum()),
     }
     row["avg_power_w"] = row["energy_j"] / row["runtime_s"]
     row["edp_js"] = row["energy_j"] * row["runtime_s"]
     for spec_ in specs:
         cluster = resolve_cluster(config, spec_, stats.attrs["gem5"].ticks_per_s)
-        rows = timeline[timeline["cluster"] == spec_.name]
-        l2 = sorted(set(cluster.l2.values()))
+        mine = timeline["cluster"] == spec_.name
+        energy_j = float(np.nansum(timeline["energy_j"][mine]))
         row |= {
-            f"{spec_.name}_freq_mhz": float(np.round(rows["freq_mhz"].mean(), 2)),
+            f"{spec_.name}_freq_mhz": float(np.round(np.mean(timeline["freq_mhz"][mine]), 2)),
             f"{spec_.name}_n_cpus": cluster.n_cpus,
-            f"{spec_.name}_l2_bytes": sum(cluster.cache_bytes.get(c, 0) for c in l2),
-            f"{spec_.name}_energy_j": float(rows["energy_j"].sum()),
-            f"{spec_.name}_avg_power_w": float(rows["energy_j"].sum() / row["runtime_s"]),
-            f"{spec_.name}_peak_power_w": float(rows["power_w"].max()),
-            f"{spec_.name}_flags": ";".join(sorted({f for text in rows["flags"] for f in text.split(";") if f})),
+            f"{spec_.name}_l2_bytes": sum(cluster.cache_bytes.get(c, 0) for c in sorted(set(cluster.l2.values()))),
+            f"{spec_.name}_energy_j": energy_j,
+            f"{spec_.name}_avg_power_w": energy_j / row["runtime_s"],
+            f"{spec_.name}_peak_power_w": _max_known(power[mine]),
+            f"{spec_.name}_flags": ";".join(sorted({f for text in timeline["flags"][mine] for f in text.split(";") if f})),
         }
     return row
+
+
+def _max_known(values: np.ndarray) -> float:
+    """Largest value that is not nan; nan when none is known."""
+    known = values[~np.isnan(values)]
+    return float(known.max()) if known.size else float("nan")
 
 
 def run_row(run: Path, spec: SweepSpec) -> dict:
@@ -124,6 +136,8 @@ def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: 
                 f"{run}: clusters {', '.join(row_names)} differ from {good[0][0]}'s ({', '.join(good[0][1])}); "
                 "sweep runs of one system design"
             )
+    import pandas as pd
+
     return pd.DataFrame(rows)
 
 

@@ -241,7 +241,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame) -> pd.DataFrame:
 def _beta_e(model, rates, n: int, *, cycles: bool) -> np.ndarray:
     """Sum of beta * events-per-hour over the model's dynamic terms that are (or are not) the cycle counter."""
     return sum(
-        t.coefficient * sum(w * rates.eph[e].to_numpy() for e, w in t.events.items() if (e == "0x11") == cycles) for t in model.dynamic
+        t.coefficient * sum(w * rates.eph[e] for e, w in t.events.items() if (e == "0x11") == cycles) for t in model.dynamic
     ) + np.zeros(n)
 
 

@@ -14,15 +14,18 @@ import re
 import warnings
 import zlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from cosim.errors import CosimError, CosimWarning
 from cosim.readers._statscan_py import BEGIN_MARKER, END_MARKER, MARKER_LINE, next_marker
 from cosim.readers._statscan_py import scan_block as _scan_block_py
+from cosim.readers.stats_table import DEFAULT_TICKS_PER_S, SIM_STATS, DroppedDump, StatsMeta, StatsTable
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 try:  # the optional C scanner; see setup.py
     from cosim.readers._statscan import scan_block as _scan_block_c
@@ -30,38 +33,7 @@ except ImportError:  # pragma: no cover - depends on the build
     _scan_block_c = None
 
 
-# Simulation-level stats in both naming generations (before and from v20.1).
-SIM_STATS = {
-    "sim_seconds": ("sim_seconds", "simSeconds"),
-    "sim_ticks": ("sim_ticks", "simTicks"),
-    "final_tick": ("final_tick", "finalTick"),
-    "sim_freq": ("sim_freq", "simFreq"),
-    "sim_insts": ("sim_insts", "simInsts"),
-}
-DEFAULT_TICKS_PER_S = 1e12  # gem5's default global frequency
-
 _CHUNK_BYTES = 1 << 22
-
-
-@dataclass
-class DroppedDump:
-    """A dump that could not be used, and why."""
-
-    dump: int  # 0-based index of the dump in the file
-    line: int  # 1-based line in the file
-    reason: str
-
-
-@dataclass
-class StatsMeta:
-    """What :func:`read_stats` learnt about the file besides the values."""
-
-    path: str
-    generation: str  # "pre-v20.1" (snake_case) or "v20.1+" (camelCase)
-    ticks_per_s: float
-    dumps_in_file: int  # Begin markers seen
-    dropped: list[DroppedDump] = field(default_factory=list)
-    scanner: str = "c"
 
 
 def read_stats(
@@ -96,6 +68,11 @@ def read_stats(
     CosimError
         Missing or empty file, or no complete dump in it.
     """
+    return read_stats_table(path, stats=stats, progress=progress).to_frame()
+
+
+def read_stats_table(path: str | Path, *, stats: Iterable[str] | None = None, progress: bool = False) -> StatsTable:
+    """:func:`read_stats` without pandas: the same table as numpy columns (what ``cosim power`` uses)."""
     path = Path(path)
     wanted = None
     if stats is not None:
@@ -116,11 +93,7 @@ def read_stats(
         cols, values = rows[i]
         matrix[i, cols] = values
         rows[i] = None  # type: ignore[call-overload]  # free each dump's values as soon as they are in the table
-    df = pd.DataFrame(matrix, columns=list(columns), copy=False)  # the table is the biggest thing we hold
-    df.insert(0, "epoch", np.array(reader.kept_dumps, dtype=np.int64))
-    _add_time_columns(df, meta)
-    df.attrs["gem5"] = meta
-    return df
+    return StatsTable(matrix, columns, np.array(reader.kept_dumps, dtype=np.int64), meta)
 
 
 _warned_slow = False
@@ -149,26 +122,6 @@ def stats_file(run: str | Path) -> Path | None:
 def stats_meta(df: pd.DataFrame) -> StatsMeta:
     """The :class:`StatsMeta` that :func:`read_stats` attached to ``df``."""
     return df.attrs["gem5"]
-
-
-def sim_stat(df: pd.DataFrame, key: str) -> pd.Series | None:
-    """A simulation-level stat (``key`` in :data:`SIM_STATS`) in either naming generation."""
-    for name in SIM_STATS[key]:
-        if name in df.columns:
-            return df[name]
-    return None
-
-
-def _add_time_columns(df: pd.DataFrame, meta: StatsMeta) -> None:
-    ticks = sim_stat(df, "sim_ticks")
-    if ticks is None:
-        raise CosimError(f"{meta.path}: no sim_ticks/simTicks stat, so epoch lengths are unknown")
-    final = sim_stat(df, "final_tick")
-    # periodicStatDump resets stats after each dump: a dump covers simTicks up to finalTick.
-    end = final if final is not None else ticks.cumsum()
-    df["end_tick"] = end.to_numpy(dtype=np.int64)
-    df["start_tick"] = (end - ticks).to_numpy(dtype=np.int64)
-    df["duration_s"] = ticks.to_numpy() / meta.ticks_per_s
 
 
 class _DumpReader:

@@ -12,10 +12,11 @@ import dataclasses
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
+from cosim import columns as cols
 from cosim.counters.pmc import event_rates, stats_for
 from cosim.errors import CosimError, CosimWarning
 from cosim.models.modelfile import Model, operating_point
@@ -23,7 +24,12 @@ from cosim.models.plausibility import implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
 from cosim.models.walker import cluster_power_w
 from cosim.readers.gem5_config import Cluster, Gem5Config
-from cosim.readers.gem5_stats import StatsMeta
+from cosim.readers.stats_table import StatsMeta
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from cosim.readers.stats_table import StatsLike
 
 
 @dataclass(frozen=True)
@@ -110,7 +116,7 @@ def check_isa(config: Gem5Config, models: Sequence[Model], *, any_isa: bool = Fa
 
 
 def power_timeline(
-    stats: pd.DataFrame,
+    stats: StatsLike,
     config: Gem5Config,
     clusters: Sequence[ClusterSpec],
     *,
@@ -142,23 +148,36 @@ def power_timeline(
     -------
     Long DataFrame, one row per (epoch, cluster); columns documented in README.md.
     """
+    table = timeline_columns(stats, config, clusters, strict=strict, any_isa=any_isa, keep_implausible=keep_implausible)
+    return cols.to_frame(table, stats.attrs)
+
+
+def timeline_columns(
+    stats: StatsLike,
+    config: Gem5Config,
+    clusters: Sequence[ClusterSpec],
+    *,
+    strict: bool = False,
+    any_isa: bool = False,
+    keep_implausible: bool = False,
+) -> cols.Columns:
+    """:func:`power_timeline` as numpy columns (no pandas): the same rows, in the same order."""
     meta: StatsMeta = stats.attrs["gem5"]
     if not clusters:
         raise CosimError(f"{config.path}: no cluster to price; name one with --cluster NAME=PATH")
     mismatch = check_isa(config, [spec.model for spec in clusters], any_isa=any_isa)
     extra = ["isa_mismatch"] if mismatch else (["isa_unknown"] if config.isa is None else [])
-    frames = [
+    parts = [
         _cluster_timeline(stats, meta, resolve_cluster(config, spec, meta.ticks_per_s), spec, strict, keep_implausible, extra)
         for spec in clusters
     ]
-    out = pd.concat(frames, ignore_index=True)
-    out.attrs["gem5"] = meta
-    return out.sort_values(["epoch", "cluster"], kind="stable", ignore_index=True)
+    out = cols.concat(parts)
+    return cols.take(out, np.lexsort((out["cluster"].astype(str), out["epoch"])))  # by epoch, then cluster name; stable
 
 
 def _cluster_timeline(
-    stats: pd.DataFrame, meta: StatsMeta, cluster: Cluster, spec: ClusterSpec, strict: bool, keep: bool, extra_flags: list[str]
-) -> pd.DataFrame:
+    stats: StatsLike, meta: StatsMeta, cluster: Cluster, spec: ClusterSpec, strict: bool, keep: bool, extra_flags: list[str]
+) -> cols.Columns:
     model = spec.model
     freq = frequency_mhz(stats, cluster)
     rates = event_rates(
@@ -177,23 +196,22 @@ def _cluster_timeline(
     missing = ~np.isfinite(power["power_w"])  # nan or inf in the stats: no value, not a huge one
     for values in power.values():
         values[missing] = np.nan
-    duration = stats["duration_s"].to_numpy()
-    out = pd.DataFrame(
-        {
-            "epoch": stats["epoch"].to_numpy(),
-            "cluster": cluster.name,
-            "model": model.name,
-            "start_s": stats["start_tick"].to_numpy() / meta.ticks_per_s,
-            "end_s": stats["end_tick"].to_numpy() / meta.ticks_per_s,
-            "duration_s": duration,
-            "n_cpus": cluster.n_cpus,
-            "freq_mhz": freq,
-            "voltage_v": op.voltage_v,
-            "power_w": power["power_w"],
-            "dynamic_w": power["dynamic_w"],
-            "static_w": power["static_w"],
-        }
-    )
+    duration = np.asarray(stats["duration_s"])
+    rows = len(duration)
+    out: cols.Columns = {
+        "epoch": np.asarray(stats["epoch"]),
+        "cluster": np.full(rows, cluster.name, dtype=object),
+        "model": np.full(rows, model.name, dtype=object),
+        "start_s": np.asarray(stats["start_tick"]) / meta.ticks_per_s,
+        "end_s": np.asarray(stats["end_tick"]) / meta.ticks_per_s,
+        "duration_s": duration,
+        "n_cpus": np.full(rows, cluster.n_cpus, dtype=np.int64),
+        "freq_mhz": freq,
+        "voltage_v": op.voltage_v,
+        "power_w": power["power_w"],
+        "dynamic_w": power["dynamic_w"],
+        "static_w": power["static_w"],
+    }
     half = 2.0 * model.ser_w if model.ser_w is not None else np.nan
     out["power_lo_w"] = out["power_w"] - half
     out["power_hi_w"] = out["power_w"] + half
@@ -202,22 +220,22 @@ def _cluster_timeline(
         if key.startswith("term_"):
             out[key] = values
     for event in model.events:
-        out[f"eph_{event}"] = rates.eph[event].to_numpy()
-    nan_input = np.isnan(out["power_w"].to_numpy())
+        out[f"eph_{event}"] = rates.eph[event]
+    nan_input = np.isnan(out["power_w"])
     reasons = implausible_reasons(
         model,
         power_w=power["power_w"],
         static_w=power["static_w"],
         freq_mhz=freq,
         voltage_v=op.voltage_v,
-        eph={e: rates.eph[e].to_numpy() for e in model.events},
+        eph=rates.eph,
         n_cpus=cluster.n_cpus,
     )
     bad = reasons != ""
     if not keep:
         refuse_implausible(
             reasons,
-            lambda i: f"{meta.path}: epoch {out['epoch'].iloc[i]}, cluster '{cluster.name}' ({model.name})",
+            lambda i: f"{meta.path}: epoch {out['epoch'][i]}, cluster '{cluster.name}' ({model.name})",
             "price it where the model was trained (cosim whatif --freqs, or another --model)",
             unit="epoch",
         )
@@ -227,8 +245,8 @@ def _cluster_timeline(
     out["implausible_reason"] = reasons
     out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training
     for event in sorted(rates.substitutes):
-        out[f"subst_{event}"] = True
-    out["flags"] = _flag_text(op, rates.substitutes, nan_input, bad, model, cluster, extra_flags)
+        out[f"subst_{event}"] = np.ones(rows, dtype=bool)
+    out["flags"] = np.array(_flag_text(op, rates.substitutes, nan_input, bad, model, cluster, extra_flags), dtype=object)
     if nan_input.any():
         where = ", ".join(str(e) for e in out["epoch"][nan_input][:5])
         warnings.warn(
@@ -240,12 +258,12 @@ def _cluster_timeline(
     return out
 
 
-def frequency_mhz(stats: pd.DataFrame, cluster: Cluster) -> np.ndarray:
+def frequency_mhz(stats: StatsLike, cluster: Cluster) -> np.ndarray:
     """Per-epoch frequency [MHz]: the clock-domain period dumped in stats.txt (follows DVFS), else the config's."""
     column = f"{cluster.clk_domain}.clock"
     freq = np.full(len(stats), cluster.freq_mhz)
-    if column in stats.columns:
-        period = stats[column].to_numpy()
+    if column in stats:
+        period = np.asarray(stats[column])
         ok = np.isfinite(period) & (period > 0)
         freq[ok] = cluster.ticks_per_s / period[ok] / 1e6
     return freq
