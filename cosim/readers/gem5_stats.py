@@ -173,19 +173,27 @@ class _DumpReader:
         # dump, the scanner reads its lines and stops at the marker line that closes it.  A dump that
         # runs past the end of the buffer is scanned again from its start once more has been read.
         # File line numbers are only counted (by _line_at) when something has to be reported.
-        buf = b"\n"  # a virtual newline so a marker on the first line is found too
+        # The file is read into one reused buffer, and ``buf`` is a bytearray trimmed at the front:
+        # a new multi-MB bytes per read would be mmap-ed and page-faulted afresh each time where
+        # glibc's adaptive mmap threshold is off (any MALLOC_*_ env var, as Dask workers set).
+        buf = bytearray(b"\n")  # a virtual newline so a marker on the first line is found too
         base = -1  # file offset of buf[0]
         scan = 0  # where the next marker search starts in buf
         begin: int | None = None  # buf offset of the open dump's Begin line
         read_size = _CHUNK_BYTES
+        chunk = bytearray(read_size)
         eof = False
         while not eof:
-            chunk = f.read(read_size)
+            if len(chunk) < read_size:
+                chunk = bytearray(read_size)
+            got = f.readinto(chunk)
             if bar is not None:
-                bar.update(len(chunk))
-            eof = not chunk
+                bar.update(got)
+            eof = not got
             keep = max(0, (begin if begin is not None else scan) - 1)  # and the "\n" before it
-            buf, base, scan = buf[keep:] + chunk, base + keep, scan - keep
+            del buf[:keep]
+            buf += memoryview(chunk)[:got]
+            base, scan = base + keep, scan - keep
             if begin is not None:
                 begin -= keep
             while True:

@@ -1,7 +1,7 @@
 """``cosim power`` end to end on long multi-dump runs, against a bare Python ``for line in file`` loop.
 
-The runs are the bundled real gem5 v24 run with its 47 dumps repeated to about 100 MB and to
-1 GiB (every dump is a real one).  Both sides run as fresh processes, interpreter start-up
+The runs are the bundled real gem5 v24 run with its 47 dumps repeated to about 100 MB, 490 MB
+(the size issue #14 measured) and 1 GiB (every dump is a real one).  Both sides run as fresh processes, interpreter start-up
 included, and are timed in CPU seconds, so that the ratio holds on a shared machine; cosim's peak
 memory is the child's own maximum resident set.
 """
@@ -54,7 +54,7 @@ def test_power_against_a_bare_line_loop(tmp_path):
     (tmp_path / "config.ini").write_bytes((RUN / "config.ini").read_bytes())
     demo = json.loads((RUN / "cosim-demo.json").read_text())
     results = {}
-    for label, size in (("100 MB", 100 << 20), ("1 GiB", 1 << 30)):
+    for label, size in (("100 MB", 100 << 20), ("490 MB", 490 << 20), ("1 GiB", 1 << 30)):
         stats = tmp_path / "stats.txt"
         dumps = _repeat_run(stats, size)
         argv = [sys.executable, "-I", "-m", "cosim.cli", "power", str(stats), "-o", str(tmp_path / "power.csv")]
@@ -72,4 +72,4 @@ def test_power_against_a_bare_line_loop(tmp_path):
     print(f"peak memory, 1 GiB against 100 MB: {memory_ratio:.3f}x (target <= 1.1)")
     assert memory_ratio <= 1.1  # streaming: memory grows with the dumps kept, not with the text
     cosim_s, loop_s, _ = results["1 GiB"]
-    assert cosim_s / loop_s < 2.5  # a regression guard; the ratio measured is in the README
+    assert cosim_s / loop_s < 2.0  # a regression guard; the ratio measured is in the README
