@@ -44,7 +44,7 @@ def _parse_value(tok: str) -> float | None:
         return None
 
 
-def next_marker(buf: bytes, start: int) -> int:
+def next_marker(buf: bytes | bytearray, start: int) -> int:
     """Offset of the first line at or after line start ``start`` that begins with a Begin or End marker, or -1."""
     if buf.startswith((BEGIN_MARKER, END_MARKER), start):
         return start
@@ -56,7 +56,7 @@ def next_marker(buf: bytes, start: int) -> int:
     return -1
 
 
-def scan_block(buf: bytes, wanted: set[str] | None, prev: list[str] | None = None, start: int = 0) -> tuple[list[str], bytes, int, int]:
+def scan_block(buf: bytes | bytearray, wanted: set[str] | None, prev: list[str] | None = None, start: int = 0) -> tuple[list[str], bytes, int, int]:
     """Scan dump lines from ``start`` up to the next marker line: the contract of ``_statscan.scan_block``.
 
     Returns names, float64 values as bytes, the index (from ``start``) of the first bad line or -1,
