@@ -68,7 +68,7 @@ def scan_block(buf: bytes | bytearray, wanted: set[str] | None, prev: list[str] 
     values = array("d")
     if end <= start:
         return names, b"", -1, stop
-    for i, raw in enumerate(buf[start : end - 1].split(b"\n")):
+    for i, raw in enumerate(bytes(buf[start : end - 1]).split(b"\n")):
         m = _FIELDS.match(raw)
         if m is None:
             continue  # blank line
