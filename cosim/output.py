@@ -76,11 +76,15 @@ ARROW_CSV_ROWS = 100_000
 
 def _write_csv_columns(table: Mapping[str, np.ndarray], tmp: Path) -> None:
     """CSV as ``DataFrame.to_csv(index=False, float_format="%.9g")`` writes it: NaN empty, minimal quoting."""
-    text = [_csv_cells(values) for values in table.values()]
     with open(tmp, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(list(table))
-        writer.writerows(zip(*text))
+        for start in range(0, cols.n_rows(table), _CSV_BLOCK_ROWS):  # blocks: the cells' text never all in memory
+            block = [_csv_cells(values[start : start + _CSV_BLOCK_ROWS]) for values in table.values()]
+            writer.writerows(zip(*block))
+
+
+_CSV_BLOCK_ROWS = 1000
 
 
 def _csv_cells(values: np.ndarray) -> list[str]:

@@ -49,9 +49,8 @@ _text = st.text(alphabet=st.sampled_from(list('ab ,;"\n\r_-0.')), max_size=6)
 
 
 @st.composite
-def _tables(draw) -> cols.Columns:
-    """A small table; a column name always has the same kind, as in a timeline."""
-    n = draw(st.integers(1, 6))
+def _tables(draw, n: int) -> cols.Columns:
+    """A table of ``n`` rows; a column name always has the same kind, as in a timeline."""
     kinds = draw(st.lists(st.sampled_from(["float", "int", "bool", "str"]), min_size=1, max_size=5))
     out: cols.Columns = {}
     for i, kind in enumerate(kinds):
@@ -67,11 +66,14 @@ def _tables(draw) -> cols.Columns:
 
 
 @settings(max_examples=150, deadline=None)
-@given(parts=st.lists(_tables(), min_size=1, max_size=3))
-def test_concat_and_csv_follow_pandas(parts, tmp_path_factory):
-    """Stacking tables with different columns, then writing CSV, matches pd.concat and DataFrame.to_csv."""
-    table = cols.concat(parts)
-    expected = pd.concat([pd.DataFrame(p) for p in parts], ignore_index=True)
+@given(n=st.integers(1, 6), data=st.data())
+def test_interleave_and_csv_follow_pandas(n, data, tmp_path_factory):
+    """Taking tables' rows in turn, then writing CSV, matches pd.concat + a stable sort, and DataFrame.to_csv."""
+    parts = data.draw(st.lists(_tables(n), min_size=1, max_size=3))
+    table = cols.interleave(parts)
+    stacked = pd.concat([pd.DataFrame(p) for p in parts], ignore_index=True)
+    turn = np.concatenate([np.arange(n)] * len(parts))  # each row's number within its part
+    expected = stacked.iloc[np.argsort(turn, kind="stable")].reset_index(drop=True)
     pd.testing.assert_frame_equal(cols.to_frame(table), expected)
 
     folder = tmp_path_factory.mktemp("csv")

@@ -4,12 +4,12 @@
  * small machine, so the hot loop lives here.  cosim/readers/gem5_stats.py has
  * an equivalent pure-Python twin (_statscan_py.py); tests check both agree.
  *
- * scan_block(buf: bytes, wanted: set[str] | None, prev: list[str] | None, start: int = 0)
+ * scan_block(buf: bytes-like, wanted: set[str] | None, prev: list[str] | None, start: int = 0, end: int = len(buf))
  *   -> (names: list[str], values: bytes (float64 array), bad_line: int, stop: int)
  *
  * Lines are read from offset `start` (a line start) up to the first line that
  * begins with gem5's Begin or End marker; `stop` is that line's offset, or -1
- * when the buffer ended first.  A last line with no newline is not read (the
+ * when the buffer (its first `end` bytes) ended first.  A last line with no newline is not read (the
  * rest of it is still to come), unless it is a marker.  So one pass both splits
  * the file into dumps and tokenises them.
  *
@@ -255,17 +255,19 @@ static PyObject *scan_block(PyObject *self, PyObject *args)
 {
     Py_buffer buf;
     PyObject *wanted, *prev;
-    Py_ssize_t start = 0, stop = -1;
-    if (!PyArg_ParseTuple(args, "y*OO|n", &buf, &wanted, &prev, &start))
+    Py_ssize_t start = 0, stop = -1, limit = -1;
+    if (!PyArg_ParseTuple(args, "y*OO|nn", &buf, &wanted, &prev, &start, &limit))
         return NULL;
+    if (limit < 0)
+        limit = buf.len;
     if ((wanted != Py_None && !PyAnySet_Check(wanted)) || (prev != Py_None && !PyList_Check(prev))) {
         PyBuffer_Release(&buf);
         PyErr_SetString(PyExc_TypeError, "wanted must be a set or None, prev a list or None");
         return NULL;
     }
-    if (start < 0 || start > buf.len) {
+    if (start < 0 || start > limit || limit > buf.len) {
         PyBuffer_Release(&buf);
-        PyErr_SetString(PyExc_ValueError, "start is outside the buffer");
+        PyErr_SetString(PyExc_ValueError, "start or end is outside the buffer");
         return NULL;
     }
     if (prev == Py_None)
@@ -281,7 +283,7 @@ static PyObject *scan_block(PyObject *self, PyObject *args)
     if (!names || !vals || (wanted != Py_None && !nameset_build(&set, wanted)))
         goto fail;
 
-    const char *p = (const char *)buf.buf + start, *end = (const char *)buf.buf + buf.len;
+    const char *p = (const char *)buf.buf + start, *end = (const char *)buf.buf + limit;
     while (p < end) {
         if (is_marker(p, end)) {
             stop = p - (const char *)buf.buf;

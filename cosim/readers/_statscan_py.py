@@ -44,26 +44,31 @@ def _parse_value(tok: str) -> float | None:
         return None
 
 
-def next_marker(buf: bytes | bytearray, start: int) -> int:
-    """Offset of the first line at or after line start ``start`` that begins with a Begin or End marker, or -1."""
-    if buf.startswith((BEGIN_MARKER, END_MARKER), start):
+def next_marker(buf: bytes | bytearray, start: int, end: int | None = None) -> int:
+    """Offset of the first line at or after line start ``start`` (before ``end``) that begins with a Begin or End marker, or -1."""
+    end = len(buf) if end is None else end
+    if buf.startswith((BEGIN_MARKER, END_MARKER), start, end):
         return start
     hit = start
-    while (hit := buf.find(MARKER_LINE, hit)) >= 0:
-        if buf.startswith((BEGIN_MARKER, END_MARKER), hit + 1):
+    while (hit := buf.find(MARKER_LINE, hit, end)) >= 0:
+        if buf.startswith((BEGIN_MARKER, END_MARKER), hit + 1, end):
             return hit + 1
         hit += 1
     return -1
 
 
-def scan_block(buf: bytes | bytearray, wanted: set[str] | None, prev: list[str] | None = None, start: int = 0) -> tuple[list[str], bytes, int, int]:
+def scan_block(
+    buf: bytes | bytearray, wanted: set[str] | None, prev: list[str] | None = None, start: int = 0, end: int | None = None
+) -> tuple[list[str], bytes, int, int]:
     """Scan dump lines from ``start`` up to the next marker line: the contract of ``_statscan.scan_block``.
 
-    Returns names, float64 values as bytes, the index (from ``start``) of the first bad line or -1,
-    and the marker line's offset or -1.  ``prev`` only speeds up the C scanner; it is ignored here.
+    Only the first ``end`` bytes of ``buf`` are read (default: all).  Returns names, float64 values
+    as bytes, the index (from ``start``) of the first bad line or -1, and the marker line's offset
+    or -1.  ``prev`` only speeds up the C scanner; it is ignored here.
     """
-    stop = next_marker(buf, start)
-    end = stop if stop >= 0 else buf.rfind(b"\n", start) + 1  # an unfinished last line is not read
+    limit = len(buf) if end is None else end
+    stop = next_marker(buf, start, limit)
+    end = stop if stop >= 0 else buf.rfind(b"\n", start, limit) + 1  # an unfinished last line is not read
     names: list[str] = []
     values = array("d")
     if end <= start:

@@ -13,6 +13,7 @@ import math
 import re
 import warnings
 import zlib
+from array import array
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -89,10 +90,9 @@ def read_stats_table(path: str | Path, *, stats: Iterable[str] | None = None, pr
         raise CosimError(f"{path}: no complete stats dump could be read ({reasons})")
 
     matrix = np.zeros((len(rows), len(columns)))
-    for i in range(len(rows)):
-        cols, values = rows[i]
-        matrix[i, cols] = values
-        rows[i] = None  # type: ignore[call-overload]  # free each dump's values as soon as they are in the table
+    values = np.frombuffer(reader.values, dtype=np.float64)
+    for i, (cols, start) in enumerate(rows):
+        matrix[i, cols] = values[start : start + len(cols)]
     return StatsTable(matrix, columns, np.array(reader.kept_dumps, dtype=np.int64), meta)
 
 
@@ -140,12 +140,15 @@ class _DumpReader:
             scanner="c" if _scan_block_c else "python",
         )
         self.columns: dict[str, int] = {}
-        self.rows: list[tuple[np.ndarray, np.ndarray]] = []
+        # each kept dump: its columns and where its values start in ``values``, which holds them all
+        # in one block (one small allocation per dump would fragment the heap between the big reads)
+        self.rows: list[tuple[np.ndarray, int]] = []
+        self.values = array("d")
         self.kept_dumps: list[int] = []
         self._last_names: list[str] | None = None
         self._last_cols: np.ndarray | None = None
 
-    def run(self) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict[str, int]]:
+    def run(self) -> tuple[list[tuple[np.ndarray, int]], dict[str, int]]:
         try:
             f = _open(self.path)
         except FileNotFoundError:
@@ -173,62 +176,69 @@ class _DumpReader:
         # dump, the scanner reads its lines and stops at the marker line that closes it.  A dump that
         # runs past the end of the buffer is scanned again from its start once more has been read.
         # File line numbers are only counted (by _line_at) when something has to be reported.
-        # The file is read into one reused buffer, and ``buf`` is a bytearray trimmed at the front:
-        # a new multi-MB bytes per read would be mmap-ed and page-faulted afresh each time where
-        # glibc's adaptive mmap threshold is off (any MALLOC_*_ env var, as Dask workers set).
-        buf = bytearray(b"\n")  # a virtual newline so a marker on the first line is found too
+        # The text is read into one buffer, of which buf[:end] holds text, and what is still needed
+        # is moved to its front before each read.  No multi-MB object is made per read, so memory
+        # stays flat whatever malloc does with big blocks (Dask workers set MALLOC_TRIM_THRESHOLD_,
+        # which turns each one into a fresh mmap).
+        buf = bytearray(2 * _CHUNK_BYTES)
+        view = memoryview(buf)
+        buf[0] = ord("\n")  # a virtual newline so a marker on the first line is found too
+        end = 1
         base = -1  # file offset of buf[0]
         scan = 0  # where the next marker search starts in buf
         begin: int | None = None  # buf offset of the open dump's Begin line
         read_size = _CHUNK_BYTES
-        chunk = bytearray(read_size)
         eof = False
         while not eof:
-            if len(chunk) < read_size:
-                chunk = bytearray(read_size)
-            got = f.readinto(chunk)
+            keep = max(0, (begin if begin is not None else scan) - 1)  # and the "\n" before it
+            tail = end - keep
+            if tail + read_size > len(buf):  # a dump longer than the buffer: a bigger buffer
+                bigger = bytearray(tail + read_size)
+                bigger[:tail] = view[keep:end]
+                buf, view = bigger, memoryview(bigger)
+            elif keep:
+                view[:tail] = view[keep:end]  # memoryview copies overlapping ranges with memmove
+            base, scan, end = base + keep, scan - keep, tail
+            if begin is not None:
+                begin -= keep
+            got = f.readinto(view[end : end + read_size])
+            end += got
             if bar is not None:
                 bar.update(got)
             eof = not got
-            keep = max(0, (begin if begin is not None else scan) - 1)  # and the "\n" before it
-            del buf[:keep]
-            buf += memoryview(chunk)[:got]
-            base, scan = base + keep, scan - keep
-            if begin is not None:
-                begin -= keep
             while True:
                 if begin is None:
-                    hit = buf.find(MARKER_LINE, scan)
+                    hit = buf.find(MARKER_LINE, scan, end)
                     if hit < 0:
-                        scan = max(scan, len(buf) - len(MARKER_LINE))
+                        scan = max(scan, end - len(MARKER_LINE))
                         break
-                    if buf.find(b"\n", hit + 1) < 0 and not eof:
+                    if buf.find(b"\n", hit + 1, end) < 0 and not eof:
                         scan = hit
                         break  # marker line not complete yet
                     scan = hit + 1
-                    if buf.startswith(BEGIN_MARKER, hit + 1):
+                    if buf.startswith(BEGIN_MARKER, hit + 1, end):
                         self.meta.dumps_in_file += 1
                         begin = hit + 1
-                    elif buf.startswith(END_MARKER, hit + 1):
+                    elif buf.startswith(END_MARKER, hit + 1, end):
                         self._warn_at(
                             base + hit + 1, "End marker without a Begin marker before it (two files joined, or a cut dump?); ignored"
                         )
                     continue
-                body = buf.find(b"\n", begin) + 1 or len(buf)  # a Begin line without newline ends the file
-                names, values, bad, stop = self.scan(buf, self.wanted, self._last_names, body)
+                body = buf.find(b"\n", begin, end) + 1 or end  # a Begin line without newline ends the file
+                names, values, bad, stop = self.scan(buf, self.wanted, self._last_names, body, end)
                 if stop < 0 and (bad >= 0 or eof):
-                    stop = next_marker(buf, body)  # the line that closes a dump with a bad line, if any
-                if stop < 0 or (buf.find(b"\n", stop) < 0 and not eof):
+                    stop = next_marker(buf, body, end)  # the line that closes a dump with a bad line, if any
+                if stop < 0 or (buf.find(b"\n", stop, end) < 0 and not eof):
                     # read on (at the end of the file, the dump is truncated); a dump longer than
                     # a read is scanned again per read, so read at least as much as it holds
-                    read_size = max(_CHUNK_BYTES, len(buf) - begin)
+                    read_size = max(_CHUNK_BYTES, end - begin)
                     break
-                if buf.startswith(BEGIN_MARKER, stop):
+                if buf.startswith(BEGIN_MARKER, stop, end):
                     self._drop(base + begin, "dump has no End marker (cut off), skipped")
                     self.meta.dumps_in_file += 1
                     begin = stop
                     continue
-                self._dump(names, values, bad, memoryview(buf)[body:stop], base + body)
+                self._dump(names, values, bad, view[body:stop], base + body)
                 begin, scan = None, stop
         if begin is not None:
             self._drop(base + begin, "last dump is truncated (gem5 killed mid-dump?); every complete dump was kept")
@@ -305,7 +315,8 @@ class _DumpReader:
             self._last_names = names
             self._last_cols = np.fromiter((self.columns.setdefault(n, len(self.columns)) for n in names), dtype=np.intp, count=len(names))
         assert self._last_cols is not None  # set with _last_names on the first dump
-        self.rows.append((self._last_cols, values))
+        self.rows.append((self._last_cols, len(self.values)))
+        self.values.frombytes(raw_values)
         self.kept_dumps.append(self.meta.dumps_in_file - 1)
 
     def _finish_meta(self) -> None:
@@ -316,10 +327,10 @@ class _DumpReader:
             self.meta.generation = "pre-v20.1"
         for name in SIM_STATS["sim_freq"]:
             if name in cols and self.rows:
-                cols_idx, values = self.rows[0]
+                cols_idx, start = self.rows[0]
                 hit = np.flatnonzero(cols_idx == cols[name])
-                if hit.size and math.isfinite(values[hit[0]]) and values[hit[0]] > 0:
-                    self.meta.ticks_per_s = float(values[hit[0]])
+                if hit.size and math.isfinite(value := self.values[start + hit[0]]) and value > 0:
+                    self.meta.ticks_per_s = float(value)
 
 
 def _open(path: Path):

@@ -171,8 +171,10 @@ def timeline_columns(
         _cluster_timeline(stats, meta, resolve_cluster(config, spec, meta.ticks_per_s), spec, strict, keep_implausible, extra)
         for spec in clusters
     ]
-    out = cols.concat(parts)
-    return cols.take(out, np.lexsort((out["cluster"].astype(str), out["epoch"])))  # by epoch, then cluster name; stable
+    # every part has the same epochs in order: taking their rows in turn, clusters by name,
+    # sorts the table by epoch, then cluster name (stable)
+    order = sorted(range(len(parts)), key=lambda i: clusters[i].name)
+    return cols.interleave([parts[i] for i in order])
 
 
 def _cluster_timeline(
