@@ -71,13 +71,14 @@ def run_folders(tmp_path_factory):
 def test_sweep_pool_scaling(run_folders):
     spec = SweepSpec((("big", "system.bigCluster", "cortex-a15-walker2017"), ("little", "system.littleCluster", "cortex-a7-gemstone2018")))
     runs = find_runs([run_folders])
-    times = {}
-    for workers in (1, 2):
-        start = time.perf_counter()
-        table = sweep(runs, spec, workers=workers)
-        times[workers] = time.perf_counter() - start
-        assert len(table) == 50
-    print(f"\nsweep of 50 runs: 1 worker {times[1]:.2f} s, 2 workers {times[2]:.2f} s, speed-up {times[1] / times[2]:.2f}x")
+    times = {1: float("inf"), 2: float("inf")}
+    for _ in range(3):  # best of 3, alternating, as pytest-benchmark takes the minimum: the least disturbed run
+        for workers in (1, 2):
+            start = time.perf_counter()
+            table = sweep(runs, spec, workers=workers)
+            times[workers] = min(times[workers], time.perf_counter() - start)
+            assert len(table) == 50 and (table["error"] == "").all()
+    print(f"\nsweep of 50 runs, best of 3: 1 worker {times[1]:.2f} s, 2 workers {times[2]:.2f} s, speed-up {times[1] / times[2]:.2f}x")
 
 
 def test_sweep_dask_local(run_folders):
