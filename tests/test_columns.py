@@ -33,10 +33,11 @@ def _specs() -> list[ClusterSpec]:
 def test_real_run_same_table_and_csv_bytes_both_routes(run, tmp_path):
     config = read_config(run / "config.ini")
     specs = _specs()
-    frame = power_timeline(read_stats(run / "stats.txt.gz"), config, specs)  # the full parse, as a DataFrame
+    stats = read_stats(run / "stats.txt.gz")  # the full parse, as a DataFrame
+    frame = power_timeline(stats, config, specs)
     table = timeline_columns(read_stats_table(run / "stats.txt.gz", stats=stats_needed(config, specs)), config, specs)
 
-    assert len(frame) == 2 * len(read_stats(run / "stats.txt.gz")) > 40
+    assert len(frame) == 2 * len(stats) > 40
     pd.testing.assert_frame_equal(frame, frame.sort_values(["epoch", "cluster"], kind="stable", ignore_index=True))
     pd.testing.assert_frame_equal(frame, cols.to_frame(table), check_exact=True)
     frame.to_csv(tmp_path / "pandas.csv", **PANDAS_CSV)

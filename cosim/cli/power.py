@@ -129,12 +129,12 @@ def _summary(rows) -> str:
     """Mean power and energy of one cluster, saying how many epochs have no value rather than counting them as 0."""
     import numpy as np
 
-    power = np.asarray(rows["power_w"], dtype=float)
+    power = rows["power_w"]
     n = len(power)
     known = ~np.isnan(power)
     if not known.any():
         return f"no value in any of its {n} epoch(s) (nan in their stats)"
-    text = f"mean {np.mean(power[known]):.3f} W  energy {np.sum(np.asarray(rows['energy_j'])[known]):.4g} J"
+    text = f"mean {np.mean(power[known]):.3f} W  energy {np.sum(rows['energy_j'][known]):.4g} J"
     if not known.all():
         text += f" over {int(known.sum())} of {n} epochs ({int((~known).sum())} without a value: nan in their stats)"
     return text

@@ -98,10 +98,10 @@ class StatsTable:
         return df
 
 
-def sim_stat(stats, key: str) -> np.ndarray | None:
+def sim_stat(stats: StatsLike, key: str) -> np.ndarray | None:
     """A simulation-level stat (``key`` in :data:`SIM_STATS`) in either naming generation, as an array."""
     for name in SIM_STATS[key]:
-        if name in stats.columns:
+        if name in stats:  # a column of the table or DataFrame
             return np.asarray(stats[name])
     return None
 
