@@ -25,6 +25,7 @@ from cosim.models.voltage import voltage_under_load
 from cosim.models.walker import cluster_power_w
 from cosim.readers.gem5_config import Cluster, Gem5Config
 from cosim.readers.stats_table import StatsMeta
+from cosim.timeline.cycles import cycle_reasons
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -173,6 +174,8 @@ def timeline_columns(
     ]
     # every part has the same epochs in order: taking their rows in turn, clusters by name,
     # sorts the table by epoch, then cluster name (stable)
+    for part in parts:
+        _flag_cumulative(part, getattr(meta, "cumulative_dumps", []))
     order = sorted(range(len(parts)), key=lambda i: clusters[i].name)
     return cols.interleave([parts[i] for i in order])
 
@@ -233,6 +236,15 @@ def _cluster_timeline(
         eph=rates.eph,
         n_cpus=cluster.n_cpus,
     )
+    cycles = cycle_reasons(stats, cluster, freq_mhz=freq, duration_s=duration)
+    if not keep:
+        refuse_implausible(
+            cycles,
+            lambda i: f"{meta.path}: epoch {out['epoch'][i]}, cluster '{cluster.name}'",
+            "check the cluster's clock domain and that the stats were reset at each dump",
+            unit="epoch",
+        )
+    reasons = np.where(cycles != "", cycles, reasons)
     bad = reasons != ""
     if not keep:
         refuse_implausible(
@@ -258,6 +270,12 @@ def _cluster_timeline(
             stacklevel=3,
         )
     return out
+
+
+def _flag_cumulative(part: cols.Columns, dumps: list[int]) -> None:
+    """Flag ``cumulative_dump`` on rows the reader differenced from cumulative counts (no stats reset)."""
+    for i in np.flatnonzero(np.isin(part["epoch"], dumps)):
+        part["flags"][i] = ";".join(filter(None, [part["flags"][i], "cumulative_dump"]))
 
 
 def frequency_mhz(stats: StatsLike, cluster: Cluster) -> np.ndarray:
