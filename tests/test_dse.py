@@ -29,9 +29,8 @@ def _run(folder, *, big_period=BIG_PERIODS[0], miss_latency_ticks=0.0):
     """The hand-built run with the big cluster at one clock throughout, and a given L2 miss latency sum per epoch."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.ini").write_text(biglittle_config())
-    dumps = biglittle_dumps()
+    dumps = biglittle_dumps(big_periods=(big_period,) * 3)
     for d in dumps:
-        d["system.bigCluster.clk_domain.clock"] = big_period
         d["system.bigCluster.l2.demandMissLatency::total"] = miss_latency_ticks
         # the big cluster is O3, which waits for its load misses only: here every miss is a load's
         d["system.bigCluster.l2.ReadSharedReq.missLatency::total"] = miss_latency_ticks
