@@ -29,11 +29,13 @@ def _add_trust_flags(p: argparse.ArgumentParser, *, isa: bool = True, implausibl
 
 
 def _pairs(items: list[str], flag: str) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
             raise CosimError(f"{flag} '{item}': expected NAME=VALUE")
+        if name in out:  # the later one would silently win
+            raise CosimError(f"{flag} {name}={out[name]} and {flag} {item}: two values for '{name}'; give it once")
         out[name] = value
     return out
 
@@ -85,6 +87,8 @@ def _cluster_specs(config, args: argparse.Namespace):
     if not args.model:
         args.model = _default_models(config, clusters)
     voltages = {k: _volts(k, v) for k, v in _pairs(args.voltage, "--voltage").items()}
+    if voltages and args.voltage_model:  # the voltage model would silently replace the given voltage
+        raise CosimError("--voltage and --voltage-model both set a cluster's voltage; give one (--voltage NAME=V, or --voltage-model)")
     models = [load_model(m) for m in args.model]
     paths: list[tuple[str, str | None]]
     if clusters:
