@@ -17,7 +17,7 @@ A15 = ("--model", "cortex-a15-walker2017")
 
 # run folder, extra arguments, expected exit status, what stderr must say (refusals) or the flags every row has
 OUTCOMES = [
-    ("cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz", (), 0, "priced with cortex-a15-walker2017"),
+    ("cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz", (), 0, "priced with cortex-a15-gemstone2018"),
     ("cosim-v24-se-biglittle-o3-1000MHz-minor-600MHz", (), 0, "priced with cortex-a7-gemstone2018"),
     ("public-ext2019-empty-stats", A15, 2, "empty file"),
     ("public-new-2022-arm-se-minor-starterse-cpucluster", A15, 2, "static term extrapolates to -744.2 W"),

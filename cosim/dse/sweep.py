@@ -85,7 +85,7 @@ def summarize_run(run: Path, spec: SweepSpec) -> dict:
         mine = timeline["cluster"] == spec_.name
         energy_j = float(np.nansum(timeline["energy_j"][mine]))
         row |= {
-            f"{spec_.name}_freq_mhz": float(np.round(np.mean(timeline["freq_mhz"][mine]), 2)),
+            f"{spec_.name}_freq_mhz": float(np.round(np.average(timeline["freq_mhz"][mine], weights=timeline["duration_s"][mine]), 2)),
             f"{spec_.name}_n_cpus": cluster.n_cpus,
             f"{spec_.name}_l2_bytes": sum(cluster.cache_bytes.get(c, 0) for c in sorted(set(cluster.l2.values()))),
             f"{spec_.name}_energy_j": energy_j,
