@@ -156,6 +156,8 @@ def open_run(
                 f"{run_config.path}: no active CPU in this config (every CPU is switched out, or there is none); nothing to price"
             )
     volts = dict(voltages or {})
+    if volts and voltage_model:  # the voltage model would silently replace the given voltage
+        raise CosimError("--voltage and --voltage-model both set a cluster's voltage; give one (--voltage NAME=V, or --voltage-model)")
     unknown = sorted(set(volts) - {name for name, _ in pairs})
     if unknown:
         raise CosimError(f"--voltage for unknown cluster(s) {', '.join(unknown)}; clusters: {', '.join(n for n, _ in pairs)}")

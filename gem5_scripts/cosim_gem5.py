@@ -204,8 +204,19 @@ def cpu_expressions(
             # beta * E * V^2 * f with E = count / simSeconds / cores / f, so f cancels
             dyn.append((term["coefficient"], f"({counts}) / simSeconds / {cores} * voltage * voltage"))
         static = [(t["coefficient"], f"{_power(f_mhz, t['f_exp'])} * {_power('voltage', t['v_exp'])}") for t in model["static_terms"]]
-        out[cpu] = (_signed(dyn), f"({_signed(static)}) / {len(layout.cpus)}")
+        guard = _cycles_guard(cpu, ticks_per_s)
+        out[cpu] = (f"({_signed(dyn)}) * {guard}", f"({_signed(static)}) / {len(layout.cpus)} * {guard}")
     return out
+
+
+def _cycles_guard(cpu: str, ticks_per_s: float) -> str:
+    """1 while ``cpu`` counted no more cycles than its clock ticked (f * t + 0.5 % + 1, cosim power's check), else NaN.
+
+    MathExpr has no comparison, but its '^' is std::pow, which is NaN for a negative base and exponent 0.5: the
+    power of an epoch whose cycle count is impossible (a wrong clock, counts not reset) is NaN, never a number.
+    """
+    room = f"((simSeconds * {_num(ticks_per_s)} / clock_period) * 1.005 + 1 - {cpu}.numCycles)"
+    return f"(({room} ^ 0.5 + 1) / ({room} ^ 0.5 + 1))"
 
 
 def _power(name: str, exp: int) -> str:

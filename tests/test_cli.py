@@ -118,7 +118,7 @@ def test_frequency_not_in_vf_table_under_strict(run, tmp_path):
 def test_nan_input_is_flagged_not_fatal(run, tmp_path):
     import re
 
-    run.write_text(re.sub(r"(system.bigCluster.cpus0.numCycles +)1000000 ", r"\1nan ", run.read_text(), count=1))
+    run.write_text(re.sub(r"(system.bigCluster.cpus0.numCycles +)\d+ ", r"\1nan ", run.read_text(), count=1))
     result = cosim("power", run, *BIGLITTLE, "-o", tmp_path / "p.csv")
     # the good epochs are written; the run's status says some rows have no value, and the summary counts them
     assert result.returncode == 3 and "nan in the stats of epoch(s) 0" in result.stderr

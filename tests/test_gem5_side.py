@@ -7,6 +7,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from helpers import REPO, write_biglittle_run
@@ -98,6 +99,29 @@ def test_online_and_offline_power_agree(tmp_path):
             pm.evaluate(pm.dyn, voltage=1.253, clock_period=714) + pm.evaluate(pm.st, voltage=1.253, clock_period=714) for pm in models
         )
         assert online == pytest.approx(offline["power_w"][epoch], rel=1e-9)
+
+
+def test_online_power_is_nan_where_cycles_exceed_clock_times_time(tmp_path):
+    """The online model applies cosim power's cycle check: a CPU counting more than f * t + 0.5 % prices to NaN."""
+    folder = tmp_path / "m5out"
+    stats = read_stats(write_biglittle_run(folder))
+    m5.reset()
+    system = build_system()
+    cosim_gem5.attach_power(system, models={"little": MODELS["little"]}, outdir=str(tmp_path), online=True)
+    pm = system.littleCluster.cpus[0].power_model[0].pm[0]
+    formulas = set(cosim_gem5.load_event_map("v20.1+")["formulas"])
+    register_dump(stats, 0, formulas)
+    m5.instantiate()
+    ticked = 1e-3 * 1e12 / 714  # 1 ms at the LITTLE clock's 714-tick period
+    for cycles, finite in (
+        (round(ticked), True),
+        (round(ticked * 1.004), True),
+        (round(ticked * 1.006), False),
+        (4 * round(ticked), False),
+    ):
+        m5.stats.register("system.littleCluster.cpus0.numCycles", "Scalar", cycles)
+        power = pm.evaluate(pm.dyn, voltage=1.253, clock_period=714) + pm.evaluate(pm.st, voltage=1.253, clock_period=714)
+        assert np.isfinite(power) == finite, (cycles, power)
 
 
 def test_online_refused_where_a_stat_is_a_vector_stays_offline(tmp_path):

@@ -14,10 +14,12 @@ from test_cli import assert_one_line_error, cosim
 pytestmark = needs_shared
 
 A15 = ("--model", "cortex-a15-walker2017")
+# min and max of 'Power A15' per clock in asrtpm-A15-powmon-data.csv (four cores, idle to fully busy) [W]
+MEASURED_A15_W = {1000: (0.2319, 1.9110), 1800: (0.6319, 6.1301)}
 
 # run folder, extra arguments, expected exit status, what stderr must say (refusals) or the flags every row has
 OUTCOMES = [
-    ("cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz", (), 0, "priced with cortex-a15-walker2017"),
+    ("cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz", (), 0, "priced with cortex-a15-gemstone2018"),
     ("cosim-v24-se-biglittle-o3-1000MHz-minor-600MHz", (), 0, "priced with cortex-a7-gemstone2018"),
     ("public-ext2019-empty-stats", A15, 2, "empty file"),
     ("public-new-2022-arm-se-minor-starterse-cpucluster", A15, 2, "static term extrapolates to -744.2 W"),
@@ -48,6 +50,10 @@ def test_public_run(run, args, code, says, tmp_path):
     assert np.isfinite(t["power_w"]).all() and (t["power_w"] > 0).all() and not t["implausible"].any()
     assert (t["static_w"] > 0).all()
     assert says in result.stderr or t["flags"].str.contains(says).all()
+    big = t[t["model"].str.startswith("cortex-a15")]
+    if len(big):  # the size: inside what the measured A15 cluster drew at that clock (Powmon, 60 workloads, idle to busy)
+        lo, hi = MEASURED_A15_W[round(big["freq_mhz"].iloc[0] / 200) * 200]
+        assert lo <= big["power_w"].min() and big["power_w"].max() <= hi
 
 
 def test_refused_run_is_kept_flagged_on_request(tmp_path):

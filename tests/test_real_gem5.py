@@ -45,7 +45,7 @@ def test_every_cpu_type_prices_with_its_default_model(gem5_root, cpu, tmp_path):
     out = tmp_path / "p.csv"
     result = cosim("power", run / "stats.txt", "-o", out)
     assert result.returncode == 0, result.stderr
-    expected = "cortex-a15-walker2017" if cpu == "O3CPU" else "cortex-a7-gemstone2018"
+    expected = "cortex-a15-gemstone2018" if cpu == "O3CPU" else "cortex-a7-gemstone2018"
     assert f"priced with {expected}" in result.stderr
     t = pd.read_csv(out)
     assert (t["model"] == expected).all()

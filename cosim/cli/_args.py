@@ -28,11 +28,13 @@ def _add_trust_flags(p: argparse.ArgumentParser, *, isa: bool = True, implausibl
 
 
 def _pairs(items: list[str], flag: str) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
             raise CosimError(f"{flag} '{item}': expected NAME=VALUE")
+        if name in out:  # the later one would silently win
+            raise CosimError(f"{flag} {name}={out[name]} and {flag} {item}: two values for '{name}'; give it once")
         out[name] = value
     return out
 

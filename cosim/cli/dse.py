@@ -111,6 +111,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from cosim.dse.sweep import SweepSpec, dask_client, find_runs, sweep
     from cosim.output import write_table
 
+    if args.scheduler not in (None, "local") and args.workers != 1:  # a remote cluster has its own workers
+        raise CosimError(
+            f"--workers {args.workers} with --scheduler {args.scheduler}: the scheduler's cluster sets its workers; drop --workers"
+        )
     clusters = _pairs(args.cluster, "--cluster")
     if clusters and len(args.model) not in (1, len(clusters)):
         raise CosimError(f"{len(args.model)} --model for {len(clusters)} --cluster: give one model, or one per cluster in order")

@@ -98,9 +98,16 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     from cosim.readers.measured import read_measured
 
     model = load_model(args.model)
+    if args.voltage_col and args.voltage != "measured":  # the column would be read and silently not used
+        raise CosimError(f"--voltage-col {args.voltage_col} with --voltage {args.voltage}: give one source of voltage")
     if args.format == "armpm":
         from cosim.readers.armpm import read_armpm
 
+        table_only = [f for f, v in (("--label", args.label), ("--freq-col", args.freq_col), ("--voltage-col", args.voltage_col)) if v]
+        if table_only or args.event_col:
+            raise CosimError(
+                f"{', '.join(table_only + ['--event-col'] * bool(args.event_col))}: for --format table; an ARMPM log names its columns"
+            )
         measured = read_armpm(args.measured, cores=args.cores)
         lacking = sorted(set(model.events) - set(measured.rates))
         if lacking:

@@ -211,6 +211,7 @@ def cmd_gpu(args: argparse.Namespace) -> int:
     from cosim.plots.gpu import plot_breakdown, plot_gpu_timeline
 
     kind_of_model, args.model_path = _model_kind(args.model)
+    _refuse_flags_of_the_other_model(args, kind_of_model)
     kind, data = _read_gpu(args)
     if kind_of_model == "rail":
         _, timeline, _ = _tk1(args, kind, data)
@@ -241,6 +242,21 @@ def cmd_gpu(args: argparse.Namespace) -> int:
     if args.breakdown:
         print(f"  breakdown -> {plot_breakdown(timeline, args.breakdown)}")
     return 0
+
+
+def _refuse_flags_of_the_other_model(args, kind_of_model: str) -> None:
+    """Flags only the other GPU model reads would be silently ignored: refuse them."""
+    if kind_of_model == "rail":
+        other = {"--gpu-clock-mhz": args.gpu_clock_mhz is not None, "--idle-power": bool(args.idle_power), "--transfers": args.transfers}
+        model = "the access-rate model (ocelot-fermi-aalto2013)"
+    else:
+        other = {"--activity": args.activity, "--railgate-delay-s": args.railgate_delay_s is not None, "--gpu-trace": args.gpu_trace}
+        model = "the rail model (tegra-k1-stokke2016)"
+    given = [flag for flag, value in other.items() if value]
+    if given:
+        raise CosimError(
+            f"{', '.join(given)}: only {model} reads {'them' if len(given) > 1 else 'it'}, not --model {args.model}; drop it or change --model"
+        )
 
 
 def _ocelot(args, kind: str, data):

@@ -61,7 +61,7 @@ def add_parsers(sub) -> None:
 _POWER_HELP = """\
 Price every stats dump (epoch) of a gem5 run with hardware-trained models.
 With no --model (and no cosim-run.json), each cluster gets the shipped model of
-its CPU type: out-of-order -> cortex-a15-walker2017, in-order (Minor, simple)
+its CPU type: out-of-order -> cortex-a15-gemstone2018, in-order (Minor, simple)
 -> cortex-a7-gemstone2018.
 
 example:
@@ -95,6 +95,12 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
     for name, rows in cols.groups(timeline, "cluster"):
         flags = sorted({f for text in rows["flags"] for f in text.split(";") if f})
         print(f"  {name:<12} {rows['model'][0]:<26} {_summary(rows)}" + (f"  flags: {', '.join(flags)}" if flags else ""))
+        missing = [f.partition(":")[2] for f in flags if f.startswith("missing_term:")]
+        if missing:
+            print(
+                f"  {'':<12} {len(missing)} term(s) of {rows['model'][0]} gem5 cannot count ({', '.join(missing)}): input 0 in "
+                "every epoch, so their share of power is missing (flag missing_term)"
+            )
         missing_rows += int(np.isnan(rows["power_w"]).sum())
     if plot is not None:
         from cosim.plots.cpu import plot_timeline
@@ -121,7 +127,7 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
 
 
 def _summary(rows) -> str:
-    """Mean power and energy of one cluster, saying how many epochs have no value rather than counting them as 0."""
+    """Mean power (energy / time [W]) and energy [J] of one cluster, saying how many epochs have no value rather than counting them as 0."""
     import numpy as np
 
     power = rows["power_w"]
@@ -129,7 +135,9 @@ def _summary(rows) -> str:
     known = ~np.isnan(power)
     if not known.any():
         return f"no value in any of its {n} epoch(s) (nan in their stats)"
-    text = f"mean {np.mean(power[known]):.3f} W  energy {np.sum(rows['energy_j'][known]):.4g} J"
+    energy_j = float(np.sum(rows["energy_j"][known]))
+    # energy over time, never a plain average of epoch powers: epochs differ in length (the last one, ROI markers)
+    text = f"mean {energy_j / np.sum(rows['duration_s'][known]):.3f} W  energy {energy_j:.4g} J"
     if not known.all():
         text += f" over {int(known.sum())} of {n} epochs ({int((~known).sum())} without a value: nan in their stats)"
     return text

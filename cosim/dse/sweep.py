@@ -82,7 +82,7 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
         flags |= set(cluster_flags)
         row |= {
             f"{spec_.name}_model": spec_.model.name,
-            f"{spec_.name}_freq_mhz": float(np.round(np.mean(timeline["freq_mhz"][mine]), 2)),
+            f"{spec_.name}_freq_mhz": float(np.round(np.average(timeline["freq_mhz"][mine], weights=timeline["duration_s"][mine]), 2)),
             f"{spec_.name}_n_cpus": cluster.n_cpus,
             f"{spec_.name}_l2_bytes": sum(cluster.cache_bytes.get(c, 0) for c in sorted(set(cluster.l2.values()))),
             f"{spec_.name}_energy_j": energy_j,

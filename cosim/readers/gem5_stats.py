@@ -23,6 +23,7 @@ import numpy as np
 from cosim.errors import CosimError, CosimWarning
 from cosim.readers._statscan_py import BEGIN_MARKER, END_MARKER, MARKER_LINE, next_marker
 from cosim.readers._statscan_py import scan_block as _scan_block_py
+from cosim.readers.epochs import tile_epochs
 from cosim.readers.stats_table import DEFAULT_TICKS_PER_S, SIM_STATS, DroppedDump, StatsMeta, StatsTable
 
 if TYPE_CHECKING:
@@ -93,7 +94,9 @@ def read_stats_table(path: str | Path, *, stats: Iterable[str] | None = None, pr
     values = np.frombuffer(reader.values, dtype=np.float64)
     for i, (cols, start) in enumerate(rows):
         matrix[i, cols] = values[start : start + len(cols)]
-    return StatsTable(matrix, columns, np.array(reader.kept_dumps, dtype=np.int64), meta)
+    dumps = np.array(reader.kept_dumps, dtype=np.int64)
+    meta.cumulative_dumps = dumps[tile_epochs(matrix, columns, dumps, path=str(path))].tolist()
+    return StatsTable(matrix, columns, dumps, meta)
 
 
 _warned_slow = False

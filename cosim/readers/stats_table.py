@@ -45,6 +45,7 @@ class StatsMeta:
     dumps_in_file: int  # Begin markers seen
     dropped: list[DroppedDump] = field(default_factory=list)
     scanner: str = "c"
+    cumulative_dumps: list[int] = field(default_factory=list)  # dumps differenced from cumulative counts (no stats reset)
 
 
 #: What the power path accepts: :func:`cosim.read_stats`'s DataFrame or the reader's own table.

@@ -1,0 +1,59 @@
+"""A CPU cannot count more cycles than its clock ticks: cycles <= f * t.
+
+gem5's cycle counters (``numCycles``, a simple CPU's busy cycles) count clock
+edges of the CPU's clock domain, so in an epoch of ``t`` seconds at ``f`` Hz no
+CPU counts more than ``f * t`` of them; it counts fewer while it is suspended or
+switched out.  More means the epoch's clock or length is wrong: a wrong clock
+domain, a clock change (DVFS) inside the epoch, or counts that were not reset.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from cosim.readers.gem5_config import Cluster
+from cosim.readers.stats_table import StatsLike
+
+#: counted cycles may exceed f * t by this fraction (gem5 rounds clock periods to whole ticks) ...
+CYCLE_SLACK = 0.005
+#: ... plus one cycle in flight at the epoch's edge
+CYCLE_EDGE = 1.0
+# per-CPU cycle counters, v20.1+ and older names
+CYCLE_STATS = ("numCycles", "exec_context.thread_0.numBusyCycles", "num_busy_cycles")
+
+
+def cycle_limit(*, freq_mhz: np.ndarray, duration_s: np.ndarray) -> np.ndarray:
+    """The most cycles a CPU clocked at ``freq_mhz`` [MHz] can count in ``duration_s`` [s]: f * t + 0.5 % + 1."""
+    return np.asarray(freq_mhz, dtype=float) * 1e6 * np.asarray(duration_s, dtype=float) * (1 + CYCLE_SLACK) + CYCLE_EDGE
+
+
+def cycle_reasons(stats: StatsLike, cluster: Cluster, *, freq_mhz: np.ndarray, duration_s: np.ndarray) -> np.ndarray:
+    """Per epoch, why a CPU of ``cluster`` counted more cycles than its clock allows ("" where none did)."""
+    limit = cycle_limit(freq_mhz=freq_mhz, duration_s=duration_s)
+    ticked = np.asarray(freq_mhz, dtype=float) * 1e6 * np.asarray(duration_s, dtype=float)
+    reasons = np.full(len(limit), "", dtype=object)
+    for cpu in cluster.cpus:
+        for stat in CYCLE_STATS:
+            column = _column(stats, cpu, stat)
+            if column is None:
+                continue
+            counted = np.asarray(stats[column], dtype=float)
+            with np.errstate(invalid="ignore"):
+                over = (counted > limit) & (reasons == "")
+            for i in np.flatnonzero(over):
+                reasons[i] = (
+                    f"{column} is {counted[i]:.0f} cycles in {duration_s[i] * 1e6:.6g} us, {counted[i] / ticked[i]:.3g}x "
+                    f"the {ticked[i]:.0f} a {freq_mhz[i]:g} MHz clock ticks (wrong clock domain, a clock "
+                    "change inside the epoch, or counts not reset at the dump?)"
+                )
+    return reasons
+
+
+def _column(stats: StatsLike, cpu: str, stat: str) -> str | None:
+    """The stat's column for ``cpu``, as named (cpus00) or unpadded (cpus0) as gem5 names stats."""
+    for obj in dict.fromkeys((cpu, re.sub(r"(?<=[A-Za-z_])0+(?=\d)", "", cpu))):
+        if f"{obj}.{stat}" in stats:
+            return f"{obj}.{stat}"
+    return None
