@@ -16,14 +16,13 @@ Resolution order for the clusters and their models:
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cosim.errors import CosimError
+from cosim.readers.files import input_file
 
 if TYPE_CHECKING:
     from cosim.columns import Columns
@@ -66,28 +65,9 @@ def find_stats(path: str | Path) -> Path:
                 f"{path}: a folder with no stats.txt or stats.txt.gz in it; give a gem5 output folder (m5out/) or its stats.txt"
             )
         path = found
-    check_input_file(path, what="the stats.txt from gem5's output folder (m5out/)")
-    return path
-
-
-def check_input_file(path: Path, *, what: str) -> None:
-    """Refuse, in one line naming ``path``, anything that is not a readable, non-empty regular file."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise CosimError(f"{path}: no such file; give {what}") from None
-    except PermissionError:
-        raise CosimError(f"{path}: permission denied; make it readable, or give {what}") from None
-    except OSError as err:
-        raise CosimError(f"{path}: cannot be read ({err.strerror}); give {what}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise CosimError(f"{path}: a folder where a file is expected; give {what}")
-    if not stat.S_ISREG(info.st_mode):
-        raise CosimError(f"{path}: not a regular file (a pipe, device or socket); give {what}")
-    if not os.access(path, os.R_OK):
-        raise CosimError(f"{path}: permission denied; make it readable, or give {what}")
-    if info.st_size == 0:
-        raise CosimError(f"{path}: empty file (0 bytes); give {what}")
+    return input_file(
+        path, what="the stats.txt from gem5's output folder (m5out/)", empty_hint="did gem5 exit before its first stats dump?"
+    )
 
 
 def open_run(
@@ -123,7 +103,7 @@ def open_run(
     stats_path = find_stats(path)
     folder = stats_path.parent
     config_path = Path(config) if config is not None else _config_beside(stats_path)
-    check_input_file(config_path, what="config.ini or config.json from gem5's output folder")
+    input_file(config_path, what="config.ini or config.json from gem5's output folder")
     run_config = read_config(config_path)
 
     named = dict(clusters or {})

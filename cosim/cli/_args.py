@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from cosim.errors import CosimError
 
@@ -67,3 +68,31 @@ def _volts(name: str, text: str) -> float:
     if not np.isfinite(value) or not 0.3 < value < 2.0:
         raise CosimError(f"--voltage {name}={text}: expected a CPU voltage in volts, e.g. 1.05")
     return value
+
+
+#: Options naming a file cosim writes, as the user typed them
+_OUTPUTS = {"output": "-o", "plot": "--plot", "breakdown": "--breakdown", "plot_balance": "--plot-balance"}
+
+
+def _guard_paths(args: argparse.Namespace) -> None:
+    """Before any work, for every command: each output can be written and is none of the inputs.
+
+    Outputs are the options in :data:`_OUTPUTS` plus ``args.extra_outputs(args)`` (``{what: path}``: a
+    command's files beside its output); inputs are every other path argument and model files.
+    """
+    from cosim.output import FIGURE_SUFFIXES, TABLE_SUFFIXES, check_output, refuse_overwriting_inputs
+
+    outputs = {option: getattr(args, dest) for dest, option in _OUTPUTS.items() if getattr(args, dest, None) is not None}
+    outputs.update(getattr(args, "extra_outputs", lambda a: {})(args))
+    inputs: list[Path] = []
+    for dest, value in vars(args).items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, Path) and dest not in _OUTPUTS and dest != "out":
+                inputs.append(item)
+            elif dest == "model" and isinstance(item, str) and Path(item).exists():
+                inputs.append(Path(item))
+    refuse_overwriting_inputs(outputs, inputs)  # first: naming the input matters more than a wrong suffix
+    for dest, option in _OUTPUTS.items():
+        if option in outputs:
+            suffixes = getattr(args, "output_suffixes", TABLE_SUFFIXES) if dest == "output" else FIGURE_SUFFIXES
+            check_output(outputs[option], option=option, suffixes=suffixes)

@@ -67,13 +67,22 @@ def add_parsers(sub) -> None:
     f.add_argument("--name", default="fitted-model", help="model name")
     f.add_argument("--component", default="CPU cluster", help="what the model is of, in words")
     f.add_argument("-o", "--output", type=Path, default=Path("model.json"), help="model file (a .md model card and plots go beside it)")
-    f.set_defaults(run=_cmd_fit)
+    f.set_defaults(run=_cmd_fit, output_suffixes=(".json",), extra_outputs=_fit_outputs)
 
     r = sub.add_parser("fit-rail", help="fit a per-rail model (Tegra K1 methodology) from measured data")
     r.add_argument("measured", type=Path, help="measured table (CSV/TSV)")
     r.add_argument("--spec", type=Path, required=True, help="JSON: power_col and rails (see cosim/fit/rail.py)")
     r.add_argument("-o", "--output", type=Path, default=Path("rail-model.json"), help="coefficients and fit statistics (JSON)")
-    r.set_defaults(run=_cmd_fit_rail)
+    r.set_defaults(run=_cmd_fit_rail, output_suffixes=(".json",))
+
+
+def _fit_outputs(args: argparse.Namespace) -> dict[str, Path]:
+    """What cosim fit writes beside its model file: the model card and the diagnostic plots."""
+    stem = args.output.with_suffix("")
+    return {
+        f"-o {args.output}'s model card": args.output.with_suffix(".md"),
+        **{f"-o {args.output}'s {kind} plot": stem.with_name(f"{stem.name}-{kind}.png") for kind in ("residuals", "workloads")},
+    }
 
 
 _FIT_HELP = """\

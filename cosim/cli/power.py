@@ -55,7 +55,9 @@ def add_parsers(sub) -> None:
 
     d = sub.add_parser("demo", help="timeline CSV + plot of the bundled real gem5 run")
     d.add_argument("--out", type=Path, default=Path("cosim-demo"), help="output folder (default: ./cosim-demo)")
-    d.set_defaults(run=_cmd_demo)
+    d.set_defaults(
+        run=_cmd_demo, extra_outputs=lambda a: {f"--out {a.out}'s table": a.out / "power.csv", f"--out {a.out}'s plot": a.out / "power.png"}
+    )
 
 
 _POWER_HELP = """\

@@ -257,7 +257,11 @@ def read_config(path: str | Path, *, ticks_per_s: float = DEFAULT_TICKS_PER_S) -
     default is 1e12), needed to turn clock periods into frequencies.
     """
     path = Path(path)
-    text = read_text(path, missing_hint="give config.ini or config.json from gem5's output directory")
+    text = read_text(
+        path,
+        missing_hint="give config.ini or config.json from gem5's output directory",
+        empty_hint="an empty config file describes no run; give the one gem5 wrote",
+    )
     if not text.strip():
         raise CosimError(f"{path}: empty config file")
     if path.suffix == ".json" or text.lstrip().startswith("{"):

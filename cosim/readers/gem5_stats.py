@@ -24,6 +24,7 @@ from cosim.errors import CosimError, CosimWarning
 from cosim.readers._statscan_py import BEGIN_MARKER, END_MARKER, MARKER_LINE, next_marker
 from cosim.readers._statscan_py import scan_block as _scan_block_py
 from cosim.readers.epochs import tile_epochs
+from cosim.readers.files import input_file
 from cosim.readers.stats_table import DEFAULT_TICKS_PER_S, SIM_STATS, DroppedDump, StatsMeta, StatsTable
 
 if TYPE_CHECKING:
@@ -152,16 +153,15 @@ class _DumpReader:
         self._last_cols: np.ndarray | None = None
 
     def run(self) -> tuple[list[tuple[np.ndarray, int]], dict[str, int]]:
+        input_file(
+            self.path, what="the stats.txt from gem5's output directory (m5out/)", empty_hint="did gem5 exit before its first stats dump?"
+        )
         try:
             f = _open(self.path)
-        except FileNotFoundError:
-            raise CosimError(f"{self.path}: no such file; give the stats.txt from gem5's output directory (m5out/)") from None
         except OSError as err:
             raise CosimError(f"{self.path}: cannot read ({err.strerror})") from None
         with f:
             size = self.path.stat().st_size
-            if size == 0:
-                raise CosimError(f"{self.path}: empty file; did gem5 exit before its first stats dump?")
             bar = _progress_bar(size, self.path.name) if self.progress else None
             try:
                 self._stream(f, bar)
