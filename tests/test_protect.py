@@ -144,7 +144,7 @@ def _bad_inputs(work: Path) -> dict[str, tuple[str, str]]:
 
 
 #: commands whose input may be a gem5 output folder (cosim.open_run)
-GEM5_RUN_COMMANDS = ("power", "whatif", "soc --gpu")
+GEM5_RUN_COMMANDS = ("power", "whatif")
 
 
 @pytest.mark.parametrize(("command", "argv"), READERS, ids=[r[0] for r in READERS])

@@ -330,6 +330,9 @@ def cmd_soc(args: argparse.Namespace) -> int:
     from cosim.timeline.cpu import power_timeline
     from cosim.timeline.soc import soc_timeline
 
+    from cosim.readers.files import input_file
+
+    input_file(args.gpu, what="a GPU trace, nvprof/ncu log or GPGPU-Sim output")  # every input checked before any work
     run = _open_run(args)
     stats = read_stats(run.stats_path)
     cpu = power_timeline(stats, run.config, run.clusters, any_isa=args.any_isa, keep_implausible=args.keep_implausible)
