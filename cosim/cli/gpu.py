@@ -326,11 +326,10 @@ def cmd_soc(args: argparse.Namespace) -> int:
     from cosim.counters.gpu import dram_busy_cycles
     from cosim.output import write_table
     from cosim.plots.soc import plot_soc
+    from cosim.readers.files import input_file
     from cosim.readers.gem5_stats import read_stats
     from cosim.timeline.cpu import power_timeline
     from cosim.timeline.soc import soc_timeline
-
-    from cosim.readers.files import input_file
 
     input_file(args.gpu, what="a GPU trace, nvprof/ncu log or GPGPU-Sim output")  # every input checked before any work
     run = _open_run(args)
