@@ -311,3 +311,16 @@ def test_memory_waits_follow_the_dram_load():
     k = _queue_factor(run, np.array([0.5e-3, 1e-3, 2e-3]), 1e-3)
     assert k[1] == pytest.approx(1.0) and k[0] > 1.0 > k[2] > 0.3  # never below the non-queueing share
     assert _queue_factor(RecordedRun(np.full(10, 1e-4), []), np.array([2e-3]), 1e-3)[0] == 1.0  # no DRAM stats: unchanged
+
+
+@needs_shared
+def test_memory_time_with_a_private_l2_per_core():
+    """Two O3 CPUs, each with its own L2 (a real 2016 gem5 run): each CPU's memory time is its own L2's read-miss
+    latency, so the cluster's per-CPU memory time is the mean of the two L2s' (read from the file), not their sum."""
+    run = GEM5_RUNS / "public-old2016-arm64-fs-o3-dual"
+    stats, config = read_stats(run / "stats.txt"), read_config(run / "config.ini")
+    (cluster,) = recorded_run(stats, config, [ClusterSpec("big", "system.cpu", load_model("cortex-a15-walker2017"))]).clusters
+    reads = ("ReadReq_miss_latency::total", "ReadSharedReq_miss_latency::total", "ReadCleanReq_miss_latency::total")
+    per_l2 = [sum(stats[f"system.cpu{i}.l2cache.{n}"].iloc[0] for n in reads) for i in (0, 1)]
+    assert cluster.mem_s[0] == pytest.approx((per_l2[0] + per_l2[1]) / 2 / 1e12, rel=1e-12)
+    assert cluster.mem_s[0] < cluster.busy_s[0]  # not clamped: the runtime still scales with the clock

@@ -134,15 +134,19 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
 
 
 def _miss_latency_s(stats: pd.DataFrame, cluster, ticks_per_s: float) -> np.ndarray:
-    """The cluster's share of its L2s' miss latency per epoch [s]: read misses for O3, all demand misses otherwise."""
+    """The cluster's share of its L2s' miss latency per epoch [s]: read misses for O3, all demand misses otherwise.
+
+    Each L2's latency is split by the CPUs using it: the cluster keeps its own cores' share, so one shared L2 and
+    one private L2 per core give the same total for the same misses."""
     out_of_order = all(cluster.kind(c) == "o3" for c in cluster.cores)
     families = READ_MISS_LATENCY if out_of_order else tuple((n,) for n in MISS_LATENCY)
     latency = np.zeros(len(stats))
     for l2 in set(cluster.l2.values()):
+        users = sum(cluster.l2.get(c) == l2 for c in cluster.cores)  # this cluster's cores below this L2
         for names in families:
             found = [f"{l2}.{n}" for n in names if f"{l2}.{n}" in stats]
             if found:
-                latency += stats[found].to_numpy().sum(axis=1) * cluster.n_cpus / cluster.sharers(l2)
+                latency += stats[found].to_numpy().sum(axis=1) * users / cluster.sharers(l2)
                 break
     return latency / ticks_per_s
 
