@@ -43,6 +43,7 @@ def save_model(model: dict, path: Path) -> None:
     from cosim.output import write_atomic
 
     text = json.dumps(model, allow_nan=True)
+
     def write(tmp: Path) -> None:
         tmp.write_text(text)
 

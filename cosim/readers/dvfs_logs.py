@@ -53,7 +53,8 @@ STUDY_KERNELS = {
 }
 
 PLATEAU_RULE = """\
-idle = median of the log's first 5 samples (before the program starts); peak = 90th percentile;
+idle = median of the log's first 5 samples (before the program starts); peak = the highest median
+of 3 consecutive samples (a lone sample is no plateau);
 a log whose peak is less than max(1 W, 3 % of idle) above idle has no active plateau.  Active
 samples are >= idle + (peak - idle) / 2; the first run of them, less its first and last sample (a
 500 ms sample straddles the start or the end), is the plateau; at least 3 samples.  When the run
@@ -83,7 +84,7 @@ def power_samples(path: Path) -> np.ndarray:
 def plateau(power_w: np.ndarray, *, source: str) -> slice:
     """The samples of the kernel's active plateau (:data:`PLATEAU_RULE`); a :class:`CosimError` if none."""
     idle = float(np.median(power_w[:5]))
-    peak = float(np.percentile(power_w, 90))
+    peak = float(np.max(np.median(np.lib.stride_tricks.sliding_window_view(power_w, 3), axis=1))) if len(power_w) >= 3 else idle
     if peak - idle < max(1.0, 0.03 * idle):
         raise CosimError(
             f"{source}: no active plateau (power stays at {idle:.1f} W, idle); the kernel ran shorter than a sample: "
