@@ -142,6 +142,30 @@ def _read_gpu(args) -> tuple[str, object]:
 
 def _device_flag(args, kind: str, data, model_name: str, model_raw) -> str:
     """The device check (cosim.models.device) on what the GPU input says about its device."""
+    try:
+        return _device_check(args, kind, data, model_name, model_raw)
+    except CosimError as err:
+        raise CosimError(f"{err}. {gpu_models_hint()}") from None
+
+
+def gpu_models_hint() -> str:
+    """Which shipped GPU model fits which device, and where a GPU none fits goes: the kernel DVFS models."""
+    import json
+
+    from cosim.models.modelfile import shipped_models_dir
+
+    known = []
+    for path in sorted(shipped_models_dir().glob("*.json")):
+        names = (json.loads(path.read_text()).get("device") or {}).get("names")
+        if names:
+            known.append(f"{path.stem} ({'/'.join(names)})")
+    return (
+        f"cosim's GPU power models: {', '.join(known)}; for another GPU, fit its kernels' runtime and power across core and "
+        "memory clocks from your measurements: cosim kernel-fit (docs/howto/kernel-models.md)"
+    )
+
+
+def _device_check(args, kind: str, data, model_name: str, model_raw) -> str:
     from cosim.models.device import device_flag
 
     if kind == "ocelot":
