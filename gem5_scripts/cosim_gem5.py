@@ -12,6 +12,10 @@
     run.start()          # periodic stats dumps, one epoch each
     m5.simulate()
 
+Each epoch's dump holds only the statistics cosim reads (cosim_stats.py: gem5's own text writer, a
+few hundred statistics instead of every one), so a 10 us timeline costs gem5 little;
+``full_stats=True`` dumps every statistic instead.
+
 Before instantiation it records the clusters in ``cosim-run.json`` (so ``cosim
 power`` needs no --cluster flags), sets each cluster's voltage domain to the
 model's V-f table for its DVFS clocks (gem5's big.LITTLE configs leave 1.0 V),
@@ -293,6 +297,9 @@ class PowerRun:
     epoch_s: float
     sidecar: dict
     online: dict[str, bool] = field(default_factory=dict)  # cluster -> its model runs inside gem5
+    outdir: str = "m5out"
+    wanted: tuple[set[str], set[str]] | None = None  # cosim_stats.wanted_stats; None: full dumps
+    dumper: object = None  # the cosim_stats.CheapDump that stands in for m5.stats.dump, once started
 
     @property
     def epoch_ticks(self) -> int:
@@ -301,11 +308,24 @@ class PowerRun:
 
         return int(m5.ticks.fromSeconds(self.epoch_s))
 
-    def start(self) -> None:
-        """Periodic stats dumps, one per epoch (call after m5.instantiate())."""
+    def start(self, *, periodic: bool = True) -> None:
+        """Periodic stats dumps, one per epoch (call after m5.instantiate()), of the statistics cosim reads.
+
+        ``periodic=False`` schedules no dump: a config that dumps and resets in its own loop
+        (``m5.stats.dump(); m5.stats.reset()``) then gets the same cheap dumps.
+        """
         import m5
 
-        m5.stats.periodicStatDump(self.epoch_ticks)
+        if self.wanted is not None and self.dumper is None:
+            self.dumper = _cosim_stats().install(*self.wanted)
+            self.sidecar["stats_dumped"] = "cosim" if self.dumper is not None else "full"
+            self.write_sidecar()
+        if periodic:
+            m5.stats.periodicStatDump(self.epoch_ticks)
+
+    def write_sidecar(self) -> None:
+        Path(self.outdir).mkdir(parents=True, exist_ok=True)
+        (Path(self.outdir) / "cosim-run.json").write_text(json.dumps(self.sidecar, indent=1) + "\n")
 
 
 def attach_power(
@@ -316,12 +336,14 @@ def attach_power(
     outdir: str = "m5out",
     online: bool | dict[str, bool] = False,
     set_voltages: bool = True,
+    full_stats: bool = False,
 ) -> PowerRun:
     """Record clusters for cosim, set V-f voltages, optionally attach online power models.
 
     Call once the system is under a ``Root`` and before ``m5.instantiate()``.  ``online`` is one
     answer for every cluster or one per cluster name; a cluster whose model gem5 cannot evaluate
-    (it needs a Vector stat) stays offline, with a warning, and the others go on.
+    (it needs a Vector stat) stays offline, with a warning, and the others go on.  Each epoch's
+    dump holds the statistics cosim reads (cosim_stats.py); ``full_stats=True`` dumps every one.
     """
     import m5
 
@@ -339,9 +361,10 @@ def attach_power(
         "naming_generation": generation,
         "epoch_s": epoch_s,
         "epoch_ticks": int(round(epoch_s * tps)),
+        "stats_dumped": "full" if full_stats else "cosim",
         "clusters": {},
     }
-    run = PowerRun(epoch_s=epoch_s, sidecar=sidecar)
+    run = PowerRun(epoch_s=epoch_s, sidecar=sidecar, outdir=str(outdir))
     for name, (path, model_name) in models.items():
         cluster_obj = _lookup(system, path)
         model = load_model(model_name)
@@ -366,9 +389,39 @@ def attach_power(
         wanted = online.get(name, False) if isinstance(online, dict) else online
         run.online[name] = wanted and _attach_online(cluster_obj, model, layout, generation, tps)
         sidecar["clusters"][name]["online"] = run.online[name]
-    Path(outdir).mkdir(parents=True, exist_ok=True)
-    (Path(outdir) / "cosim-run.json").write_text(json.dumps(sidecar, indent=1) + "\n")
+    if not full_stats:
+        run.wanted = _wanted_stats(system, sidecar["clusters"], generation)
+        if run.wanted is None:
+            sidecar["stats_dumped"] = "full"
+    run.write_sidecar()
     return run
+
+
+def _wanted_stats(system, clusters: dict, generation: str):
+    """cosim_stats.wanted_stats for these clusters and the system's memories; None (full dumps) without tomllib."""
+    try:
+        emap = load_event_map(generation)
+    except RuntimeError as err:
+        warnings.warn(f"cosim: {err}; every epoch is a full stats dump", stacklevel=3)
+        return None
+    return _cosim_stats().wanted_stats(clusters, emap, [m.path() for m in _memories(system)])
+
+
+def _cosim_stats():
+    """The sibling module, whether this one was imported from gem5_scripts/ on sys.path or as cosim._gem5_scripts."""
+    try:
+        import cosim_stats
+    except ImportError:
+        from . import cosim_stats
+    return cosim_stats
+
+
+def _memories(system) -> list:
+    """Memory controllers and the memories behind them (MemCtrl, DRAMInterface, SimpleMemory, ...)."""
+    import m5.objects
+
+    kinds = tuple(getattr(m5.objects, k) for k in ("AbstractMemory", "MemCtrl", "MemInterface") if hasattr(m5.objects, k))
+    return [o for o in system.descendants() if kinds and isinstance(o, kinds)]
 
 
 def _attach_online(cluster_obj, model: dict, layout: ClusterLayout, generation: str, tps: float) -> bool:

@@ -168,6 +168,9 @@ def test_online_power_in_gem5_equals_offline(gem5_root, tmp_path):
         extra_args=("--gem5-scripts", str(REPO / "gem5_scripts")),
     )
     online = np.array(json.loads((run / "online-power.json").read_text())["power_w_per_cpu"]).sum(axis=1)
+    # the dumps are attach_power's cheap ones: the statistics cosim reads, not the whole system's
+    assert json.loads((run / "cosim-run.json").read_text())["stats_dumped"] == "cosim"
+    assert "system.membus." not in (run / "stats.txt").read_text()
     stats = read_stats(run / "stats.txt")
     offline = power_timeline(
         stats, read_config(run / "config.ini"), [ClusterSpec("little", "system.littleCluster", load_model("cortex-a7-gemstone2018"))]
