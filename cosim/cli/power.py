@@ -92,7 +92,15 @@ def _price_and_write(stats, config, specs, args: argparse.Namespace, output: Pat
     from cosim.output import write_table
     from cosim.timeline.cpu import timeline_columns
 
-    timeline = timeline_columns(stats, config, specs, strict=args.strict, any_isa=args.any_isa, keep_implausible=args.keep_implausible)
+    timeline = timeline_columns(
+        stats,
+        config,
+        specs,
+        strict=args.strict,
+        any_isa=args.any_isa,
+        keep_implausible=args.keep_implausible,
+        extrapolate=getattr(args, "extrapolate", False),
+    )
     write_table(timeline, output)
     meta = stats.attrs["gem5"]
     print(f"{meta.path}: {len(stats)} epoch(s) ({meta.generation} stat names) -> {output}")
@@ -100,7 +108,7 @@ def _price_and_write(stats, config, specs, args: argparse.Namespace, output: Pat
     for name, rows in cols.groups(timeline, "cluster"):
         flags = sorted({f for text in rows["flags"] for f in text.split(";") if f})
         print(f"  {name:<12} {rows['model'][0]:<26} {_summary(rows)}" + (f"  flags: {', '.join(flags)}" if flags else ""))
-        missing_rows += int(np.isnan(rows["power_w"]).sum())
+        missing_rows += int((np.isnan(rows["power_w"]) & ~rows["implausible"].astype(bool)).sum())
     if plot is not None:
         from cosim.plots.cpu import plot_timeline
 
@@ -133,11 +141,32 @@ def _summary(rows) -> str:
     n = len(power)
     known = ~np.isnan(power)
     if not known.any():
-        return f"no value in any of its {n} epoch(s) (nan in their stats)"
+        why = "implausible, kept flagged" if rows["implausible"].all() else "nan in their stats"
+        return f"no value in any of its {n} epoch(s) ({why})  {_standing(rows)}"
     text = f"mean {np.mean(power[known]):.3f} W  energy {np.sum(rows['energy_j'][known]):.4g} J"
     if not known.all():
         text += f" over {int(known.sum())} of {n} epochs ({int((~known).sum())} without a value: nan in their stats)"
-    return text
+    return f"{text}  {_standing(rows)}"
+
+
+def _standing(rows) -> str:
+    """Where the cluster stands in its model's envelope, and how its core count was priced."""
+    import numpy as np
+
+    up = np.array(["extrapolated" in f.split(";") for f in rows["flags"]])
+    if up.any():
+        ratio = f", {np.max(rows['freq_x_top_clock'][up]):.2f}x top clock"
+        half = (rows["power_hi_w"] - rows["power_lo_w"])[up] / 2
+        width = f", interval +-{np.nanmax(half):.3f} W" if np.isfinite(half).any() else ""
+        where = f"[extrapolated{ratio}{width}]"
+    elif np.any(rows["extrapolated"]):
+        where = "[outside training range]"
+    else:
+        where = "[inside training range]"
+    scale = float(rows["cores_scaled"][0])
+    if scale != 1.0:
+        where += f" [{int(rows['n_cpus'][0])} core(s): static scaled by {scale:.3g}]"
+    return where
 
 
 def _cmd_gem5_expr(args: argparse.Namespace) -> int:
