@@ -198,7 +198,13 @@ def _default_models(config: Gem5Config, named: dict[str, str]) -> tuple[list[str
 
 
 def price_run(
-    run: Run, *, strict: bool = False, any_isa: bool = False, keep_implausible: bool = False, progress: bool = False
+    run: Run,
+    *,
+    strict: bool = False,
+    any_isa: bool = False,
+    keep_implausible: bool = False,
+    extrapolate: bool = False,
+    progress: bool = False,
 ) -> tuple[StatsTable, Columns]:
     """Read only the stats the run's models need and price every epoch: ``(stats, timeline)`` as numpy columns.
 
@@ -208,5 +214,7 @@ def price_run(
     from cosim.timeline.cpu import stats_needed, timeline_columns
 
     stats = read_stats_table(run.stats_path, stats=stats_needed(run.config, run.clusters), progress=progress)
-    timeline = timeline_columns(stats, run.config, run.clusters, strict=strict, any_isa=any_isa, keep_implausible=keep_implausible)
+    timeline = timeline_columns(
+        stats, run.config, run.clusters, strict=strict, any_isa=any_isa, keep_implausible=keep_implausible, extrapolate=extrapolate
+    )
     return stats, timeline

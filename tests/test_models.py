@@ -97,7 +97,11 @@ def test_operating_point_lookup_interpolation_and_flags():
     op = operating_point(model, np.array([1e6 / 556, 1000.0, 1200.0, 2000.0, 400.0]))
     assert op.voltage_v[:2].tolist() == [1.183, 0.954]  # 1798.6 MHz is gem5's 1800 MHz
     assert op.voltage_v[2] == pytest.approx((0.954 + 1.042) / 2)
-    assert op.voltage_v[3] == pytest.approx(1.183 + (1.183 - 1.042) / 2)
+    # above the table: the mean of the line through the top two points and the parabola through the top three
+    line = 1.183 + (1.183 - 1.042) / 2
+    parabola = 0.375 * 0.954 - 1.25 * 1.042 + 1.875 * 1.183  # Lagrange weights at 2000 MHz of 1000/1400/1800 MHz
+    assert op.voltage_v[3] == pytest.approx((line + parabola) / 2)
+    assert op.voltage_u_v[3] == pytest.approx((parabola - line) / 2)
     assert op.voltage_not_in_table.tolist() == [False, False, True, True, True]
     assert op.freq_outside_training.tolist() == [False, False, False, True, True]
     assert op.voltage_outside_training.tolist() == [False, False, False, True, True]  # 400 MHz: 0.891 V

@@ -24,8 +24,13 @@ def _add_trust_flags(p: argparse.ArgumentParser, *, isa: bool = True, implausibl
         p.add_argument(
             "--keep-implausible",
             action="store_true",
-            help="write physically implausible rows, flagged 'implausible' with the reason, instead of refusing",
+            help="write physically implausible rows, flagged 'implausible' with the reason and no power value, instead of refusing",
         )
+    p.add_argument(
+        "--extrapolate",
+        action="store_true",
+        help="price clocks beyond the model's extrapolation band by its physical extrapolation (flagged extrapolated)",
+    )
 
 
 def _pairs(items: list[str], flag: str) -> dict[str, str]:

@@ -135,7 +135,14 @@ def _cmd_apply(args: argparse.Namespace) -> int:
             event_cols=_pairs(args.event_col, "--event-col"),
             need_voltage=args.voltage == "measured",
         )
-    pred = apply_model(model, measured, voltage=args.voltage, keep_implausible=args.keep_implausible, source=str(args.measured))
+    pred = apply_model(
+        model,
+        measured,
+        voltage=args.voltage,
+        keep_implausible=args.keep_implausible,
+        extrapolate=args.extrapolate,
+        source=str(args.measured),
+    )
     print(f"{args.measured}: {len(pred)} rows, model {model.name}" + (f" on {measured.label} columns" if measured.label else ""))
     if pred["extrapolated"].any():
         print(f"  {int(pred['extrapolated'].sum())} row(s) outside the model's training V-f range (flagged)")
@@ -154,6 +161,10 @@ def _cmd_apply(args: argparse.Namespace) -> int:
             )
         pred["measured_w"] = actual
         print(f"  MAPE vs '{args.compare_with}': {mape_pct(pred['power_w'].to_numpy(), actual):.2f} %")
+        judged = np.isfinite(pred["power_lo_w"].to_numpy()) & np.isfinite(actual)
+        if judged.any():
+            inside = (actual >= pred["power_lo_w"].to_numpy()) & (actual <= pred["power_hi_w"].to_numpy())
+            print(f"  interval covers {100 * inside[judged].mean():.1f} % of {int(judged.sum())} row(s)")
     if args.output:
         write_table(pred, args.output)
         print(f"  predictions -> {args.output}")

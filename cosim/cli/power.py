@@ -88,7 +88,12 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
     from cosim.run import price_run
 
     stats, timeline = price_run(
-        run, strict=args.strict, any_isa=args.any_isa, keep_implausible=args.keep_implausible, progress=getattr(args, "progress", False)
+        run,
+        strict=args.strict,
+        any_isa=args.any_isa,
+        keep_implausible=args.keep_implausible,
+        extrapolate=getattr(args, "extrapolate", False),
+        progress=getattr(args, "progress", False),
     )
     write_table(timeline, output)
     meta = stats.attrs["gem5"]
@@ -103,7 +108,7 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
                 f"  {'':<12} {len(missing)} term(s) of {rows['model'][0]} gem5 cannot count ({', '.join(missing)}): input 0 in "
                 "every epoch, so their share of power is missing (flag missing_term)"
             )
-        missing_rows += int(np.isnan(rows["power_w"]).sum())
+        missing_rows += int((np.isnan(rows["power_w"]) & ~rows["implausible"].astype(bool)).sum())
     if plot is not None:
         from cosim.plots.cpu import plot_timeline
 
@@ -136,13 +141,34 @@ def _summary(rows) -> str:
     n = len(power)
     known = ~np.isnan(power)
     if not known.any():
-        return f"no value in any of its {n} epoch(s) (nan in their stats)"
+        why = "implausible, kept flagged" if rows["implausible"].all() else "nan in their stats"
+        return f"no value in any of its {n} epoch(s) ({why})  {_standing(rows)}"
     energy_j = float(np.sum(rows["energy_j"][known]))
     # energy over time, never a plain average of epoch powers: epochs differ in length (the last one, ROI markers)
     text = f"mean {energy_j / np.sum(rows['duration_s'][known]):.3f} W  energy {energy_j:.4g} J"
     if not known.all():
         text += f" over {int(known.sum())} of {n} epochs ({int((~known).sum())} without a value: nan in their stats)"
-    return text
+    return f"{text}  {_standing(rows)}"
+
+
+def _standing(rows) -> str:
+    """Where the cluster stands in its model's envelope, and how its core count was priced."""
+    import numpy as np
+
+    up = np.array(["extrapolated" in f.split(";") for f in rows["flags"]])
+    if up.any():
+        ratio = f", {np.max(rows['freq_x_top_clock'][up]):.2f}x top clock"
+        half = (rows["power_hi_w"] - rows["power_lo_w"])[up] / 2
+        width = f", interval +-{np.nanmax(half):.3f} W" if np.isfinite(half).any() else ""
+        where = f"[extrapolated{ratio}{width}]"
+    elif np.any(rows["extrapolated"]):
+        where = "[outside training range]"
+    else:
+        where = "[inside training range]"
+    scale = float(rows["cores_scaled"][0])
+    if scale != 1.0:
+        where += f" [{int(rows['n_cpus'][0])} core(s): static scaled by {scale:.3g}]"
+    return where
 
 
 def _cmd_gem5_expr(args: argparse.Namespace) -> int:

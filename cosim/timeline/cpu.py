@@ -19,10 +19,10 @@ import numpy as np
 from cosim import columns as cols
 from cosim.counters.pmc import event_rates, stats_for
 from cosim.errors import CosimError, CosimWarning
+from cosim.models.envelope import above_top, cores_factor, envelope_power_w, extrapolation_half_width_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
-from cosim.models.plausibility import implausible_reasons, refuse_implausible
+from cosim.models.plausibility import blank_implausible, implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
-from cosim.models.walker import cluster_power_w
 from cosim.readers.gem5_config import Cluster, Gem5Config
 from cosim.readers.stats_table import StatsMeta
 from cosim.timeline.cycles import cycle_reasons
@@ -126,6 +126,7 @@ def power_timeline(
     strict: bool = False,
     any_isa: bool = False,
     keep_implausible: bool = False,
+    extrapolate: bool = False,
 ) -> pd.DataFrame:
     """Power and energy per epoch and cluster.
 
@@ -145,13 +146,17 @@ def power_timeline(
     keep_implausible
         Keep physically implausible rows (negative or impossible power, event
         rates no core reaches, static power extrapolated the wrong way), flagged
-        ``implausible`` with the reason, instead of refusing the run.
+        ``implausible`` with the reason and no power value, instead of refusing the run.
+    extrapolate
+        Price clocks beyond the model's extrapolation band (:mod:`cosim.models.envelope`) instead of refusing them.
 
     Returns
     -------
     Long DataFrame, one row per (epoch, cluster); columns documented in README.md.
     """
-    table = timeline_columns(stats, config, clusters, strict=strict, any_isa=any_isa, keep_implausible=keep_implausible)
+    table = timeline_columns(
+        stats, config, clusters, strict=strict, any_isa=any_isa, keep_implausible=keep_implausible, extrapolate=extrapolate
+    )
     return cols.to_frame(table, stats.attrs)
 
 
@@ -163,6 +168,7 @@ def timeline_columns(
     strict: bool = False,
     any_isa: bool = False,
     keep_implausible: bool = False,
+    extrapolate: bool = False,
 ) -> cols.Columns:
     """:func:`power_timeline` as numpy columns (no pandas): the same rows, in the same order."""
     meta: StatsMeta = stats.attrs["gem5"]
@@ -171,7 +177,9 @@ def timeline_columns(
     mismatch = check_isa(config, [spec.model for spec in clusters], any_isa=any_isa)
     extra = ["isa_mismatch"] if mismatch else (["isa_unknown"] if config.isa is None else [])
     parts = [
-        _cluster_timeline(stats, meta, resolve_cluster(config, spec, meta.ticks_per_s), spec, strict, keep_implausible, extra)
+        _cluster_timeline(
+            stats, meta, resolve_cluster(config, spec, meta.ticks_per_s), spec, strict, (keep_implausible, extrapolate), extra
+        )
         for spec in clusters
     ]
     # every part has the same epochs in order: taking their rows in turn, clusters by name,
@@ -183,8 +191,9 @@ def timeline_columns(
 
 
 def _cluster_timeline(
-    stats: StatsLike, meta: StatsMeta, cluster: Cluster, spec: ClusterSpec, strict: bool, keep: bool, extra_flags: list[str]
+    stats: StatsLike, meta: StatsMeta, cluster: Cluster, spec: ClusterSpec, strict: bool, trust: tuple[bool, bool], extra_flags: list[str]
 ) -> cols.Columns:
+    keep, extrapolate = trust
     model = spec.model
     freq = frequency_mhz(stats, cluster)
     rates = event_rates(
@@ -199,7 +208,14 @@ def _cluster_timeline(
     op = operating_point(model, freq, voltage)
     if strict:
         _check_operating_point(cluster, model, freq, op, spec, strict)
-    power = cluster_power_w(rates.eph, freq, op.voltage_v, model.dynamic, model.static)
+    if not extrapolate:
+        refuse_beyond_band(model, freq, lambda i: f"{meta.path}: epoch {np.asarray(stats['epoch'])[i]}, cluster '{cluster.name}'")
+    power = envelope_power_w(model, rates.eph, freq, op.voltage_v)
+    slope = power.pop("dpower_dv_w_per_v")
+    # per-core static parts follow the cores present, shared ones do not (dynamic already sums the present cores)
+    scale = cores_factor(model, cluster.n_cpus)
+    power["static_w"] = power["static_w"] * scale
+    power["power_w"] = power["dynamic_w"] + power["static_w"]
     missing = ~np.isfinite(power["power_w"])  # nan or inf in the stats: no value, not a huge one
     for values in power.values():
         values[missing] = np.nan
@@ -219,7 +235,10 @@ def _cluster_timeline(
         "dynamic_w": power["dynamic_w"],
         "static_w": power["static_w"],
     }
-    half = 2.0 * model.ser_w if model.ser_w is not None else np.nan
+    v_u = op.voltage_u_v if spec.voltage_v is None and op.voltage_u_v is not None else np.zeros(rows)
+    half = (2.0 * model.ser_w if model.ser_w is not None else np.nan) + extrapolation_half_width_w(
+        model, freq_mhz=freq, power_w=power["power_w"], dpower_dv_w_per_v=slope, voltage_u_v=v_u
+    )
     out["power_lo_w"] = out["power_w"] - half
     out["power_hi_w"] = out["power_w"] + half
     out["energy_j"] = out["power_w"] * duration
@@ -232,7 +251,7 @@ def _cluster_timeline(
     reasons = implausible_reasons(
         model,
         power_w=power["power_w"],
-        static_w=power["static_w"],
+        static_w=power["static_w"] / scale,  # the model's own curve, before the core count scales it
         freq_mhz=freq,
         voltage_v=op.voltage_v,
         eph=rates.eph,
@@ -255,16 +274,19 @@ def _cluster_timeline(
             "price it where the model was trained (cosim whatif --freqs, or another --model)",
             unit="epoch",
         )
+    blank_implausible({k: v for k, v in out.items() if k.endswith("_w") or k == "energy_j"}, bad)
     if not strict:
         _check_operating_point(cluster, model, freq, op, spec, strict)  # warn only once the rows are kept
     out["implausible"] = bad
     out["implausible_reason"] = reasons
     out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training
+    out["cores_scaled"] = np.full(rows, scale)
+    out["freq_x_top_clock"] = freq / model.train_freq_mhz[1]
     for event in sorted(rates.substitutes):
         out[f"subst_{event}"] = np.ones(rows, dtype=bool)
     subst = {e: why for e, why in rates.substitutes.items() if e not in rates.missing}
     missing = [f"missing_term:{e}" for e in sorted(rates.missing)]  # input 0 always: not a mild substitution
-    out["flags"] = np.array(_flag_text(op, subst, nan_input, bad, model, cluster, extra_flags + missing), dtype=object)
+    out["flags"] = np.array(_flag_text(op, subst, nan_input, bad, model, cluster, extra_flags + missing, freq), dtype=object)
     if nan_input.any():
         where = ", ".join(str(e) for e in out["epoch"][nan_input][:5])
         warnings.warn(
@@ -321,9 +343,17 @@ def _check_operating_point(cluster: Cluster, model: Model, freq: np.ndarray, op,
 
 
 def _flag_text(
-    op, substitutes: dict[str, str], nan_input: np.ndarray, implausible: np.ndarray, model: Model, cluster: Cluster, extra: list[str]
+    op,
+    substitutes: dict[str, str],
+    nan_input: np.ndarray,
+    implausible: np.ndarray,
+    model: Model,
+    cluster: Cluster,
+    extra: list[str],
+    freq: np.ndarray,
 ) -> list[str]:
     common = extra + [f"subst:{e}" for e in sorted(substitutes)]
+    up = above_top(model, freq)
     if cluster.n_cpus > model.cores_per_cluster:
         common.append("more_cpus_than_model")
     flags = []
@@ -331,6 +361,8 @@ def _flag_text(
         f = []
         if op.freq_outside_training[i]:
             f.append("freq_outside_training")
+        if up[i]:
+            f.append("extrapolated")
         if op.voltage_outside_training[i]:
             f.append("voltage_outside_training")
         if op.voltage_not_in_table[i]:
