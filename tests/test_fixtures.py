@@ -115,3 +115,16 @@ def test_the_cycle_bound_is_half_a_percent(tmp_path, cycles_over):
     else:
         with pytest.raises(CosimError, match=r"epoch 0, cluster 'big': system.bigCluster.cpus0.numCycles is 183\d+ cycles"):
             _timeline(tmp_path, dumps)
+
+
+def test_the_whatif_refuses_impossible_cycles_too(tmp_path):
+    """The what-if's busy time is cycles / f: more cycles than the clock ticks would be clamped silently, so it refuses."""
+    from cosim.dse.whatif import recorded_run
+
+    dumps = biglittle_dumps()
+    dumps[1]["system.littleCluster.cpus1.numCycles"] = 2_100_000  # 1.5x what 1 ms at 1.4 GHz holds
+    (tmp_path / "config.ini").write_text(biglittle_config())
+    write_stats(tmp_path / "stats.txt", dumps)
+    specs = [ClusterSpec(n, p, load_model(m)) for n, p, m in SPECS]
+    with pytest.raises(CosimError, match=r"epoch 1, cluster 'little': system.littleCluster.cpus1.numCycles is 2100000 cycles"):
+        recorded_run(read_stats(tmp_path / "stats.txt"), read_config(tmp_path / "config.ini"), specs)

@@ -25,7 +25,7 @@ from cosim.models.voltage import voltage_under_load
 from cosim.models.walker import cluster_power_w
 from cosim.readers.gem5_config import Cluster, Gem5Config
 from cosim.readers.stats_table import StatsMeta
-from cosim.timeline.cycles import cycle_reasons
+from cosim.timeline.cycles import checked_cycles
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -238,14 +238,7 @@ def _cluster_timeline(
         eph=rates.eph,
         n_cpus=cluster.n_cpus,
     )
-    cycles = cycle_reasons(stats, cluster, freq_mhz=freq, duration_s=duration)
-    if not keep:
-        refuse_implausible(
-            cycles,
-            lambda i: f"{meta.path}: epoch {out['epoch'][i]}, cluster '{cluster.name}'",
-            "check the cluster's clock domain and that the stats were reset at each dump",
-            unit="epoch",
-        )
+    cycles = checked_cycles(stats, cluster, freq_mhz=freq, duration_s=duration, keep=keep, path=meta.path)
     reasons = np.where(cycles != "", cycles, reasons)
     bad = reasons != ""
     if not keep:

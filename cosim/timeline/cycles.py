@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 
+from cosim.models.plausibility import refuse_implausible
 from cosim.readers.gem5_config import Cluster
 from cosim.readers.stats_table import StatsLike
 
@@ -48,6 +49,22 @@ def cycle_reasons(stats: StatsLike, cluster: Cluster, *, freq_mhz: np.ndarray, d
                     f"the {ticked[i]:.0f} a {freq_mhz[i]:g} MHz clock ticks (wrong clock domain, a clock "
                     "change inside the epoch, or counts not reset at the dump?)"
                 )
+    return reasons
+
+
+def checked_cycles(
+    stats: StatsLike, cluster: Cluster, *, freq_mhz: np.ndarray, duration_s: np.ndarray, keep: bool, path: str
+) -> np.ndarray:
+    """:func:`cycle_reasons`, refusing the first impossible epoch (:class:`CosimError`) unless ``keep``."""
+    reasons = cycle_reasons(stats, cluster, freq_mhz=freq_mhz, duration_s=duration_s)
+    if not keep:
+        epochs = np.asarray(stats["epoch"])
+        refuse_implausible(
+            reasons,
+            lambda i: f"{path}: epoch {epochs[i]}, cluster '{cluster.name}'",
+            "check the cluster's clock domain and that the stats were reset at each dump",
+            unit="epoch",
+        )
     return reasons
 
 
