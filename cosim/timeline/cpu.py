@@ -25,7 +25,7 @@ from cosim.models.voltage import voltage_under_load
 from cosim.models.walker import cluster_power_w
 from cosim.readers.gem5_config import Cluster, Gem5Config
 from cosim.readers.stats_table import StatsMeta
-from cosim.timeline.cycles import checked_cycles
+from cosim.timeline.cycles import checked_cycles, cycle_stats
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,7 +63,8 @@ def stats_needed(config: Gem5Config, specs: Sequence[ClusterSpec]) -> set[str]:
     """The stat names the clusters' models read: give them to ``read_stats(stats=...)`` to parse nothing else."""
     wanted: set[str] = set()
     for spec in specs:
-        wanted |= stats_for(resolve_cluster(config, spec, config.ticks_per_s), spec.model.events)
+        cluster = resolve_cluster(config, spec, config.ticks_per_s)
+        wanted |= stats_for(cluster, spec.model.events) | cycle_stats(cluster)
     return wanted
 
 
