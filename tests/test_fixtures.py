@@ -115,3 +115,37 @@ def test_the_cycle_bound_is_half_a_percent(tmp_path, cycles_over):
     else:
         with pytest.raises(CosimError, match=r"epoch 0, cluster 'big': system.bigCluster.cpus0.numCycles is 183\d+ cycles"):
             _timeline(tmp_path, dumps)
+
+
+def test_the_whatif_refuses_impossible_cycles_too(tmp_path):
+    """The what-if's busy time is cycles / f: more cycles than the clock ticks would be clamped silently, so it refuses."""
+    from cosim.dse.whatif import recorded_run
+
+    dumps = biglittle_dumps()
+    dumps[1]["system.littleCluster.cpus1.numCycles"] = 2_100_000  # 1.5x what 1 ms at 1.4 GHz holds
+    (tmp_path / "config.ini").write_text(biglittle_config())
+    write_stats(tmp_path / "stats.txt", dumps)
+    specs = [ClusterSpec(n, p, load_model(m)) for n, p, m in SPECS]
+    with pytest.raises(CosimError, match=r"epoch 1, cluster 'little': system.littleCluster.cpus1.numCycles is 2100000 cycles"):
+        recorded_run(read_stats(tmp_path / "stats.txt"), read_config(tmp_path / "config.ini"), specs)
+
+
+def test_active_cycles_are_bounded_too(tmp_path):
+    """Active cycles (numCycles - idleCycles, the model's 0x11 input) exceed the clock only with a negative idle count."""
+    dumps = biglittle_dumps()
+    dumps[2]["system.bigCluster.cpus1.idleCycles"] = -50_000  # 5 % above what 1 ms at 1 GHz holds
+    with pytest.raises(CosimError, match=r"epoch 2, cluster 'big': system.bigCluster.cpus1.numCycles - idleCycles is 1050000"):
+        _timeline(tmp_path, dumps)
+
+
+def test_the_cli_checks_cycles_on_its_filtered_parse(tmp_path):
+    """cosim power parses only the stats it needs (stats_needed); the cycle counters are among them, whatever the model."""
+    from helpers import BIGLITTLE_ARGS, run_cosim
+
+    dumps = biglittle_dumps()
+    dumps[0]["system.bigCluster.cpus0.numCycles"] *= 2
+    (tmp_path / "config.ini").write_text(biglittle_config())
+    write_stats(tmp_path / "stats.txt", dumps)
+    result = run_cosim("power", tmp_path / "stats.txt", *BIGLITTLE_ARGS, "-o", tmp_path / "p.csv")
+    assert result.returncode == 2 and "numCycles is 3597122 cycles" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "p.csv").exists()

@@ -50,6 +50,7 @@ from cosim.models.modelfile import Model, operating_point
 from cosim.models.walker import static_power_w
 from cosim.readers.gem5_config import Gem5Config
 from cosim.timeline.cpu import ClusterSpec, frequency_mhz, resolve_cluster
+from cosim.timeline.cycles import checked_cycles
 
 # CPU kinds whose idle cycles include the cycles they wait for memory (MinorCPU quiesces on a miss)
 _QUIESCE_ON_MISS = {"minor", "inorder"}
@@ -97,6 +98,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
         cluster = resolve_cluster(config, spec, meta.ticks_per_s)
         model = spec.model
         freq = frequency_mhz(stats, cluster)
+        checked_cycles(stats, cluster, freq_mhz=freq, duration_s=duration, keep=False, path=meta.path)  # busy_s needs real cycles
         rates = event_rates(
             stats, cluster, model.events, generation=meta.generation, cores_per_cluster=model.cores_per_cluster, freq_mhz=freq
         )

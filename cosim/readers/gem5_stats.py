@@ -64,12 +64,15 @@ def read_stats(
     and ``inf`` are kept), plus ``epoch`` (dump index in the file),
     ``start_tick``, ``end_tick`` [tick] and ``duration_s`` [s] computed from the
     tick counts, not the rounded ``simSeconds``.  ``df.attrs["gem5"]`` holds a
-    :class:`StatsMeta`.
+    :class:`StatsMeta`.  The epochs tile time: dumps made without a stats reset
+    (cumulative counts) are differenced into per-epoch counts and listed in
+    ``StatsMeta.cumulative_dumps``, with one warning (:mod:`cosim.readers.epochs`).
 
     Raises
     ------
     CosimError
-        Missing or empty file, or no complete dump in it.
+        Missing or empty file, no complete dump in it, or dumps that overlap or
+        leave a gap no stats reset explains (the message names the dump).
     """
     return read_stats_table(path, stats=stats, progress=progress).to_frame()
 

@@ -113,7 +113,7 @@ def _time_columns(stats: StatsTable, meta: StatsMeta) -> dict[str, np.ndarray]:
     if ticks is None:
         raise CosimError(f"{meta.path}: no sim_ticks/simTicks stat, so epoch lengths are unknown")
     final = sim_stat(stats, "final_tick")
-    # periodicStatDump resets stats after each dump: a dump covers simTicks up to finalTick.
+    # a dump covers simTicks up to finalTick; readers/epochs.py has made the dumps follow on from each other
     end = final if final is not None else np.cumsum(ticks)
     return {
         "end_tick": end.astype(np.int64),

@@ -25,7 +25,7 @@ from cosim.models.plausibility import blank_implausible, implausible_reasons, re
 from cosim.models.voltage import voltage_under_load
 from cosim.readers.gem5_config import Cluster, Gem5Config
 from cosim.readers.stats_table import StatsMeta
-from cosim.timeline.cycles import cycle_reasons
+from cosim.timeline.cycles import checked_cycles, cycle_stats
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,7 +63,8 @@ def stats_needed(config: Gem5Config, specs: Sequence[ClusterSpec]) -> set[str]:
     """The stat names the clusters' models read: give them to ``read_stats(stats=...)`` to parse nothing else."""
     wanted: set[str] = set()
     for spec in specs:
-        wanted |= stats_for(resolve_cluster(config, spec, config.ticks_per_s), spec.model.events)
+        cluster = resolve_cluster(config, spec, config.ticks_per_s)
+        wanted |= stats_for(cluster, spec.model.events) | cycle_stats(cluster)
     return wanted
 
 
@@ -257,14 +258,7 @@ def _cluster_timeline(
         eph=rates.eph,
         n_cpus=cluster.n_cpus,
     )
-    cycles = cycle_reasons(stats, cluster, freq_mhz=freq, duration_s=duration)
-    if not keep:
-        refuse_implausible(
-            cycles,
-            lambda i: f"{meta.path}: epoch {out['epoch'][i]}, cluster '{cluster.name}'",
-            "check the cluster's clock domain and that the stats were reset at each dump",
-            unit="epoch",
-        )
+    cycles = checked_cycles(stats, cluster, freq_mhz=freq, duration_s=duration, keep=keep, path=meta.path)
     reasons = np.where(cycles != "", cycles, reasons)
     bad = reasons != ""
     if not keep:

@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 
+from cosim.models.plausibility import refuse_implausible
 from cosim.readers.gem5_config import Cluster
 from cosim.readers.stats_table import StatsLike
 
@@ -35,11 +36,7 @@ def cycle_reasons(stats: StatsLike, cluster: Cluster, *, freq_mhz: np.ndarray, d
     ticked = np.asarray(freq_mhz, dtype=float) * 1e6 * np.asarray(duration_s, dtype=float)
     reasons = np.full(len(limit), "", dtype=object)
     for cpu in cluster.cpus:
-        for stat in CYCLE_STATS:
-            column = _column(stats, cpu, stat)
-            if column is None:
-                continue
-            counted = np.asarray(stats[column], dtype=float)
+        for column, counted in _cycle_counts(stats, cpu):
             with np.errstate(invalid="ignore"):
                 over = (counted > limit) & (reasons == "")
             for i in np.flatnonzero(over):
@@ -51,9 +48,48 @@ def cycle_reasons(stats: StatsLike, cluster: Cluster, *, freq_mhz: np.ndarray, d
     return reasons
 
 
+def checked_cycles(
+    stats: StatsLike, cluster: Cluster, *, freq_mhz: np.ndarray, duration_s: np.ndarray, keep: bool, path: str
+) -> np.ndarray:
+    """:func:`cycle_reasons`, refusing the first impossible epoch (:class:`CosimError`) unless ``keep``."""
+    reasons = cycle_reasons(stats, cluster, freq_mhz=freq_mhz, duration_s=duration_s)
+    if not keep:
+        epochs = np.asarray(stats["epoch"])
+        refuse_implausible(
+            reasons,
+            lambda i: f"{path}: epoch {epochs[i]}, cluster '{cluster.name}'",
+            "check the cluster's clock domain and that the stats were reset at each dump",
+            unit="epoch",
+        )
+    return reasons
+
+
+def cycle_stats(cluster: Cluster) -> set[str]:
+    """The stat names :func:`cycle_reasons` reads for ``cluster`` (for a filtered parse)."""
+    return {f"{obj}.{stat}" for cpu in cluster.cpus for obj in _spellings(cpu) for stat in (*CYCLE_STATS, "idleCycles")}
+
+
+def _cycle_counts(stats: StatsLike, cpu: str) -> list[tuple[str, np.ndarray]]:
+    """Each cycle count of ``cpu`` the run has, by name: its counters, and its active cycles (the 0x11 input)."""
+    out = []
+    for stat in CYCLE_STATS:
+        column = _column(stats, cpu, stat)
+        if column is not None:
+            out.append((column, np.asarray(stats[column], dtype=float)))
+    total, idle = _column(stats, cpu, "numCycles"), _column(stats, cpu, "idleCycles")
+    if total is not None and idle is not None:  # active = numCycles - idleCycles exceeds numCycles only if idle < 0
+        out.append((f"{total} - idleCycles", np.asarray(stats[total], dtype=float) - np.asarray(stats[idle], dtype=float)))
+    return out
+
+
+def _spellings(cpu: str) -> tuple[str, ...]:
+    """``cpu`` as named in the config (cpus00) and as gem5 names its stats (cpus0)."""
+    return tuple(dict.fromkeys((cpu, re.sub(r"(?<=[A-Za-z_])0+(?=\d)", "", cpu))))
+
+
 def _column(stats: StatsLike, cpu: str, stat: str) -> str | None:
     """The stat's column for ``cpu``, as named (cpus00) or unpadded (cpus0) as gem5 names stats."""
-    for obj in dict.fromkeys((cpu, re.sub(r"(?<=[A-Za-z_])0+(?=\d)", "", cpu))):
+    for obj in _spellings(cpu):
         if f"{obj}.{stat}" in stats:
             return f"{obj}.{stat}"
     return None
