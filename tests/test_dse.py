@@ -116,7 +116,7 @@ def _sweep_dirs(root, n=4):
 
 def test_sweep_table_and_pool(tmp_path):
     root = _sweep_dirs(tmp_path / "runs")
-    spec = SweepSpec(tuple(SPECS))
+    spec = SweepSpec(models=tuple(m for _, _, m in SPECS), clusters=tuple((n, c) for n, c, _ in SPECS))
     one = sweep(find_runs([root]), spec, workers=1)
     two = sweep(find_runs([root]), spec, workers=2)
     pd.testing.assert_frame_equal(one, two)
@@ -134,7 +134,9 @@ def test_sweep_bad_inputs(tmp_path):
         find_runs([tmp_path / "empty"])
     root = _sweep_dirs(tmp_path / "runs", n=2)
     (root / "run1" / "config.ini").write_text(biglittle_config().replace("bigCluster", "midCluster"))
-    table = sweep(find_runs([root]), SweepSpec(tuple(SPECS)))  # the failed run keeps its row, with the reason
+    table = sweep(
+        find_runs([root]), SweepSpec(models=tuple(m for _, _, m in SPECS), clusters=tuple((n, c) for n, c, _ in SPECS))
+    )  # the failed run keeps its row, with the reason
     assert table["error"].tolist()[0] == "" and "no CPU under 'system.bigCluster'" in table["error"].tolist()[1]
     result = run_cosim("sweep", root, *BIGLITTLE_ARGS, "-o", tmp_path / "s.csv")
     assert result.returncode == 3 and "cosim: error: run run1: " in result.stderr and "1 failed" in result.stdout
@@ -146,7 +148,7 @@ def test_sweep_on_a_dask_local_cluster_equals_the_pool(tmp_path):
     distributed = pytest.importorskip("distributed")
     root = _sweep_dirs(tmp_path / "runs")
     (root / "run3" / "stats.txt").write_text("garbage\n")  # one failing run: reported in its row, the others kept
-    spec = SweepSpec(tuple(SPECS))
+    spec = SweepSpec(models=tuple(m for _, _, m in SPECS), clusters=tuple((n, c) for n, c, _ in SPECS))
     pool = sweep(find_runs([root]), spec, workers=2)
     with (
         distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
@@ -225,7 +227,7 @@ def test_sweep_refuses_runs_of_different_systems(tmp_path):
         side = {"clusters": {n: {"path": p, "model": m} for n, (p, m) in clusters.items()}}
         (root / f"run{i}" / "cosim-run.json").write_text(json.dumps(side))
     with pytest.raises(CosimError, match=r"run1: clusters little differ from .*run0's \(big\)"):
-        sweep(find_runs([root]), SweepSpec(None))
+        sweep(find_runs([root]), SweepSpec())
 
 
 @needs_shared

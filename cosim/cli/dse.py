@@ -6,13 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _cluster_specs, _find_config, _pairs
+from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _open_run, _pairs
 from cosim.errors import CosimError
 
 
 def add_parsers(sub) -> None:
     w = sub.add_parser("whatif", help="rescale a gem5 run to other DVFS points: runtime, energy, Pareto, choice")
-    w.add_argument("stats", type=Path, help="gem5 stats.txt")
+    w.add_argument("stats", type=Path, help="gem5 output folder (m5out/) or its stats.txt[.gz]")
     w.add_argument("--config", type=Path, help="config.ini or config.json (default: beside stats.txt)")
     w.add_argument("--model", action="append", default=[], metavar="MODEL", help="as for cosim power")
     w.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH", help="as for cosim power")
@@ -32,7 +32,13 @@ def add_parsers(sub) -> None:
 
     sw = sub.add_parser("sweep", help="one table of runtime, energy, EDP and power over many gem5 runs")
     sw.add_argument("runs", type=Path, nargs="+", help="gem5 output folders, or folders of them")
-    sw.add_argument("--model", action="append", default=[], metavar="MODEL", help="as for cosim power (default: each run's cosim-run.json)")
+    sw.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help="as for cosim power (default: each run's own, as cosim power picks it)",
+    )
     sw.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH", help="as for cosim power")
     sw.add_argument("--workers", type=int, default=1, help="processes parsing runs in parallel (default 1)")
     sw.add_argument("--power-cap", type=float, metavar="WATTS", help="choose the fastest run under this peak power")
@@ -47,6 +53,7 @@ def add_parsers(sub) -> None:
         "else a scheduler address such as tcp://host:8786 (pip install 'cosim[distributed]')",
     )
     sw.add_argument("--allow-partial", action="store_true", help="exit 0 even if some runs failed")
+    _add_trust_flags(sw)
     sw.set_defaults(run=_cmd_sweep)
 
     rf = sub.add_parser("roofline", help="platform Roofline per DVFS point, balance points, and a run's epochs on it")
@@ -66,10 +73,10 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     from cosim.readers.gem5_stats import read_stats
     from cosim.timeline.cpu import check_isa
 
-    config = _find_config(args.stats, args.config)
-    specs = _cluster_specs(config, args)
+    resolved = _open_run(args)
+    config, specs = resolved.config, list(resolved.clusters)
     check_isa(config, [spec.model for spec in specs], any_isa=args.any_isa)
-    stats = read_stats(args.stats, stats=whatif_stats(config, specs))
+    stats = read_stats(resolved.stats_path, stats=whatif_stats(config, specs))
     run = recorded_run(stats, config, specs)
     freqs = {}
     for name, text in _pairs(args.freqs, "--freqs").items():
@@ -108,7 +115,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if clusters and len(args.model) not in (1, len(clusters)):
         raise CosimError(f"{len(args.model)} --model for {len(clusters)} --cluster: give one model, or one per cluster in order")
     spec = SweepSpec(
-        tuple((n, p, args.model[i if len(args.model) > 1 else 0]) for i, (n, p) in enumerate(clusters.items())) if clusters else None
+        models=tuple(args.model), clusters=tuple(clusters.items()), any_isa=args.any_isa, keep_implausible=args.keep_implausible
     )
     runs = find_runs(args.runs)
     client = dask_client(args.scheduler, workers=max(1, args.workers)) if args.scheduler else None

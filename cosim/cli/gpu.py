@@ -306,7 +306,7 @@ def _compare_measured(path: Path, timeline) -> None:
 
 
 def cmd_soc(args: argparse.Namespace) -> int:
-    from cosim.cli._args import _cluster_specs, _find_config
+    from cosim.cli._args import _open_run
     from cosim.counters.gpu import dram_busy_cycles
     from cosim.output import write_table
     from cosim.plots.soc import plot_soc
@@ -314,10 +314,9 @@ def cmd_soc(args: argparse.Namespace) -> int:
     from cosim.timeline.cpu import power_timeline
     from cosim.timeline.soc import soc_timeline
 
-    config = _find_config(args.stats, args.config)
-    specs = _cluster_specs(config, args)
-    stats = read_stats(args.stats)
-    cpu = power_timeline(stats, config, specs, any_isa=args.any_isa, keep_implausible=args.keep_implausible)
+    run = _open_run(args)
+    stats = read_stats(run.stats_path)
+    cpu = power_timeline(stats, run.config, run.clusters, any_isa=args.any_isa, keep_implausible=args.keep_implausible)
     args.input = args.gpu
     kind, data = _read_gpu(args)
     model, gpu, background = _tk1(args, kind, data)

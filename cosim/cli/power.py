@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _cluster_specs, _find_config, _pairs
+from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _open_run, _pairs
 from cosim.errors import CosimError
 
 
@@ -14,7 +14,7 @@ def add_parsers(sub) -> None:
     p = sub.add_parser(
         "power", help="power/energy timeline of a gem5 run", description=_POWER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("stats", type=Path, help="gem5 stats.txt (every dump is an epoch)")
+    p.add_argument("stats", type=Path, help="gem5 output folder (m5out/) or its stats.txt[.gz] (every dump is an epoch)")
     p.add_argument("--config", type=Path, help="config.ini or config.json (default: beside stats.txt)")
     p.add_argument(
         "--model", action="append", default=[], metavar="MODEL", help="model file or shipped model name; repeat in the order of --cluster"
@@ -73,26 +73,21 @@ example:
 
 
 def _cmd_power(args: argparse.Namespace) -> int:
-    from cosim.readers.gem5_stats import read_stats_table
-    from cosim.timeline.cpu import stats_needed
-
-    config = _find_config(args.stats, args.config)
-    specs = _cluster_specs(config, args)
-    wanted = stats_needed(config, specs)
-    stats = read_stats_table(args.stats, stats=wanted, progress=args.progress)
-    return _price_and_write(stats, config, specs, args, args.output, args.plot)
+    return _price_and_write(_open_run(args), args, args.output, args.plot)
 
 
-def _price_and_write(stats, config, specs, args: argparse.Namespace, output: Path, plot: Path | None) -> int:
+def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | None) -> int:
     # numpy columns all the way: pandas is imported only for Parquet or a plot (its import
     # costs about as much CPU as reading 300 MB of stats.txt)
     import numpy as np
 
     from cosim import columns as cols
     from cosim.output import write_table
-    from cosim.timeline.cpu import timeline_columns
+    from cosim.run import price_run
 
-    timeline = timeline_columns(stats, config, specs, strict=args.strict, any_isa=args.any_isa, keep_implausible=args.keep_implausible)
+    stats, timeline = price_run(
+        run, strict=args.strict, any_isa=args.any_isa, keep_implausible=args.keep_implausible, progress=getattr(args, "progress", False)
+    )
     write_table(timeline, output)
     meta = stats.attrs["gem5"]
     print(f"{meta.path}: {len(stats)} epoch(s) ({meta.generation} stat names) -> {output}")
@@ -191,11 +186,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f"cosim demo: {run.description}")
     from cosim.models.modelfile import load_model
     from cosim.readers.gem5_config import read_config
-    from cosim.readers.gem5_stats import read_stats_table
-    from cosim.timeline.cpu import ClusterSpec, stats_needed
+    from cosim.run import Run
+    from cosim.timeline.cpu import ClusterSpec
 
-    config = read_config(run.config)
-    specs = [ClusterSpec(name=name, path=path, model=load_model(model)) for name, path, model in run.clusters]
-    stats = read_stats_table(run.stats, stats=stats_needed(config, specs))
+    specs = tuple(ClusterSpec(name=name, path=path, model=load_model(model)) for name, path, model in run.clusters)
+    resolved = Run(folder=run.stats.parent, stats_path=run.stats, config=read_config(run.config), clusters=specs)
     demo = argparse.Namespace(strict=False, any_isa=False, keep_implausible=False, allow_partial=True)
-    return _price_and_write(stats, config, specs, demo, args.out / "power.csv", args.out / "power.png")
+    return _price_and_write(resolved, demo, args.out / "power.csv", args.out / "power.png")

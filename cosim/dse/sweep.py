@@ -12,17 +12,25 @@ import numpy as np
 
 from cosim.errors import CosimError
 from cosim.readers.gem5_stats import stats_file
-from cosim.readers.sidecar import SIDECAR, read_sidecar
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from cosim.run import Run
+
 
 @dataclass(frozen=True)
 class SweepSpec:
-    """How to price every run: (name, config path prefix, model) per cluster; None: each run's cosim-run.json."""
+    """How to price every run: the overrides of :func:`cosim.open_run` and the trust flags of ``cosim power``.
 
-    clusters: tuple[tuple[str, str, str], ...] | None = None
+    With no ``models`` and no ``clusters`` each run is resolved on its own (sidecar, else its config's CPU types),
+    exactly as ``cosim power`` resolves it, so runs of different CPU types can share one sweep.
+    """
+
+    models: tuple[str, ...] = ()
+    clusters: tuple[tuple[str, str], ...] = ()  # (name, config path prefix of its CPUs)
+    any_isa: bool = False
+    keep_implausible: bool = False
 
 
 def find_runs(paths: Sequence[Path]) -> list[Path]:
@@ -39,60 +47,50 @@ def find_runs(paths: Sequence[Path]) -> list[Path]:
     return runs
 
 
-def summarize_run(run: Path, spec: SweepSpec) -> dict:
-    """One row: the run's configuration and its totals (module-level so worker processes can run it).
+def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = False) -> dict:
+    """One row: the run's configuration and its totals, priced by :func:`cosim.run.price_run` as ``cosim power`` does.
 
     Worker processes never import pandas: the run stays in numpy columns (:mod:`cosim.columns`).
     """
     import warnings
 
-    from cosim.models.modelfile import load_model
-    from cosim.readers.gem5_config import read_config
-    from cosim.readers.gem5_stats import read_stats_table
-    from cosim.timeline.cpu import ClusterSpec, resolve_cluster, stats_needed, timeline_columns
+    from cosim.run import price_run
+    from cosim.timeline.cpu import resolve_cluster
 
-    config_path = next((run / n for n in ("config.ini", "config.json") if (run / n).exists()), None)
-    if config_path is None:
-        raise CosimError(f"{run}: no config.ini or config.json beside stats.txt")
-    clusters = spec.clusters
-    if clusters is None:
-        if not (run / SIDECAR).exists():
-            raise CosimError(f"{run}: no {SIDECAR}; name the clusters with --model/--cluster")
-        clusters = tuple((name, path, model) for name, (path, model) in read_sidecar(run / SIDECAR).items())
-    config = read_config(config_path)
-    run_stats = stats_file(run)
-    assert run_stats is not None  # find_runs keeps folders with a stats file
-    specs = [ClusterSpec(name, path, load_model(model)) for name, path, model in clusters]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # flags stay in the table; a sweep prints one line per run at most
-        stats = read_stats_table(run_stats, stats=stats_needed(config, specs))  # parse only what the models read
-        timeline = timeline_columns(stats, config, specs)
+        stats, timeline = price_run(run, any_isa=any_isa, keep_implausible=keep_implausible)
     power = timeline["power_w"]
     _, epoch_row = np.unique(timeline["epoch"], return_inverse=True)
     total = np.bincount(epoch_row, weights=np.nan_to_num(power, nan=0.0))  # SoC power per epoch; a cluster without value adds 0
     row: dict[str, Any] = {
-        "run": run.name,
+        "run": run.folder.name,
         "epochs": len(stats),
         "runtime_s": float(np.sum(stats["duration_s"])),
         "energy_j": float(np.sum(timeline["energy_j"])),  # nan if any row has no value: the total is unknown
         "peak_power_w": float(total.max()),
         "rows_without_value": int(np.isnan(power).sum()),
     }
-    row["avg_power_w"] = row["energy_j"] / row["runtime_s"]
+    row["avg_power_w"] = row["energy_j"] / row["runtime_s"]  # energy over time, never a mean of epoch powers
     row["edp_js"] = row["energy_j"] * row["runtime_s"]
-    for spec_ in specs:
-        cluster = resolve_cluster(config, spec_, stats.attrs["gem5"].ticks_per_s)
+    flags: set[str] = set()
+    for spec_ in run.clusters:
+        cluster = resolve_cluster(run.config, spec_, stats.attrs["gem5"].ticks_per_s)
         mine = timeline["cluster"] == spec_.name
         energy_j = float(np.nansum(timeline["energy_j"][mine]))
+        cluster_flags = sorted({f for text in timeline["flags"][mine] for f in text.split(";") if f})
+        flags |= set(cluster_flags)
         row |= {
+            f"{spec_.name}_model": spec_.model.name,
             f"{spec_.name}_freq_mhz": float(np.round(np.mean(timeline["freq_mhz"][mine]), 2)),
             f"{spec_.name}_n_cpus": cluster.n_cpus,
             f"{spec_.name}_l2_bytes": sum(cluster.cache_bytes.get(c, 0) for c in sorted(set(cluster.l2.values()))),
             f"{spec_.name}_energy_j": energy_j,
             f"{spec_.name}_avg_power_w": energy_j / row["runtime_s"],
             f"{spec_.name}_peak_power_w": _max_known(power[mine]),
-            f"{spec_.name}_flags": ";".join(sorted({f for text in timeline["flags"][mine] for f in text.split(";") if f})),
+            f"{spec_.name}_flags": ";".join(cluster_flags),
         }
+    row["flags"] = ";".join(sorted(flags))
     return row
 
 
@@ -102,15 +100,19 @@ def _max_known(values: np.ndarray) -> float:
     return float(known.max()) if known.size else float("nan")
 
 
-def run_row(run: Path, spec: SweepSpec) -> dict:
-    """:func:`summarize_run`, or a row that says why the run could not be summarised (``error``; "" when fine).
+def run_row(folder: Path, spec: SweepSpec) -> dict:
+    """:func:`summarize_run` of the run in ``folder``, or a row that says why it could not be summarised
+    (``error``; "" when fine).
 
     Module-level so that worker processes and Dask workers can run it; only this small dict travels back.
     """
+    from cosim.run import open_run
+
     try:
-        return {**summarize_run(run, spec), "error": ""}
+        run = open_run(folder, models=spec.models, clusters=dict(spec.clusters))
+        return {**summarize_run(run, any_isa=spec.any_isa, keep_implausible=spec.keep_implausible), "error": ""}
     except CosimError as err:
-        return {"run": run.name, "error": str(err)}
+        return {"run": Path(folder).name, "error": str(err)}
 
 
 def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: bool = False, client=None) -> pd.DataFrame:

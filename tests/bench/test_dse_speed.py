@@ -69,7 +69,10 @@ def run_folders(tmp_path_factory):
 
 
 def test_sweep_pool_scaling(run_folders):
-    spec = SweepSpec((("big", "system.bigCluster", "cortex-a15-walker2017"), ("little", "system.littleCluster", "cortex-a7-gemstone2018")))
+    spec = SweepSpec(
+        models=("cortex-a15-walker2017", "cortex-a7-gemstone2018"),
+        clusters=(("big", "system.bigCluster"), ("little", "system.littleCluster")),
+    )
     runs = find_runs([run_folders])
     times = {1: float("inf"), 2: float("inf")}
     for _ in range(3):  # best of 3, alternating, as pytest-benchmark takes the minimum: the least disturbed run
@@ -83,7 +86,10 @@ def test_sweep_pool_scaling(run_folders):
 
 def test_sweep_dask_local(run_folders):
     distributed = pytest.importorskip("distributed")
-    spec = SweepSpec((("big", "system.bigCluster", "cortex-a15-walker2017"), ("little", "system.littleCluster", "cortex-a7-gemstone2018")))
+    spec = SweepSpec(
+        models=("cortex-a15-walker2017", "cortex-a7-gemstone2018"),
+        clusters=(("big", "system.bigCluster"), ("little", "system.littleCluster")),
+    )
     runs = find_runs([run_folders])
     environ = dict(os.environ)  # LocalCluster leaves its workers' settings (MALLOC_TRIM_THRESHOLD_...) in ours
     with (

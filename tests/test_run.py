@@ -1,0 +1,104 @@
+"""One place resolves a run (cosim.open_run): power, whatif and sweep read a gem5 folder or stats file the same way."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import GEM5_RUNS, REPO, gem5_run, needs_gem5, needs_shared, run_cosim
+
+from cosim import CosimError, open_run, price_run
+
+BUNDLED = REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz"
+
+
+def _one_error(result) -> str:
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("cosim: error:")]
+    assert len(errors) == 1, result.stderr
+    return errors[0]
+
+
+def test_a_gem5_output_folder_is_priced_like_its_stats_file(tmp_path):
+    by_folder = run_cosim("power", BUNDLED, "-o", tmp_path / "folder.csv")
+    by_file = run_cosim("power", BUNDLED / "stats.txt.gz", "-o", tmp_path / "file.csv")
+    assert by_folder.returncode == by_file.returncode == 0, by_folder.stderr + by_file.stderr
+    assert (tmp_path / "folder.csv").read_bytes() == (tmp_path / "file.csv").read_bytes()
+    # no --model: each clock domain gets the shipped model of its CPU type, and says so
+    assert "'bigCluster': 2 x BaseO3CPU (out-of-order), priced with cortex-a15-walker2017" in by_folder.stderr
+
+
+def test_open_run_resolves_clusters_by_clock_domain_and_cpu_type():
+    run = open_run(BUNDLED)
+    assert run.stats_path.name == "stats.txt.gz"
+    assert [(spec.name, spec.model.name) for spec in run.clusters] == [
+        ("bigCluster", "cortex-a15-walker2017"),
+        ("littleCluster", "cortex-a7-gemstone2018"),
+    ]
+    assert BUNDLED / "config.ini" in run.inputs() and BUNDLED / "stats.txt.gz" in run.inputs()
+    stats, timeline = price_run(run)
+    # 47 dumps in the bundled run's stats.txt.gz (traces/README.md), two clusters each
+    assert len(stats) == 47 and len(timeline["power_w"]) == 94
+
+
+@pytest.mark.parametrize(
+    "make, fragment",
+    [
+        (lambda p: p, "a folder with no stats.txt"),
+        (lambda p: p / "missing.txt", "no such file"),
+        (lambda p: (p / "stats.txt").write_text("") or p / "stats.txt", "empty file"),
+        (lambda p: os.mkfifo(p / "fifo") or p / "fifo", "not a regular file"),
+    ],
+    ids=["folder-without-stats", "missing", "empty", "fifo"],
+)
+def test_each_wrong_path_gets_its_own_cause(tmp_path, make, fragment):
+    path = make(tmp_path)
+    assert fragment in _one_error(run_cosim("power", path, "-o", tmp_path / "out.csv"))
+
+
+def test_unknown_voltage_cluster_lists_the_known_ones(tmp_path):
+    line = _one_error(run_cosim("power", BUNDLED, "--voltage", "bigg=1.0", "-o", tmp_path / "p.csv"))
+    assert "unknown cluster(s) bigg" in line and "bigCluster, littleCluster" in line
+
+
+def test_open_run_refuses_a_folder_without_config(tmp_path):
+    shutil.copy(BUNDLED / "stats.txt.gz", tmp_path)
+    with pytest.raises(CosimError, match="no config.ini/config.json beside it"):
+        open_run(tmp_path)
+
+
+@needs_shared
+def test_sweep_with_no_flags_prices_each_run_as_power_does(tmp_path):
+    """Two real gem5 v24 runs at different clocks, no sidecar: sweep's energies are cosim power's, cluster by cluster."""
+    runs = [GEM5_RUNS / "cosim-v24-se-biglittle-o3-1000MHz-minor-600MHz", GEM5_RUNS / "cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz"]
+    result = run_cosim("sweep", *runs, "-o", tmp_path / "sweep.csv")
+    assert result.returncode == 0, result.stderr
+    sweep = pd.read_csv(tmp_path / "sweep.csv").set_index("run")
+    for run in runs:
+        assert run_cosim("power", run, "-o", tmp_path / f"{run.name}.csv").returncode == 0
+        power = pd.read_csv(tmp_path / f"{run.name}.csv")
+        for cluster, rows in power.groupby("cluster"):
+            assert sweep.loc[run.name, f"{cluster}_energy_j"] == pytest.approx(rows["energy_j"].sum(), rel=1e-8)  # CSV keeps 9 digits
+            assert sweep.loc[run.name, f"{cluster}_model"] == rows["model"].iloc[0]
+
+
+@needs_gem5
+def test_sweep_compares_out_of_order_and_in_order_runs_in_one_table(gem5_root, tmp_path):
+    """gem5_scripts/examples/se_cluster.py with an O3 and a Minor CPU: one sweep, each run with its own CPU type's model."""
+    root = tmp_path / "study"
+    root.mkdir()
+    for cpu in ("O3CPU", "MinorCPU"):
+        shutil.copytree(gem5_run(gem5_root, cpu=cpu), root / cpu)
+    result = run_cosim("sweep", root, "-o", tmp_path / "sweep.csv")
+    assert result.returncode == 0, result.stderr
+    table = pd.read_csv(tmp_path / "sweep.csv").set_index("run")
+    (model_col,) = [c for c in table.columns if c.endswith("_model")]
+    assert table.loc["O3CPU", model_col] == "cortex-a15-walker2017"
+    assert table.loc["MinorCPU", model_col] == "cortex-a7-gemstone2018"
+    # both ran the same program at 1 GHz: the out-of-order core finishes it sooner (it issues several instructions per cycle)
+    assert table.loc["O3CPU", "runtime_s"] < table.loc["MinorCPU", "runtime_s"]
+    assert np.isfinite(table["energy_j"]).all() and (table["energy_j"] > 0).all()
