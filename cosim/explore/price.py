@@ -13,10 +13,7 @@ RESULT_COLUMNS = ("runtime_s", "energy_j", "edp_js", "avg_power_w", "peak_power_
 
 
 def _open(folder: Path, models: dict[str, tuple[str, str]]):
-    try:
-        from cosim.run import open_run
-    except ImportError:  # INTERIM until main's cosim.run lands
-        return _Interim(folder, models)
+    from cosim.run import open_run
 
     if models:
         return open_run(folder, models=tuple(m for _, m in models.values()), clusters={n: p for n, (p, _) in models.items()})
@@ -33,12 +30,13 @@ def price_point(folder: Path, models: dict[str, tuple[str, str]], *, dvfs: bool 
     run = _open(Path(folder), models)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # what cosim worked around is in the flags column
-        summary = summarize_run(run.folder, run.spec) if isinstance(run, _Interim) else summarize_run(run)  # type: ignore[call-arg]
+        summary = summarize_run(run)
     clusters = [c.name for c in run.clusters]
     row: dict[str, Any] = {k: float(summary[k]) for k in RESULT_COLUMNS}
     for name in clusters:
         row |= {f"{name}_{k}": float(summary[f"{name}_{k}"]) for k in CLUSTER_COLUMNS}
-    row["flags"] = ";".join(sorted({f for name in clusters for f in str(summary.get(f"{name}_flags", "")).split(";") if f}))
+        row[f"{name}_model"] = summary[f"{name}_model"]
+    row["flags"] = summary["flags"]
     _check(folder, row)
     return row, (_predicted(run) if dvfs else [])
 
@@ -66,23 +64,3 @@ def _predicted(run) -> list[dict[str, Any]]:
     keep += [c for c in ("runtime_s_lo", "runtime_s_hi", "energy_j_lo", "energy_j_hi") if c in table.columns]  # #25's interval
     return [{k: float(v) for k, v in rec.items()} for rec in table[keep].to_dict("records")]
 
-
-class _Interim:
-    """INTERIM: what cosim.run.open_run will give, for the explore code until it lands on main."""
-
-    def __init__(self, folder: Path, models: dict[str, tuple[str, str]]):
-        from cosim.dse.sweep import SweepSpec
-        from cosim.models.modelfile import load_model
-        from cosim.readers.gem5_config import read_config
-        from cosim.readers.gem5_stats import stats_file
-        from cosim.timeline.cpu import ClusterSpec, default_model
-
-        self.folder = folder
-        self.stats_path = stats_file(folder)
-        self.config = read_config(folder / "config.ini")
-        if models:
-            named: list = [(n, p, m) for n, (p, m) in models.items()]
-        else:
-            named = [(n, None, default_model(c)[0]) for n, c in self.config.clusters().items()]
-        self.clusters = tuple(ClusterSpec(n, p, load_model(m)) for n, p, m in named)
-        self.spec = SweepSpec(tuple(named))
