@@ -78,8 +78,9 @@ class Driver:
                 if pid not in self.tried and self._wanted(latest.get(pid)):
                     # the trial records the point in a user attribute, not as Optuna parameters: those
                     # fix each axis's values for the study's life, and a grid may gain values between starts
-                    self.store.study.enqueue_trial({}, user_attrs={"point": pid, "params": params})
-                    return self._own(self.store.study.ask(), pid, params)
+                    self.store.study.enqueue_trial({}, user_attrs={"point": pid, "params": params, "driver": self.store.me})
+                    self.tried.add(pid)
+                    return self.store.study.ask(), params
         return None
 
     def _own(self, trial, pid: str, params: dict[str, Any]):
@@ -110,7 +111,7 @@ class Driver:
                 return self._own(trial, pid, params)
             # a point already run (or running): the sampler is told what it gave, and no gem5 runs
             trial.set_user_attr("point", pid)
-            trial.set_user_attr("status", "duplicate")
+            trial.set_user_attr("row", {"status": "duplicate"})
             if known is not None and status_of(known) == "ok":
                 self.store.study.tell(trial, known.values)
             else:
@@ -134,10 +135,8 @@ class Driver:
 
         if result is None:
             result = {"status": "failed", "reason": why, "values": {}, "predicted": []}
-        trial.set_user_attr("status", result["status"])
-        trial.set_user_attr("row", {"reason": result["reason"], **result["values"]})
-        if result["predicted"]:
-            trial.set_user_attr("predicted", result["predicted"])
+        row = {"status": result["status"], "reason": result["reason"], **result["values"]}
+        trial.set_user_attr("row", row | ({"predicted": result["predicted"]} if result["predicted"] else {}))  # one journal write
         if result["status"] == "ok":
             self.store.study.tell(trial, [result["values"]["runtime_s"], result["values"]["energy_j"]])
         else:

@@ -63,4 +63,3 @@ def _predicted(run) -> list[dict[str, Any]]:
     keep = [*(f"{c.name}_freq_mhz" for c in specs), *RESULT_COLUMNS]
     keep += [c for c in ("runtime_s_lo", "runtime_s_hi", "energy_j_lo", "energy_j_hi") if c in table.columns]  # #25's interval
     return [{k: float(v) for k, v in rec.items()} for rec in table[keep].to_dict("records")]
-

@@ -4,9 +4,9 @@ Why Optuna's journal file (docs/reference/design-file.md, "Study state"): an app
 that Optuna replays, so a driver killed mid-write leaves at most a torn last line, which the
 replay skips; no database server; and the same study feeds Optuna's samplers for ``--search``.
 
-A trial's user attributes: ``point`` (the point's id), ``driver`` (who runs it), ``status``
-(``ok``, ``failed``, ``refused``; ``duplicate`` for a search's repeat of a known point) and
-``row`` (the point's result row, and ``predicted``: its ``--dvfs`` rows).  A trial still RUNNING
+A trial's user attributes: ``point`` (the point's id), ``params``, ``driver`` (who runs it), and when
+it is finished ``row``: the point's result columns with ``status`` (``ok``, ``failed``, ``refused``;
+``duplicate`` for a search's repeat of a known point) and ``predicted`` (its ``--dvfs`` rows).  A trial still RUNNING
 whose driver is gone was interrupted: it is marked FAIL with no status and its point runs again.
 Every change of who runs what happens under ``flock`` on ``STUDY/.lock`` (released by the kernel
 when a driver dies, even by SIGKILL), so two drivers never claim the same point.
@@ -112,11 +112,19 @@ class Store:
         return self.study.get_trials(deepcopy=False)
 
     def reclaim(self) -> int:
-        """Mark trials whose driver is gone as failed without status (call under :meth:`lock`); how many."""
+        """Mark trials whose driver is gone as failed without status (call under :meth:`lock`); how many.
+
+        A WAITING trial is always stale here: a driver enqueues and pops its claim under the lock, so one
+        left waiting was enqueued by a driver killed in between (popped here, so no claim takes it by mistake).
+        """
         optuna = _optuna()
-        stale = [t for t in self.trials() if t.state == optuna.trial.TrialState.RUNNING and not self.alive(t.user_attrs.get("driver"))]
+        state = optuna.trial.TrialState
+        trials = self.trials()
+        stale = [t for t in trials if t.state == state.RUNNING and not self.alive(t.user_attrs.get("driver"))]
         for t in stale:
-            self.study.tell(t.number, state=optuna.trial.TrialState.FAIL)
+            self.study.tell(t.number, state=state.FAIL)
+        for _ in range(sum(t.state == state.WAITING for t in trials)):
+            self.study.tell(self.study.ask(), state=state.FAIL)
         return len(stale)
 
     def latest(self) -> dict[str, Any]:
@@ -126,7 +134,7 @@ class Store:
         best: dict[str, tuple[int, int, Any]] = {}
         for t in self.trials():
             point = t.user_attrs.get("point")
-            status = t.user_attrs.get("status")
+            status = t.user_attrs.get("row", {}).get("status")
             if point is None or status == "duplicate":
                 continue
             r = 4 if t.state == optuna.trial.TrialState.RUNNING else rank.get(status or "", 0)
@@ -137,7 +145,7 @@ class Store:
 
 def status_of(trial) -> str:
     """``running``, ``ok``, ``refused`` or ``failed`` for a trial from :meth:`Store.latest`."""
-    return trial.user_attrs.get("status") or "running"
+    return trial.user_attrs.get("row", {}).get("status") or "running"
 
 
 def open_store(folder: Path, fingerprint: str, *, force: bool = False, design_name: str = "", sampler=None) -> Store:

@@ -31,10 +31,11 @@ def results(design: Design, store: Store) -> pd.DataFrame:
         trial = latest.get(pid)
         if trial is None or status_of(trial) not in (*FINAL, "failed"):
             continue
-        row = trial.user_attrs.get("row", {})
-        base = {"point": pid, **params, "status": status_of(trial), "reason": row.get("reason", "")}
-        rows.append({**base, **{k: v for k, v in row.items() if k != "reason"}, "source": "simulated"})
-        for p in trial.user_attrs.get("predicted", []):
+        row = dict(trial.user_attrs.get("row", {}))
+        base = {"point": pid, **params, "status": row.pop("status"), "reason": row.pop("reason", "")}
+        found = row.pop("predicted", [])
+        rows.append({**base, **row, "source": "simulated"})
+        for p in found:
             predicted.append({**base, **p, "flags": row.get("flags", ""), "source": "predicted"})
     table = pd.DataFrame(rows + predicted)
     if table.empty:
