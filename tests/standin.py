@@ -59,3 +59,29 @@ def runs_logged(log: Path) -> dict[str, dict[str, int]]:
         what, _, options = line.partition(" ")
         counts.setdefault(options, {"start": 0, "end": 0})[what] += 1
     return counts
+
+
+RECORDING = REPO / "tests" / "data" / "explore-grid.tar.xz"  # docs/explore/search-grid.toml, 24 real gem5 runs
+
+
+def replay_recording(folder: Path) -> Path:
+    """The recorded grid unpacked for the stand-in (COSIM_STANDIN_REPLAY)."""
+    import tarfile
+
+    with tarfile.open(RECORDING) as tar:
+        tar.extractall(folder, filter="data")
+    return folder
+
+
+def replay_design(folder: Path):
+    """docs/explore/search-grid.toml with the stand-in as gem5 (the same options, so the same points)."""
+    from cosim.explore.design import load_design
+
+    text = (REPO / "docs" / "explore" / "search-grid.toml").read_text()
+    grid = text[text.index("[parameters]") :]
+    path = folder / "replay.toml"
+    path.write_text(
+        f'[gem5]\nbinary = "{STANDIN / "gem5"}"\nconfig = "{STANDIN / "config.py"}"\n'
+        f'args = ["--epoch", "1ms", "--little-cores", "1"]\nworkload = ["{STANDIN / "config.py"}", "1"]\n{grid}'
+    )
+    return load_design(path)

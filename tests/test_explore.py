@@ -8,10 +8,12 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+from helpers import GEM5, needs_gem5
 from standin import STANDIN, design, explore, explore_cmd, runs_logged, standin_run
 
 from cosim.errors import CosimError
@@ -217,7 +219,8 @@ def _finished(study: Path) -> int:
     return sum(1 for p in points.iterdir() if not p.name.startswith(".")) if points.exists() else 0
 
 
-def test_sigkill_of_the_driver_mid_study_then_resume_runs_no_finished_point_again(tmp_path, run_dir):
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
+def test_a_driver_killed_mid_study_then_resumed_runs_no_finished_point_again(tmp_path, run_dir, sig):
     log = tmp_path / "log"
     path = design(tmp_path, '"--big-cores" = [1, 2, 3, 4]\n"--little-freq" = ["600MHz", "800MHz", "1000MHz"]')
     e = {**os.environ, **env(run_dir, log=log, sleep=0.4)}
@@ -225,8 +228,8 @@ def test_sigkill_of_the_driver_mid_study_then_resume_runs_no_finished_point_agai
     deadline = time.monotonic() + 60
     while _finished(tmp_path / "s") < 4 and time.monotonic() < deadline and driver.poll() is None:
         time.sleep(0.05)
-    driver.send_signal(signal.SIGKILL)
-    driver.wait()
+    driver.send_signal(sig)
+    assert driver.wait() == (-signal.SIGKILL if sig == signal.SIGKILL else 130)  # Ctrl-C: cosim's exit status 130
     finished_before = _finished(tmp_path / "s")
     assert 4 <= finished_before < 12
     time.sleep(0.5)  # the workers and their gem5s die with the driver (PR_SET_PDEATHSIG)
@@ -273,3 +276,33 @@ def test_hypervolume_of_a_staircase_worked_by_hand():
     # (2, 8) adds 8 x 2 = 16; (5, 4) adds 5 x 4 = 20; (6, 6) is dominated by (5, 4)
     assert hypervolume([(2, 8), (5, 4), (6, 6)], np.array(ref)) == pytest.approx(36.0)
     assert hypervolume([(11, 1)], np.array(ref)) == 0.0
+
+
+# --- a real study with the bundled gem5 ------------------------------------------------------------------------------
+
+
+@needs_gem5
+def test_a_real_tiny_study_is_priced_as_cosim_power_prices_its_runs(tmp_path):
+    path = tmp_path / "real.toml"
+    path.write_text(
+        f'[gem5]\nbinary = "{GEM5 / "gem5"}"\nconfig = "{GEM5 / "workloads" / "se_biglittle.py"}"\n'
+        'args = ["--epoch", "1ms", "--big-cores", "1", "--little-cores", "1"]\n'
+        f'workload = ["{GEM5 / "workloads" / "phases.aarch64"}", "1"]\n'
+        '[parameters]\n"--little-freq" = ["600MHz", "1000MHz"]\n'
+    )
+    done = explore(path, "-o", tmp_path / "s", "--workers", "2", env={})
+    assert done.returncode == 0, done.stderr
+    table = rows(tmp_path / "s" / "results.csv")
+    assert [r["--little-freq"] for r in table] == ["600MHz", "1000MHz"] and all(r["status"] == "ok" for r in table)
+    assert {r["littleCluster_freq_mhz"] for r in table} == {"600", "1000"}  # the clock each run was given
+    for r in table:
+        folder = tmp_path / "s" / "points" / r["point"]
+        assert (folder / "stats.txt").exists() and "exit: exiting with last active thread context" in (folder / "gem5.stdout").read_text()
+        power = subprocess.run(
+            [sys.executable, "-I", "-m", "cosim.cli", "power", str(folder), "-o", str(tmp_path / "p.csv")], capture_output=True, text=True
+        )
+        assert power.returncode in (0, 3), power.stderr
+        per_epoch = rows(tmp_path / "p.csv")
+        assert float(r["energy_j"]) == pytest.approx(sum(float(e["energy_j"]) for e in per_epoch), rel=1e-9)
+    # the slower LITTLE clock: a longer run (the LITTLE cluster computes its copy of the workload for longer)
+    assert float(table[0]["runtime_s"]) > float(table[1]["runtime_s"])

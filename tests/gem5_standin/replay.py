@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 recording, outdir, options = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
-index = json.loads((recording / "index.json").read_text())  # " ".join(options) -> point folder
-key = " ".join(o for o in options)
+index = json.loads((recording / "index.json").read_text())  # " ".join(options before "--") -> point folder
+key = " ".join(options[: options.index("--")] if "--" in options else options)
 if key not in index:
     sys.exit(f"replay: no recorded run for options {key}")
 for name in ("stats.txt", "config.ini"):
