@@ -67,21 +67,27 @@ class Driver:
         status = status_of(trial)
         return status == "failed" and self.options.retry_failed
 
-    def claim(self):
-        """The next (trial, params) this driver runs, or None when nothing is left; made under the study's lock."""
+    def claim(self, n: int = 1) -> list:
+        """Up to ``n`` (trial, params) for this driver to run, none when nothing is left; made under the study's lock."""
+        claimed: list = []
         with self.store.lock():
             self.store.reclaim()
             latest = self.store.latest()
             if self.options.search:
-                return self._claim_search(latest)
+                while len(claimed) < n and (one := self._claim_search(latest)) is not None:
+                    claimed.append(one)
+                    latest[one[0].user_attrs["point"]] = one[0]
+                return claimed
             for pid, params in self.order:
+                if len(claimed) == n:
+                    break
                 if pid not in self.tried and self._wanted(latest.get(pid)):
                     # the trial records the point in a user attribute, not as Optuna parameters: those
                     # fix each axis's values for the study's life, and a grid may gain values between starts
                     self.store.study.enqueue_trial({}, user_attrs={"point": pid, "params": params, "driver": self.store.me})
                     self.tried.add(pid)
-                    return self.store.study.ask(), params
-        return None
+                    claimed.append((self.store.study.ask(), params))
+        return claimed
 
     def _own(self, trial, pid: str, params: dict[str, Any]):
         trial.set_user_attr("point", pid)
@@ -152,12 +158,15 @@ class Driver:
         exhausted = False
         try:
             while True:
-                while not exhausted and len(running) < self.engine.workers:
-                    claimed = self.claim()
-                    if claimed is None:
-                        exhausted = True
-                        break
-                    trial, params = claimed
+                # a grid keeps a second point queued per worker, so no worker waits while the driver writes the
+                # journal; it refills in batches (one lock, one read of the study) when half the queue has run.
+                # A search asks for one point per worker: the sampler learns from every finished one.
+                depth = self.engine.workers * (1 if self.options.search else 2)
+                claimed = []
+                if not exhausted and len(running) <= (self.engine.workers if not self.options.search else self.engine.workers - 1):
+                    claimed = self.claim(depth - len(running))
+                    exhausted = len(claimed) < depth - len(running)
+                for trial, params in claimed:
                     pid = trial.user_attrs["point"]
                     running[self.engine.submit(self.task(trial, pid, params))] = (trial, pid)
                     if self.progress:

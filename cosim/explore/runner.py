@@ -51,6 +51,8 @@ def run_point(task: Task) -> dict[str, Any]:
     """Run and price ``task``; the result: ``status``, ``reason``, the row's values, ``predicted`` rows and timings [s]."""
     from cosim import __version__
 
+    if (done := _finished(task)) is not None:
+        return done
     part = task.points / f".{task.point}.part-{task.attempt}"
     shutil.rmtree(part, ignore_errors=True)
     part.mkdir(parents=True)
@@ -85,6 +87,26 @@ def run_point(task: Task) -> dict[str, Any]:
         shutil.rmtree(old, ignore_errors=True)
     os.replace(part, final)
     return result
+
+
+def _finished(task: Task) -> dict[str, Any] | None:
+    """The result of a point already finished in its final folder (a driver killed before it recorded it), or None.
+
+    The folder gets its final name only once complete, so its result stands: gem5 is not run again.
+    A failure is run again (that is why the point was claimed); ``--dvfs`` on a point finished without it prices it again.
+    """
+    from cosim.explore.price import price_point
+
+    path = task.points / task.point / "result.json"
+    try:
+        result = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if result.get("status") not in ("ok", "refused"):
+        return None
+    if task.dvfs and result["status"] == "ok" and not result.get("predicted"):
+        result["values"], result["predicted"] = price_point(path.parent, task.models, dvfs=True)
+    return result | {"gem5_s": 0.0, "price_s": 0.0, "reused": True}
 
 
 def tail(path: Path, lines: int = _TAIL_LINES) -> str:
