@@ -17,7 +17,7 @@ import traceback
 import warnings
 from pathlib import Path
 
-from cosim.cli import dse, fit, gpu, kernels, power, read
+from cosim.cli import dse, explore, fit, gpu, kernels, power, read
 from cosim.cli._args import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PARTIAL, _guard_paths
 from cosim.errors import CosimError, CosimWarning
 
@@ -78,6 +78,6 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cosim", description="Hardware-trained power models for gem5 runs.")
     parser.add_argument("--version", action="version", version=f"cosim {__version__}")
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
-    for group in (power, fit, dse, kernels, gpu, read):
+    for group in (power, fit, dse, explore, kernels, gpu, read):
         group.add_parsers(sub)
     return parser

@@ -1,0 +1,65 @@
+"""Pricing a finished point: the same path as ``cosim power`` (:func:`cosim.run.open_run`), and its ``--dvfs`` what-ifs."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+#: the per-cluster columns of a point's row, after ``{cluster}_``
+CLUSTER_COLUMNS = ("freq_mhz", "avg_power_w", "peak_power_w")
+RESULT_COLUMNS = ("runtime_s", "energy_j", "edp_js", "avg_power_w", "peak_power_w")
+
+
+def _open(folder: Path, models: dict[str, tuple[str, str]]):
+    from cosim.run import open_run
+
+    if models:
+        return open_run(folder, models=tuple(m for _, m in models.values()), clusters={n: p for n, (p, _) in models.items()})
+    return open_run(folder)
+
+
+def price_point(folder: Path, models: dict[str, tuple[str, str]], *, dvfs: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The point's result columns, and with ``dvfs`` one predicted row per V-f combination of its clusters' models.
+
+    Raises :class:`~cosim.errors.CosimError` when cosim refuses the run (the point is then ``refused``).
+    """
+    from cosim.dse.sweep import summarize_run
+
+    run = _open(Path(folder), models)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # what cosim worked around is in the flags column
+        summary = summarize_run(run)
+    clusters = [c.name for c in run.clusters]
+    row: dict[str, Any] = {k: float(summary[k]) for k in RESULT_COLUMNS}
+    for name in clusters:
+        row |= {f"{name}_{k}": float(summary[f"{name}_{k}"]) for k in CLUSTER_COLUMNS}
+        row[f"{name}_model"] = summary[f"{name}_model"]
+    row["flags"] = summary["flags"]
+    _check(folder, row)
+    return row, (_predicted(run) if dvfs else [])
+
+
+def _check(folder: Path, row: dict[str, Any]) -> None:
+    from cosim.errors import CosimError
+
+    for key in ("runtime_s", "energy_j"):
+        if not (math.isfinite(row[key]) and row[key] > 0):
+            raise CosimError(f"{folder}: {key} = {row[key]}; some epochs have no value (see flags), so the point has no total")
+
+
+def _predicted(run) -> list[dict[str, Any]]:
+    """The what-if of the run at every V-f point of its models (:mod:`cosim.dse.whatif`), with its interval when it has one."""
+    from cosim.dse.whatif import dvfs_grid, recorded_run, whatif, whatif_stats
+    from cosim.readers.gem5_stats import read_stats
+
+    specs = list(run.clusters)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stats = read_stats(run.stats_path, stats=whatif_stats(run.config, specs))
+        recorded = recorded_run(stats, run.config, specs)
+        table = whatif(recorded, dvfs_grid(recorded))
+    keep = [*(f"{c.name}_freq_mhz" for c in specs), *RESULT_COLUMNS]
+    keep += [c for c in ("runtime_s_lo", "runtime_s_hi", "energy_j_lo", "energy_j_hi") if c in table.columns]  # #25's interval
+    return [{k: float(v) for k, v in rec.items()} for rec in table[keep].to_dict("records")]

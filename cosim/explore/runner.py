@@ -1,0 +1,119 @@
+"""One point, on whichever worker runs it: gem5 in a fresh folder, the run priced there, the folder renamed when done.
+
+Module-level functions only, so that a process pool and Dask workers can run them; only a small
+dict travels back.  The folder is ``points/.ID.part-N`` while gem5 runs and becomes ``points/ID``
+when the point is finished, so no point appears under its final name half-done.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cosim.errors import CosimError
+
+STDOUT = "gem5.stdout"
+STDERR = "gem5.stderr"
+_TAIL_LINES = 5
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a worker needs to run one point (picklable)."""
+
+    points: Path  # the study's points/ folder
+    point: str
+    attempt: int  # the trial number: each attempt gets its own temporary folder
+    params: dict[str, Any]
+    command: tuple[str, ...]
+    models: dict[str, tuple[str, str]]
+    dvfs: bool = False
+
+
+def die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (a killed driver takes its gem5 runs with it)."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: an orphaned gem5 finishes in its own temporary folder, which is discarded
+
+
+def run_point(task: Task) -> dict[str, Any]:
+    """Run and price ``task``; the result: ``status``, ``reason``, the row's values, ``predicted`` rows and timings [s]."""
+    from cosim import __version__
+
+    if (done := _finished(task)) is not None:
+        return done
+    part = task.points / f".{task.point}.part-{task.attempt}"
+    shutil.rmtree(part, ignore_errors=True)
+    part.mkdir(parents=True)
+    (part / "params.json").write_text(json.dumps(task.params, indent=1) + "\n")
+    (part / "command.txt").write_text(f"# run in this folder\n{shlex.join(task.command)}\n")
+    (part / "cosim-version.txt").write_text(f"{__version__}\n")
+    start = time.perf_counter()
+    with open(part / STDOUT, "wb") as out, open(part / STDERR, "wb") as err:
+        try:
+            rc = subprocess.run(list(task.command), cwd=part, stdout=out, stderr=err, preexec_fn=die_with_parent).returncode
+        except OSError as e:
+            rc, note = 127, f"cannot start gem5: {e}"
+            err.write(note.encode())
+    gem5_s = time.perf_counter() - start
+    result: dict[str, Any] = {"point": task.point, "gem5_s": gem5_s, "predicted": [], "values": {}}
+    if rc != 0:
+        result |= {"status": "failed", "reason": f"gem5 exited with status {rc}: {tail(part / STDERR)}", "gem5_exit": rc}
+    else:
+        from cosim.explore.price import price_point
+
+        try:
+            values, predicted = price_point(part, task.models, dvfs=task.dvfs)
+            result |= {"status": "ok", "reason": "", "values": values, "predicted": predicted}
+        except CosimError as e:
+            result |= {"status": "refused", "reason": str(e).replace(str(part), task.point)}
+    result["price_s"] = time.perf_counter() - start - gem5_s
+    (part / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+    final = task.points / task.point
+    if final.exists():  # an earlier attempt that failed: replaced by this one
+        old = task.points / f".{task.point}.old-{task.attempt}"
+        os.replace(final, old)
+        shutil.rmtree(old, ignore_errors=True)
+    os.replace(part, final)
+    return result
+
+
+def _finished(task: Task) -> dict[str, Any] | None:
+    """The result of a point already finished in its final folder (a driver killed before it recorded it), or None.
+
+    The folder gets its final name only once complete, so its result stands: gem5 is not run again.
+    A failure is run again (that is why the point was claimed); ``--dvfs`` on a point finished without it prices it again.
+    """
+    from cosim.explore.price import price_point
+
+    path = task.points / task.point / "result.json"
+    try:
+        result = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if result.get("status") not in ("ok", "refused"):
+        return None
+    if task.dvfs and result["status"] == "ok" and not result.get("predicted"):
+        result["values"], result["predicted"] = price_point(path.parent, task.models, dvfs=True)
+    return result | {"gem5_s": 0.0, "price_s": 0.0, "reused": True}
+
+
+def tail(path: Path, lines: int = _TAIL_LINES) -> str:
+    """The last lines of a text file, joined by ' | ' (the reason of a failed point stays one line)."""
+    try:
+        text = path.read_bytes()[-4096:].decode("utf-8", "replace")
+    except OSError:
+        return ""
+    kept = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
+    return " | ".join(kept) or "(no stderr)"

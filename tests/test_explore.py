@@ -1,0 +1,319 @@
+"""cosim explore: design files, the study loop with a gem5 stand-in (real stats.txt/config.ini), faults and resume."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import GEM5, needs_gem5
+from standin import STANDIN, design, explore, explore_cmd, runs_logged, standin_run
+
+from cosim.errors import CosimError
+from cosim.explore.design import command, grid_points, load_design, point_id, sample_points
+from cosim.explore.search import hypervolume
+
+GRID = '"--big-cores" = [1, 2]\n"--little-freq" = ["600MHz", "1000MHz"]'
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    return standin_run(tmp_path_factory.mktemp("standin-run"))
+
+
+def env(run_dir: Path, **extra) -> dict[str, str]:
+    return {"COSIM_STANDIN_RUN": str(run_dir), **{f"COSIM_STANDIN_{k.upper()}": str(v) for k, v in extra.items()}}
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+# --- the design file -----------------------------------------------------------------------------------------------
+
+
+def test_design_reads_the_issue_example_with_paths_relative_to_the_file(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "se.py").write_text("")
+    (tmp_path / "prog").write_text("")
+    gem5 = tmp_path / "sub" / "gem5"
+    gem5.write_text("#!/bin/sh\n")
+    gem5.chmod(0o755)
+    path = tmp_path / "sub" / "d.toml"
+    path.write_text(
+        '[gem5]\nbinary = "gem5"\nconfig = "../se.py"\nargs = ["--epoch", "100us"]\nworkload = ["../prog", "5"]\n'
+        '[parameters]\n"--big-cores" = [1, 2]\n"--little-freq" = ["600MHz", "1000MHz"]\n'
+        '[models]\nbig = ["system.bigCluster", "cortex-a15-walker2017"]\n'
+    )
+    d = load_design(path)
+    assert d.binary == gem5.resolve() and d.config == (tmp_path / "se.py").resolve()
+    assert d.models == {"big": ("system.bigCluster", "cortex-a15-walker2017")}
+    points = grid_points(d)
+    assert points == [
+        {"--big-cores": 1, "--little-freq": "600MHz"},
+        {"--big-cores": 1, "--little-freq": "1000MHz"},
+        {"--big-cores": 2, "--little-freq": "600MHz"},
+        {"--big-cores": 2, "--little-freq": "1000MHz"},
+    ]
+    assert command(d, points[3]) == [
+        str(gem5.resolve()),
+        "--outdir=.",
+        str(tmp_path / "se.py"),
+        "--epoch",
+        "100us",
+        "--big-cores",
+        "2",
+        "--little-freq",
+        "1000MHz",
+        "--",
+        str(tmp_path / "prog"),
+        "5",
+    ]
+
+
+def test_point_ids_are_a_hash_of_the_parameters_in_any_order():
+    params = {"--little-freq": "600MHz", "--big-cores": 2}
+    text = '{"--big-cores":2,"--little-freq":"600MHz"}'  # sorted keys, no spaces: written out here, not by cosim
+    assert point_id(params) == hashlib.sha256(text.encode()).hexdigest()[:12]
+    assert point_id(dict(reversed(params.items()))) == point_id(params)
+    assert point_id({**params, "--big-cores": 1}) != point_id(params)
+
+
+def test_several_workloads_are_one_more_parameter_and_samples_are_seeded(tmp_path):
+    path = design(tmp_path, '"--big-cores" = [1, 2, 3, 4]\n"--little-freq" = ["600MHz", "800MHz", "1000MHz"]')
+    text = path.read_text().replace('workload = ["', 'workload = [["').replace('"5"]', f'"5"], ["{STANDIN / "gem5"}", "7"]]')
+    path.write_text(text + '[sample]\nmethod = "random"\nn = 5\nseed = 3\n')
+    d = load_design(path)
+    assert len(grid_points(d)) == 4 * 3 * 2
+    first = sample_points(d)
+    assert len(first) == 5 and len({point_id(p) for p in first}) == 5
+    assert sample_points(d) == first  # seeded: the same points every time
+    assert command(d, first[0])[-2:] in (["config.py", "5"], [str(STANDIN / "gem5"), "7"]) or command(d, first[0])[-1] in ("5", "7")
+    path.write_text(text + '[sample]\nmethod = "lhs"\nn = 6\n')
+    pytest.importorskip("scipy")
+    assert len({point_id(p) for p in sample_points(load_design(path))}) == 6
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda t: t + "[gem5x]\n", "unknown key 'gem5x'"),
+        (lambda t: t.replace("args =", "argz ="), "unknown key 'gem5.argz'"),
+        (lambda t: t.split("[parameters]")[0], "the grid is empty"),
+        (lambda t: t.replace('"--big-cores" = [1, 2]', '"--big-cores" = []'), "has no values"),
+        (lambda t: t.replace(str(STANDIN / "gem5"), "/no/such/gem5"), "no such file"),
+        (lambda t: t.replace(str(STANDIN / "gem5"), str(STANDIN / "replay.py")), "is not executable"),
+        (lambda t: t.replace(str(STANDIN / "config.py") + '"\nargs', '/no/config.py"\nargs'), "gem5.config"),
+        (lambda t: t.replace('"5"]', '"5"]').replace('workload = ["', 'workload = ["/no/prog", "'), "gem5.workload"),
+        (lambda t: t.replace("[gem5]", "[gem5]\nx = 1").replace("x = 1", ""), None),
+    ],
+)
+def test_bad_design_files_are_refused_in_one_line(tmp_path, edit, message):
+    path = design(tmp_path, GRID)
+    path.write_text(edit(path.read_text()))
+    if message is None:
+        load_design(path)
+        return
+    with pytest.raises(CosimError, match=message) as err:
+        load_design(path)
+    assert "\n" not in str(err.value) and str(path) in str(err.value)
+
+
+def test_bad_input_on_the_command_line_runs_nothing(tmp_path, run_dir):
+    log = tmp_path / "log"
+    e = env(run_dir, log=log)
+    path = design(tmp_path, GRID + '\n"--no-such-option" = [1]')
+    done = explore(path, "-o", tmp_path / "s", env=e)
+    assert done.returncode == 2 and "does not accept --no-such-option" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists() and not log.exists()
+    empty = tmp_path / "empty.toml"
+    empty.write_text(design(tmp_path, GRID).read_text().split("[parameters]")[0])
+    done = explore(empty, "-o", tmp_path / "s", env=e)
+    assert done.returncode == 2 and "grid is empty" in done.stderr and not (tmp_path / "s").exists()
+    # --dry-run prints every point and its command, and runs nothing
+    done = explore(design(tmp_path, GRID), "-o", tmp_path / "s", "--dry-run", env=e)
+    assert done.returncode == 0 and len(done.stdout.splitlines()) == 4 and "--big-cores 2 --little-freq 1000MHz" in done.stdout
+    assert not (tmp_path / "s").exists() and not log.exists()
+
+
+# --- a study with the stand-in ---------------------------------------------------------------------------------------
+
+
+def test_a_study_writes_each_point_in_its_folder_and_one_table(tmp_path, run_dir):
+    log = tmp_path / "log"
+    path = design(tmp_path, GRID)
+    done = explore(path, "-o", tmp_path / "s", "--workers", "2", "--dvfs", "--parquet", env=env(run_dir, log=log))
+    assert done.returncode == 0, done.stderr
+    table = rows(tmp_path / "s" / "results.csv")
+    sim = [r for r in table if r["source"] == "simulated"]
+    assert [r["point"] for r in sim] == [point_id(p) for p in grid_points(load_design(path))]
+    for column in ("point", "--big-cores", "status", "reason", "runtime_s", "energy_j", "edp_js", "flags", "source", "pareto"):
+        assert column in table[0]
+    assert {"bigCluster_avg_power_w", "bigCluster_peak_power_w", "littleCluster_avg_power_w"} <= set(table[0])
+    # the stand-in copies the same real run for every point: the bundled run's first 3 dumps of 100 us
+    assert all(r["status"] == "ok" and float(r["runtime_s"]) == pytest.approx(300e-6) for r in sim)
+    assert float(sim[0]["edp_js"]) == pytest.approx(float(sim[0]["energy_j"]) * float(sim[0]["runtime_s"]))
+    # --dvfs: the what-if at every V-f point of both models (A15: 9 points? read them from the model files)
+    from cosim.models.modelfile import load_model
+
+    n_vf = len(load_model("cortex-a15-walker2017").vf_points) * len(load_model("cortex-a7-gemstone2018").vf_points)
+    predicted = [r for r in table if r["source"] == "predicted"]
+    assert len(predicted) == 4 * n_vf and {r["point"] for r in predicted} == {r["point"] for r in sim}
+    assert (tmp_path / "s" / "results.parquet").exists() and (tmp_path / "s" / "pareto.png").stat().st_size > 10_000
+    folder = tmp_path / "s" / "points" / sim[3]["point"]
+    assert json.loads((folder / "params.json").read_text()) == {"--big-cores": 2, "--little-freq": "1000MHz"}
+    assert "--outdir=. " in (folder / "command.txt").read_text() and (folder / "gem5.stdout").read_text().startswith("gem5 stand-in")
+    from cosim import __version__
+
+    assert (folder / "cosim-version.txt").read_text().strip() == __version__
+    assert not [p for p in (tmp_path / "s" / "points").iterdir() if p.name.startswith(".")]
+    # the same command again runs nothing and writes the same table
+    before = (tmp_path / "s" / "results.csv").read_bytes()
+    done = explore(path, "-o", tmp_path / "s", "--dvfs", env=env(run_dir, log=log))
+    assert done.returncode == 0 and (tmp_path / "s" / "results.csv").read_bytes() == before
+    assert all(c == {"start": 1, "end": 1} for c in runs_logged(log).values()) and len(runs_logged(log)) == 4
+
+
+def test_a_gem5_crash_is_kept_and_retried_only_when_asked(tmp_path, run_dir):
+    log = tmp_path / "log"
+    path = design(tmp_path, GRID)
+    done = explore(path, "-o", tmp_path / "s", env=env(run_dir, log=log, fail="600MHz"))
+    assert done.returncode == 3, done.stderr
+    table = {r["--little-freq"] + "/" + r["--big-cores"]: r for r in rows(tmp_path / "s" / "results.csv")}
+    assert table["600MHz/1"]["status"] == "failed" and table["1000MHz/2"]["status"] == "ok"
+    assert "status 134" in table["600MHz/1"]["reason"] and "panic: stand-in crash on 600MHz" in table["600MHz/1"]["reason"]
+    assert table["600MHz/1"]["runtime_s"] == ""
+    done = explore(path, "-o", tmp_path / "s", env=env(run_dir, log=log))
+    assert done.returncode == 3 and sum(c["start"] for c in runs_logged(log).values()) == 4  # nothing ran again
+    done = explore(path, "-o", tmp_path / "s", "--retry-failed", env=env(run_dir, log=log))
+    assert done.returncode == 0, done.stderr
+    starts = {k: c["start"] for k, c in runs_logged(log).items()}
+    assert sorted(starts.values()) == [1, 1, 2, 2] and all(v == 2 for k, v in starts.items() if "600MHz" in k)
+    assert all(r["status"] == "ok" for r in rows(tmp_path / "s" / "results.csv"))
+
+
+def test_a_study_folder_of_another_design_is_refused_unless_forced(tmp_path, run_dir):
+    explore(design(tmp_path, GRID), "-o", tmp_path / "s", env=env(run_dir))
+    other = design(tmp_path, '"--big-cores" = [1, 2]\n"--big-freq" = ["1GHz"]')
+    done = explore(other, "-o", tmp_path / "s", env=env(run_dir))
+    assert done.returncode == 2 and "made from a different design" in done.stderr and "--force" in done.stderr
+    done = explore(other, "-o", tmp_path / "s", "--force", env=env(run_dir))
+    assert done.returncode == 0 and len(rows(tmp_path / "s" / "results.csv")) == 2
+    # more values on the same axes are the same design: only the new points run
+    log = tmp_path / "log"
+    more = design(tmp_path, '"--big-cores" = [1, 2, 3]\n"--big-freq" = ["1GHz"]')
+    done = explore(more, "-o", tmp_path / "s", env=env(run_dir, log=log))
+    assert done.returncode == 0 and len(rows(tmp_path / "s" / "results.csv")) == 3 and len(runs_logged(log)) == 1
+
+
+def _finished(study: Path) -> int:
+    points = study / "points"
+    return sum(1 for p in points.iterdir() if not p.name.startswith(".")) if points.exists() else 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
+def test_a_driver_killed_mid_study_then_resumed_runs_no_finished_point_again(tmp_path, run_dir, sig):
+    log = tmp_path / "log"
+    path = design(tmp_path, '"--big-cores" = [1, 2, 3, 4]\n"--little-freq" = ["600MHz", "800MHz", "1000MHz"]')
+    e = {**os.environ, **env(run_dir, log=log, sleep=0.4)}
+    driver = subprocess.Popen(explore_cmd(path, "-o", tmp_path / "s", "--workers", "2"), env=e, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while _finished(tmp_path / "s") < 4 and time.monotonic() < deadline and driver.poll() is None:
+        time.sleep(0.05)
+    driver.send_signal(sig)
+    assert driver.wait() == (-signal.SIGKILL if sig == signal.SIGKILL else 130)  # Ctrl-C: cosim's exit status 130
+    finished = [p for p in (tmp_path / "s" / "points").iterdir() if not p.name.startswith(".")]  # final name: finished
+    assert 4 <= len(finished) < 12
+    time.sleep(0.5)  # the workers and their gem5s die with the driver (PR_SET_PDEATHSIG)
+    logged_before = len(log.read_text().splitlines())
+    done = explore(path, "-o", tmp_path / "s", "--workers", "2", env=env(run_dir, log=log))
+    assert done.returncode == 0, done.stderr
+    table = rows(tmp_path / "s" / "results.csv")
+    assert len(table) == 12 and all(r["status"] == "ok" for r in table)
+    counts = runs_logged(log)
+    assert len(counts) == 12
+    after = log.read_text().splitlines()[logged_before:]
+    ran_twice = [line for line in after if line.startswith("start") and any(_same_point(line, folder) for folder in finished)]
+    restarted = sum(c["start"] - 1 for c in counts.values())
+    print(
+        f"\n{sig.name}: {len(finished)} of 12 points finished at the kill; {len(ran_twice)} of them ran again; {restarted} in flight restarted"
+    )
+    assert ran_twice == []  # finished points never run again; only the ones in flight at the kill start again
+    assert sum(c["start"] for c in counts.values()) <= 12 + 4  # at most the points in flight (2 per worker) start twice
+    assert not [p for p in (tmp_path / "s" / "points").iterdir() if p.name.startswith(".") and "part" in p.name and _live(p)]
+
+
+def _same_point(line: str, folder: Path) -> bool:
+    params = json.loads((folder / "params.json").read_text())
+    return f"--big-cores {params['--big-cores']} --little-freq {params['--little-freq']} " in line
+
+
+def _live(part: Path) -> bool:
+    return (part / "result.json").exists()
+
+
+def test_two_drivers_on_one_study_never_run_the_same_point(tmp_path, run_dir):
+    log = tmp_path / "log"
+    path = design(tmp_path, '"--big-cores" = [1, 2, 3, 4]\n"--little-freq" = ["600MHz", "800MHz"]')
+    e = {**os.environ, **env(run_dir, log=log, sleep=0.2)}
+    drivers = [subprocess.Popen(explore_cmd(path, "-o", tmp_path / "s", "--quiet"), env=e, stderr=subprocess.PIPE) for _ in range(2)]
+    for d in drivers:
+        d.wait()
+    assert [d.returncode for d in drivers] in ([0, 0], [0, 2], [2, 0])  # 2: a driver that found nothing left to finish
+    assert len(runs_logged(log)) == 8 and all(c == {"start": 1, "end": 1} for c in runs_logged(log).values())
+
+
+def test_dask_localcluster_writes_the_same_table_as_the_pool(tmp_path, run_dir):
+    pytest.importorskip("distributed")
+    path = design(tmp_path, GRID)
+    pool = explore(path, "-o", tmp_path / "pool", "--workers", "2", "--dvfs", env=env(run_dir))
+    dask = explore(path, "-o", tmp_path / "dask", "--workers", "2", "--dvfs", "--scheduler", "local", env=env(run_dir))
+    assert pool.returncode == 0 and dask.returncode == 0, dask.stderr
+    assert (tmp_path / "pool" / "results.csv").read_bytes() == (tmp_path / "dask" / "results.csv").read_bytes()
+
+
+def test_hypervolume_of_a_staircase_worked_by_hand():
+    ref = [10.0, 10.0]
+    import numpy as np
+
+    # (2, 8) adds 8 x 2 = 16; (5, 4) adds 5 x 4 = 20; (6, 6) is dominated by (5, 4)
+    assert hypervolume([(2, 8), (5, 4), (6, 6)], np.array(ref)) == pytest.approx(36.0)
+    assert hypervolume([(11, 1)], np.array(ref)) == 0.0
+
+
+# --- a real study with the bundled gem5 ------------------------------------------------------------------------------
+
+
+@needs_gem5
+def test_a_real_tiny_study_is_priced_as_cosim_power_prices_its_runs(tmp_path):
+    path = tmp_path / "real.toml"
+    path.write_text(
+        f'[gem5]\nbinary = "{GEM5 / "gem5"}"\nconfig = "{GEM5 / "workloads" / "se_biglittle.py"}"\n'
+        'args = ["--epoch", "1ms", "--big-cores", "1", "--little-cores", "1"]\n'
+        f'workload = ["{GEM5 / "workloads" / "phases.aarch64"}", "1"]\n'
+        '[parameters]\n"--little-freq" = ["600MHz", "1000MHz"]\n'
+    )
+    done = explore(path, "-o", tmp_path / "s", "--workers", "2", env={})
+    assert done.returncode == 0, done.stderr
+    table = rows(tmp_path / "s" / "results.csv")
+    assert [r["--little-freq"] for r in table] == ["600MHz", "1000MHz"] and all(r["status"] == "ok" for r in table)
+    assert {r["littleCluster_freq_mhz"] for r in table} == {"600", "1000"}  # the clock each run was given
+    for r in table:
+        folder = tmp_path / "s" / "points" / r["point"]
+        assert (folder / "stats.txt").exists() and "exit: exiting with last active thread context" in (folder / "gem5.stdout").read_text()
+        power = subprocess.run(
+            [sys.executable, "-I", "-m", "cosim.cli", "power", str(folder), "-o", str(tmp_path / "p.csv")], capture_output=True, text=True
+        )
+        assert power.returncode in (0, 3), power.stderr
+        per_epoch = rows(tmp_path / "p.csv")
+        assert float(r["energy_j"]) == pytest.approx(sum(float(e["energy_j"]) for e in per_epoch), rel=1e-9)
+    # the slower LITTLE clock: a longer run (the LITTLE cluster computes its copy of the workload for longer)
+    assert float(table[0]["runtime_s"]) > float(table[1]["runtime_s"])
