@@ -98,6 +98,16 @@ def _guard_paths(args: argparse.Namespace) -> None:
                 inputs.append(Path(item))
     refuse_overwriting_inputs(outputs, inputs)  # first: naming the input matters more than a wrong suffix
     for dest, option in _OUTPUTS.items():
-        if option in outputs:
+        if dest == "output" and option in outputs and getattr(args, "output_is_folder", False):
+            _check_output_folder(outputs[option], option=option)
+        elif option in outputs:
             suffixes = getattr(args, "output_suffixes", TABLE_SUFFIXES) if dest == "output" else FIGURE_SUFFIXES
             check_output(outputs[option], option=option, suffixes=suffixes)
+
+
+def _check_output_folder(path: Path, *, option: str) -> None:
+    """An output that is a folder cosim fills (a study): made if absent, never an existing file."""
+    if path.exists() and not path.is_dir():
+        raise CosimError(f"{option} {path}: an existing file, not a folder; give a folder for cosim to fill (made if absent)")
+    if not path.parent.is_dir():
+        raise CosimError(f"{option} {path}: folder {path.parent} does not exist; create it (mkdir -p {path.parent}) or write elsewhere")
