@@ -141,6 +141,7 @@ def test_bad_input_on_the_command_line_runs_nothing(tmp_path, run_dir):
     # --dry-run prints every point and its command, and runs nothing
     done = explore(design(tmp_path, GRID), "-o", tmp_path / "s", "--dry-run", env=e)
     assert done.returncode == 0 and len(done.stdout.splitlines()) == 4 and "--big-cores 2 --little-freq 1000MHz" in done.stdout
+    assert all(" to run " in line for line in done.stdout.splitlines())
     assert not (tmp_path / "s").exists() and not log.exists()
 
 
