@@ -141,6 +141,7 @@ def test_bad_input_on_the_command_line_runs_nothing(tmp_path, run_dir):
     # --dry-run prints every point and its command, and runs nothing
     done = explore(design(tmp_path, GRID), "-o", tmp_path / "s", "--dry-run", env=e)
     assert done.returncode == 0 and len(done.stdout.splitlines()) == 4 and "--big-cores 2 --little-freq 1000MHz" in done.stdout
+    assert all(" to run " in line for line in done.stdout.splitlines())
     assert not (tmp_path / "s").exists() and not log.exists()
 
 
@@ -317,3 +318,18 @@ def test_a_real_tiny_study_is_priced_as_cosim_power_prices_its_runs(tmp_path):
         assert float(r["energy_j"]) == pytest.approx(sum(float(e["energy_j"]) for e in per_epoch), rel=1e-9)
     # the slower LITTLE clock: a longer run (the LITTLE cluster computes its copy of the workload for longer)
     assert float(table[0]["runtime_s"]) > float(table[1]["runtime_s"])
+
+
+def test_a_search_runs_its_budget_of_distinct_points_and_resumes_to_a_larger_one(tmp_path, run_dir):
+    log = tmp_path / "log"
+    path = design(tmp_path, '"--big-cores" = [1, 2, 3]\n"--little-freq" = ["600MHz", "800MHz", "1000MHz"]')
+    done = explore(path, "-o", tmp_path / "s", "--search", "pareto", "--budget", "4", env=env(run_dir, log=log))
+    assert done.returncode == 0, done.stderr
+    assert len(rows(tmp_path / "s" / "results.csv")) == 4 and len(runs_logged(log)) == 4
+    done = explore(path, "-o", tmp_path / "s", "--search", "pareto", "--budget", "6", "--workers", "2", env=env(run_dir, log=log))
+    assert done.returncode == 0 and len(rows(tmp_path / "s" / "results.csv")) == 6
+    assert len(runs_logged(log)) == 6 and all(c["start"] == 1 for c in runs_logged(log).values())
+    done = explore(path, "-o", tmp_path / "s", "--search", "pareto", "--budget", "50", env=env(run_dir, log=log))
+    assert done.returncode == 0 and len(rows(tmp_path / "s" / "results.csv")) == 9  # the whole space, then it stops
+    done = explore(path, "-o", tmp_path / "s", "--budget", "5", env=env(run_dir))
+    assert done.returncode == 2 and "--search pareto and --budget N go together" in done.stderr

@@ -75,8 +75,10 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         check_parameters(design)
     if args.dry_run:
         points = sample_points(design) if not args.search else []
+        status = _statuses(design, args)
         for params in points:
-            print(f"{point_id(params)}  {shlex.join(command(design, params))}")
+            pid = point_id(params)
+            print(f"{pid}  {status.get(pid, 'to run'):8}  {shlex.join(command(design, params))}")
         what = f"{len(points)} points" if points else f"a search of {args.budget} gem5 runs over {len(sample_points(design))} points"
         print(f"dry run: {what} -> {args.output}; nothing was run", file=sys.stderr)
         return 0
@@ -129,3 +131,13 @@ def _explore(design, args: argparse.Namespace) -> int:
     if len(bad):
         print("  run again with --retry-failed to retry the failed points", file=sys.stderr)
     return EXIT_PARTIAL if len(bad) and not args.allow_partial else 0
+
+
+def _statuses(design, args: argparse.Namespace) -> dict[str, str]:
+    """Each point's status in an existing study folder (for --dry-run; nothing is written)."""
+    from cosim.explore.store import JOURNAL, open_store, status_of
+
+    if not (args.output / JOURNAL).exists():
+        return {}
+    store = open_store(args.output, design.fingerprint(), design_name=str(args.design))
+    return {pid: status_of(t) for pid, t in store.latest().items()}

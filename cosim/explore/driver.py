@@ -8,6 +8,7 @@ driver killed at any moment loses only the points in flight, which run again on 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,7 +99,7 @@ class Driver:
     def _claim_search(self, latest: dict[str, Any]):
         import optuna
 
-        budget = self.options.budget or 0
+        budget = min(self.options.budget or 0, math.prod(len(v) for v in self.space.values()))  # no more runs than points
         for _ in range(_MAX_REPEATS):
             if len(latest) >= budget:
                 return None

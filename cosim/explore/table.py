@@ -84,12 +84,40 @@ def plot_study(table: pd.DataFrame, design: Design, path: str | Path, *, title: 
     names = differing(table, design)
     ax.scatter(sim["runtime_s"] * k, sim["energy_j"] * k, s=30, c="C0", zorder=3, label="simulated (gem5)")
     f = sim[sim["pareto"]].sort_values("runtime_s")
-    ax.plot(f["runtime_s"] * k, f["energy_j"] * k, "-", color="C1", lw=1.5, zorder=2, label="simulated Pareto front")
+    ax.plot(f["runtime_s"] * k, f["energy_j"] * k, "o-", color="C1", mfc="none", ms=10, lw=1.5, zorder=2, label="simulated Pareto front")
     many = len(sim) > 24  # a crowded plot labels its front only
-    for _, row in (f if many else sim).iterrows():
-        ax.annotate(label(row, names), (row["runtime_s"] * k, row["energy_j"] * k), fontsize=7, xytext=(4, 3), textcoords="offset points")
+    for i, (x, y, text) in enumerate(
+        _labels(
+            f if many else sim, names, ax_span=(ok["runtime_s"].max() - ok["runtime_s"].min(), ok["energy_j"].max() - ok["energy_j"].min())
+        )
+    ):
+        ax.annotate(text, (x * k, y * k), fontsize=7, xytext=(6, 4 if i % 2 == 0 else -10), textcoords="offset points")
     ax.set_xlabel(f"runtime [{t_unit}]")
     ax.set_ylabel(f"energy [{e_unit}]")
     ax.set_title(title or f"{design.path.name}: {len(sim)} simulated points")
     ax.legend(fontsize="small")
     return save_figure(fig, path)
+
+
+def _labels(points: pd.DataFrame, names: list[str], *, ax_span: tuple[float, float]) -> list[tuple[float, float, str]]:
+    """One label per group of points that fall on the same spot (within 1 % of the axes): their values joined by '|'."""
+    groups: list[list] = []
+    for _, row in points.sort_values(["runtime_s", "energy_j"]).iterrows():
+        for group in groups:
+            first = group[0]
+            if (
+                abs(row["runtime_s"] - first["runtime_s"]) <= 0.01 * ax_span[0]
+                and abs(row["energy_j"] - first["energy_j"]) <= 0.01 * ax_span[1]
+            ):
+                group.append(row)
+                break
+        else:
+            groups.append([row])
+    out = []
+    for group in groups:
+        parts = []
+        for name in names:
+            values = list(dict.fromkeys(label(r, [name]).split("=", 1)[1] for r in group))
+            parts.append(f"{name.lstrip('-')}={'|'.join(values)}")
+        out.append((float(group[0]["runtime_s"]), float(group[0]["energy_j"]), ", ".join(parts)))
+    return out
