@@ -136,6 +136,7 @@ def _roofline_table(n: int = 8, seed: int = 0) -> pd.DataFrame:
                         "dram_read_throughput": share * 60e9 * (1 + 0.01 * rng.standard_normal()),
                         "dram_write_throughput": 0.0,
                         "ipc": 1.0,
+                        "achieved_occupancy": 0.8,
                         "device": "GPU X",
                     }
                 )

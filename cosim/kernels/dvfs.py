@@ -28,7 +28,7 @@ from cosim.errors import CosimError
 REQUIRED = ("benchmark", "kernel", "core_mhz", "mem_mhz", "runtime_s", "power_w")
 KEYS = ("benchmark", "kernel")
 # columns that describe a row, not the kernel: never features
-NOT_FEATURES = {"core_mhz", "mem_mhz", "runtime_s", "power_w", "power_samples", "idle_power_w", "core_mhz_sampled", "mem_mhz_sampled"}
+NOT_FEATURES = {"core_mhz", "mem_mhz", "runtime_s", "power_w", "power_samples", "core_mhz_sampled", "mem_mhz_sampled"}
 DEFAULT_REFERENCE = (1000.0, 1000.0)
 
 

@@ -6,13 +6,16 @@ physics
     runtime  t/t_ref = ((c * (f_c,ref - a_c) / (f_c - a_c))^k + (m * (f_m,ref - a_m) / (f_m - a_m))^k)^(1/k)
              a compute part scaling with the core clock and a memory part with the memory clock,
              combined as a smooth maximum (k -> inf: the roofline's max; Wang & Chu overlap them
-             likewise).  The mix angle atan2(m, c) = th0 + th1 * u is set by the profile's DRAM
-             traffic per memory cycle u [B/cycle]; (c^k + m^k)^(1/k) = 1.  a_c, a_m [MHz] are offsets
+             likewise).  The mix angle atan2(m, c) = th0 + th1 * u + th2 * occupancy is set by the
+             profile's DRAM traffic per memory cycle u [B/cycle] and its achieved occupancy (the
+             warps there are to hide memory latency); (c^k + m^k)^(1/k) = 1.  a_c, a_m [MHz] are offsets
              of the effective clocks (the GTX 980's memory time at 400 MHz is 2.7x, not 2.5x, that at 1000).
-    power    P/P_ref = s + p1 * (f_c/f_c,ref) v^2 + (p2 + p3 * ipc) v^2 r + (p4 + p5 * u) r + p6 * f_m/f_m,ref,
-             normalised to 1 at the reference: static, clock tree (f V^2), core switching (V^2 x work
-             rate, r = t_ref/t), memory traffic (rate) and memory clock.  V is not published: v = V/V_ref
-             = 1 + beta * (f_c/f_c,ref - 1), beta chosen by least squares.
+    power    P/P_ref = i * (s0 + s1 * (f_c/f_c,ref) v^2 + s2 * f_m/f_m,ref)
+                     + (1 - i) * (d0 + d1 * (f_c/f_c,ref) v^2 + (d2 + d3 * ipc) v^2 r + (d4 + d5 * u) r + d6 * f_m/f_m,ref),
+             normalised to 1 at the reference; i is the profile's idle share of its power (idle_power_w /
+             power_w, 0 where the table lacks it).  Static power, clock tree (f V^2), core switching
+             (V^2 x work rate, r = t_ref/t), memory traffic (rate) and memory clock.  V is not published:
+             v = max(1 + beta * (f_c/f_c,ref - 1), v_floor), both chosen by least squares on a grid.
 trees
     gradient-boosted trees (scikit-learn) of log(t/t_ref) and log(P/P_ref) from log1p of every
     profile feature, the profile's runtime and power, and the two clock ratios.
@@ -24,6 +27,7 @@ the 90 % quantile q gives pred x exp(+-q d).
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -33,7 +37,10 @@ import pandas as pd
 from cosim.errors import CosimError
 
 LEVEL = 0.9
-PHYSICS_FEATURES = ("f_dram_read_throughput", "f_dram_write_throughput", "f_ipc")
+PHYSICS_FEATURES = ("f_dram_read_throughput", "f_dram_write_throughput", "f_ipc", "f_achieved_occupancy")
+
+
+RUNTIME_PARAMS = ("k", "a_core_mhz", "a_mem_mhz", "th0", "th1", "th2")
 
 
 def _ratios(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -51,8 +58,10 @@ def dram_per_cycle(rows: pd.DataFrame) -> np.ndarray:
 
 def physics_runtime(params: dict, rows: pd.DataFrame) -> np.ndarray:
     """Predicted t/t_ref of each row."""
-    k, ac, am, th0, th1 = (params[n] for n in ("k", "a_core_mhz", "a_mem_mhz", "th0", "th1"))
-    theta = np.clip(th0 + th1 * dram_per_cycle(rows), 0.0, math.pi / 2)
+    k, ac, am, th0, th1, th2 = (params[n] for n in RUNTIME_PARAMS)
+    u = dram_per_cycle(rows)  # checks the columns first
+    occupancy = rows["f_achieved_occupancy"].to_numpy(float)
+    theta = np.clip(th0 + th1 * u + th2 * occupancy, 0.0, math.pi / 2)
     c, m = np.cos(theta), np.sin(theta)
     norm = (c**k + m**k) ** (1 / k)
     fc, fm = rows["core_mhz"].to_numpy(float), rows["mem_mhz"].to_numpy(float)
@@ -67,23 +76,29 @@ def fit_physics_runtime(rows: pd.DataFrame) -> dict:
     from scipy.optimize import least_squares
 
     y = np.log((rows["runtime_s"] / rows["runtime_s_ref"]).to_numpy(float))
-    names = ("k", "a_core_mhz", "a_mem_mhz", "th0", "th1")
+    names = RUNTIME_PARAMS
     lo_c = float(rows["core_mhz"].min()) * 0.9
     lo_m = float(rows["mem_mhz"].min()) * 0.9
 
     def resid(p):
         return np.log(physics_runtime(dict(zip(names, p)), rows)) - y
 
-    fit = least_squares(resid, [4.0, 0.0, 50.0, 0.5, 0.05], bounds=([1.0, -2000.0, -2000.0, -1.0, -1.0], [30.0, lo_c, lo_m, 2.6, 1.0]))
+    fit = least_squares(
+        resid, [4.0, 0.0, 50.0, 0.5, 0.05, 0.0], bounds=([1.0, -2000.0, -2000.0, -1.0, -1.0, -3.0], [30.0, lo_c, lo_m, 2.6, 1.0, 3.0])
+    )
     return dict(zip(names, map(float, fit.x)))
 
 
-def _power_basis(rows: pd.DataFrame, rate: np.ndarray, beta: float) -> np.ndarray:
+def _power_basis(rows: pd.DataFrame, rate: np.ndarray, beta: float, floor: float) -> np.ndarray:
     rc, rm = _ratios(rows)
-    v2 = (1 + beta * (rc - 1)) ** 2
+    v2 = np.maximum(1 + beta * (rc - 1), floor) ** 2
     ipc = rows["f_ipc"].to_numpy(float)
     u = dram_per_cycle(rows)
-    return np.column_stack([np.ones(len(rows)), rc * v2, v2 * rate, ipc * v2 * rate, rate, u * rate, rm])
+    # the profile's idle share of its power (idle samples of its own log), where the table has it
+    idle = rows["f_idle_power_w"].to_numpy(float) / rows["power_w_ref"].to_numpy(float) if "f_idle_power_w" in rows else np.zeros(len(rows))
+    static = idle[:, None] * np.column_stack([np.ones(len(rows)), rc * v2, rm])
+    dynamic = (1 - idle)[:, None] * np.column_stack([np.ones(len(rows)), rc * v2, v2 * rate, ipc * v2 * rate, rate, u * rate, rm])
+    return np.hstack([static, dynamic])
 
 
 def _at_reference(rows: pd.DataFrame) -> pd.DataFrame:
@@ -95,8 +110,8 @@ def _at_reference(rows: pd.DataFrame) -> pd.DataFrame:
 def physics_power(params: dict, rows: pd.DataFrame, runtime_ratio: np.ndarray) -> np.ndarray:
     """Predicted P/P_ref of each row, given its (predicted) t/t_ref."""
     w = np.asarray(params["w"])
-    at = _power_basis(rows, 1 / runtime_ratio, params["beta"]) @ w
-    ref = _power_basis(_at_reference(rows), np.ones(len(rows)), params["beta"]) @ w
+    at = _power_basis(rows, 1 / runtime_ratio, params["beta"], params["v_floor"]) @ w
+    ref = _power_basis(_at_reference(rows), np.ones(len(rows)), params["beta"], params["v_floor"]) @ w
     return at / ref
 
 
@@ -104,10 +119,10 @@ def fit_physics_power(rows: pd.DataFrame) -> dict:
     y = (rows["power_w"] / rows["power_w_ref"]).to_numpy(float)
     rate = (rows["runtime_s_ref"] / rows["runtime_s"]).to_numpy(float)  # measured work rate while training
     best: dict[str, Any] = {}
-    for beta in np.linspace(0.0, 1.0, 11):
-        basis = _power_basis(rows, rate, float(beta))
+    for beta, floor in itertools.product(np.linspace(0.0, 1.0, 11), (0.0, 0.6, 0.7, 0.8, 0.9)):
+        basis = _power_basis(rows, rate, float(beta), floor)
         w = np.linalg.lstsq(basis, y, rcond=None)[0]
-        params = {"beta": float(beta), "w": w.tolist()}
+        params = {"beta": float(beta), "v_floor": floor, "w": w.tolist()}
         err = float(np.mean((physics_power(params, rows, 1 / rate) / y - 1) ** 2))
         if not best or err < best["err"]:
             best = {**params, "err": err}
