@@ -47,6 +47,7 @@ def add_parsers(sub) -> None:
         "else a scheduler address such as tcp://host:8786 (pip install 'cosim[distributed]')",
     )
     sw.add_argument("--allow-partial", action="store_true", help="exit 0 even if some runs failed")
+    _add_trust_flags(sw)
     sw.set_defaults(run=_cmd_sweep)
 
     rf = sub.add_parser("roofline", help="platform Roofline per DVFS point, balance points, and a run's epochs on it")
@@ -64,19 +65,15 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     from cosim.dse.whatif import dvfs_grid, recorded_run, whatif, whatif_stats
     from cosim.output import write_table
     from cosim.readers.gem5_stats import read_stats
-    from cosim.timeline.cpu import check_isa
+    from cosim.timeline.cpu import check_cpu_types, check_isa
 
     config = _find_config(args.stats, args.config)
     specs = _cluster_specs(config, args)
     check_isa(config, [spec.model for spec in specs], any_isa=args.any_isa)
+    freqs = _whatif_freqs(args.freqs, specs)  # before the stats are read
+    check_cpu_types(config, specs, str(args.stats))
     stats = read_stats(args.stats, stats=whatif_stats(config, specs))
     run = recorded_run(stats, config, specs)
-    freqs = {}
-    for name, text in _pairs(args.freqs, "--freqs").items():
-        try:
-            freqs[name] = [float(x) for x in text.split(",")]
-        except ValueError:
-            raise CosimError(f"--freqs {name}={text}: expected MHz values separated by commas") from None
     table = whatif(run, dvfs_grid(run, freqs))
     table["pareto"] = pareto_front(table)
     choice = choose(table, power_cap_w=args.power_cap, deadline_s=args.deadline)
@@ -99,6 +96,31 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     return 0
 
 
+def _whatif_freqs(items: list[str], specs) -> dict[str, list[float]]:
+    """``--freqs NAME=F1,F2``: clusters of this run, clocks in MHz (a tenth of the model's lowest V-f point is GHz typed for MHz)."""
+    import math
+
+    models = {spec.name: spec.model for spec in specs}
+    freqs = {}
+    for name, text in _pairs(items, "--freqs").items():
+        if name not in models:
+            raise CosimError(f"--freqs {name}={text}: this run has no cluster '{name}'; its clusters: {', '.join(models)}")
+        try:
+            freqs[name] = [float(x) for x in text.split(",")]
+        except ValueError:
+            raise CosimError(f"--freqs {name}={text}: expected MHz values separated by commas") from None
+        lowest = models[name].vf_points[0][0]
+        for f in freqs[name]:
+            if not math.isfinite(f) or f <= 0:
+                raise CosimError(f"--freqs {name}={text}: {f:g} is not a clock > 0 [MHz]")
+            if f < lowest / 10:
+                raise CosimError(
+                    f"--freqs {name}={text}: {f:g} MHz is below a tenth of {models[name].name}'s lowest V-f point "
+                    f"({lowest:g} MHz); clocks are in MHz ({f:g} GHz is {f * 1000:g} MHz)"
+                )
+    return freqs
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from cosim.dse.choose import choose, pareto_front, plot_pareto
     from cosim.dse.sweep import SweepSpec, dask_client, find_runs, sweep
@@ -108,7 +130,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if clusters and len(args.model) not in (1, len(clusters)):
         raise CosimError(f"{len(args.model)} --model for {len(clusters)} --cluster: give one model, or one per cluster in order")
     spec = SweepSpec(
-        tuple((n, p, args.model[i if len(args.model) > 1 else 0]) for i, (n, p) in enumerate(clusters.items())) if clusters else None
+        tuple((n, p, args.model[i if len(args.model) > 1 else 0]) for i, (n, p) in enumerate(clusters.items())) if clusters else None,
+        any_isa=args.any_isa,
+        keep_implausible=args.keep_implausible,
     )
     runs = find_runs(args.runs)
     client = dask_client(args.scheduler, workers=max(1, args.workers)) if args.scheduler else None

@@ -23,6 +23,8 @@ class SweepSpec:
     """How to price every run: (name, config path prefix, model) per cluster; None: each run's cosim-run.json."""
 
     clusters: tuple[tuple[str, str, str], ...] | None = None
+    any_isa: bool = False  # the overrides cosim power has (README: "What cosim refuses, and why")
+    keep_implausible: bool = False
 
 
 def find_runs(paths: Sequence[Path]) -> list[Path]:
@@ -66,7 +68,7 @@ def summarize_run(run: Path, spec: SweepSpec) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # flags stay in the table; a sweep prints one line per run at most
         stats = read_stats_table(run_stats, stats=stats_needed(config, specs))  # parse only what the models read
-        timeline = timeline_columns(stats, config, specs)
+        timeline = timeline_columns(stats, config, specs, any_isa=spec.any_isa, keep_implausible=spec.keep_implausible)
     power = timeline["power_w"]
     _, epoch_row = np.unique(timeline["epoch"], return_inverse=True)
     total = np.bincount(epoch_row, weights=np.nan_to_num(power, nan=0.0))  # SoC power per epoch; a cluster without value adds 0
@@ -78,6 +80,7 @@ def summarize_run(run: Path, spec: SweepSpec) -> dict:
         "peak_power_w": float(total.max()),
         "rows_without_value": int(np.isnan(power).sum()),
     }
+    row["flags"] = ";".join(sorted({f for text in timeline["flags"] for f in text.split(";") if f}))
     row["avg_power_w"] = row["energy_j"] / row["runtime_s"]
     row["edp_js"] = row["energy_j"] * row["runtime_s"]
     for spec_ in specs:
