@@ -73,9 +73,12 @@ def write_table(df: pd.DataFrame | Mapping[str, np.ndarray], path: str | Path) -
     """Write ``df`` as CSV, or as Parquet when ``path`` ends in ``.parquet`` (needs pyarrow).
 
     ``df`` may be plain numpy columns (:mod:`cosim.columns`): a small table is then
-    written without pandas, with the same bytes as pandas would write.
+    written without pandas, with the same bytes as pandas would write.  A table without a
+    ``flags`` column gets an empty one (nothing flagged), so that every table cosim writes has it.
     """
     path = Path(path)
+    if "flags" not in df:  # every table has one; empty: nothing about the row was worked around
+        df = {**df, "flags": np.full(cols.n_rows(df), "", dtype=object)} if isinstance(df, Mapping) else df.assign(flags="")
     if isinstance(df, Mapping):
         if path.suffix != ".parquet" and cols.n_rows(df) < ARROW_CSV_ROWS:
             table = df

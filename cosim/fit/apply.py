@@ -77,6 +77,10 @@ def apply_model(
     out["no_value"] = no_value
     out["implausible"] = bad
     out["implausible_reason"] = reasons
+    out["flags"] = [
+        ";".join(name for name, on in (("extrapolated", e), ("no_value", n), ("implausible", i)) if on)
+        for e, n, i in zip(out["extrapolated"], no_value, bad)
+    ]
     return out
 
 

@@ -46,6 +46,8 @@ def board_levels(path: str | Path) -> dict[str, np.ndarray]:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise CosimError(f"{path}: not a readable board file ({err})") from None
+    except RecursionError:  # nested deeper than Python's parser goes: no file cosim reads is
+        raise CosimError(f"{path}: JSON nested deeper than any board file is; give the file as written") from None
     domains = data.get("levels_mhz") if isinstance(data, dict) else None
     if not isinstance(domains, dict) or not domains:
         raise CosimError(f"{path}: needs a levels_mhz table: domain -> [clocks in MHz] or {{min, max, count}}")

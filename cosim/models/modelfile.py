@@ -83,6 +83,8 @@ def read_model_json(path: str | Path, *, schema: str | tuple[str, ...], kind: st
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise CosimError(f"{path}:{err.lineno}: model file is not valid JSON ({err.msg})") from None
+    except RecursionError:  # nested deeper than Python's parser goes: no file cosim reads is
+        raise CosimError(f"{path}: JSON nested deeper than any model file is; give the file as written") from None
     got = data.get("schema") if isinstance(data, dict) else None
     allowed = (schema,) if isinstance(schema, str) else schema
     if got not in allowed:

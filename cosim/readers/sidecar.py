@@ -18,5 +18,5 @@ def read_sidecar(path: str | Path) -> dict[str, tuple[str, str]]:
     try:
         data = json.loads(text)
         return {name: (c["path"], c["model"]) for name, c in data["clusters"].items()}
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError, RecursionError) as err:
         raise CosimError(f"{path}: not a cosim-run.json sidecar ({err}); remove it or name the clusters") from None

@@ -161,6 +161,36 @@ def power_timeline(
     return cols.to_frame(table, stats.attrs)
 
 
+#: Stat groups only one kind of gem5 CPU writes: O3's reorder buffer, issue/execute and rename stages; Minor's fetch2
+_KIND_GROUPS = {"o3": frozenset({"rob", "iew", "rename"}), "minor": frozenset({"fetch2"}), "simple": frozenset()}
+_KIND_NAMES = {"o3": "out-of-order (O3)", "minor": "in-order Minor"}
+
+
+def check_cpu_types(config: Gem5Config, clusters: Sequence[ClusterSpec], stats_path: str) -> None:
+    """Refuse a config whose CPU types contradict the stats: Minor-only statistics under an O3 CPU, or the reverse.
+
+    A model priced on the wrong kind of CPU reads the wrong stats (and defaults to the wrong model).
+    """
+    from pathlib import Path
+
+    from cosim.readers.gem5_stats import cpu_stat_groups
+
+    if not Path(stats_path).is_file():
+        return
+    groups = cpu_stat_groups(stats_path)
+    for spec in clusters:
+        cluster = resolve_cluster(config, spec, config.ticks_per_s)
+        for cpu in cluster.cores:
+            kind, found = cluster.kind(cpu), groups.get(cpu, set())
+            if kind not in _KIND_GROUPS or not found or found & _KIND_GROUPS[kind]:
+                continue
+            written_by = "o3" if found & _KIND_GROUPS["o3"] else "minor"
+            raise CosimError(
+                f"{stats_path}: {cpu} has {_KIND_NAMES[written_by]} statistics ({', '.join(f'{g}.*' for g in sorted(found))}) but "
+                f"{config.path} says it is a {cluster.cpu_types.get(cpu)}; are they from the same run? Give this run's config with --config"
+            )
+
+
 def timeline_columns(
     stats: StatsLike,
     config: Gem5Config,
@@ -176,6 +206,7 @@ def timeline_columns(
     if not clusters:
         raise CosimError(f"{config.path}: no cluster to price; name one with --cluster NAME=PATH")
     mismatch = check_isa(config, [spec.model for spec in clusters], any_isa=any_isa)
+    check_cpu_types(config, clusters, meta.path)
     extra = ["isa_mismatch"] if mismatch else (["isa_unknown"] if config.isa is None else [])
     parts = [
         _cluster_timeline(
