@@ -77,7 +77,7 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
             freqs[name] = [float(x) for x in text.split(",")]
         except ValueError:
             raise CosimError(f"--freqs {name}={text}: expected MHz values separated by commas") from None
-    table = whatif(run, dvfs_grid(run, freqs))
+    table = whatif(run, dvfs_grid(run, freqs), extrapolate=args.extrapolate)
     table["pareto"] = pareto_front(table)
     choice = choose(table, power_cap_w=args.power_cap, deadline_s=args.deadline)
     write_table(table, args.output)
