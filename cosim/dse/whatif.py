@@ -199,7 +199,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         f_new = grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)
         levels, index = np.unique(f_new, return_inverse=True)
         if not extrapolate:
-            refuse_beyond_band(c.model, levels, lambda i, c=c: f"--freqs {c.name}={levels[i]:g}")
+            refuse_beyond_band(c.model, levels, lambda i, c=c, levels=levels: f"--freqs {c.name}={levels[i]:g}")
         op = operating_point(c.model, levels)
         span = slice(0, finish[c.name] + 1)
         busy = c.mem_s + (c.busy_s - c.mem_s) * (c.freq_mhz / levels[:, None])  # (levels, epochs)
