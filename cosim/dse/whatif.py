@@ -46,7 +46,7 @@ import pandas as pd
 
 from cosim.counters.pmc import event_rates
 from cosim.errors import CosimError
-from cosim.models.envelope import cores_factor, envelope_static_w, refuse_beyond_band
+from cosim.models.envelope import above_top, cores_factor, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
 from cosim.readers.gem5_config import Gem5Config
 from cosim.timeline.cpu import ClusterSpec, frequency_mhz, resolve_cluster
@@ -231,6 +231,8 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     out["peak_power_w"] = peak
     out["avg_power_w"] = out["energy_j"] / out["runtime_s"]
     out["edp_js"] = out["energy_j"] * out["runtime_s"]
+    # a clock above the model's top trained clock is priced by its envelope's extrapolation: flagged
+    out["extrapolated"] = np.any([above_top(c.model, grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)) for c in run.clusters], axis=0)
     return out[
         [
             *grid.columns,
@@ -239,6 +241,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
             "peak_power_w",
             "avg_power_w",
             "edp_js",
+            "extrapolated",
             *[c for c in out.columns if c.endswith(("_energy_j", "_runtime_s")) and c not in ("energy_j", "runtime_s")],
         ]
     ]
