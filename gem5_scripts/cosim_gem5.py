@@ -198,6 +198,9 @@ def cpu_expressions(
         )
     cores = model["cores_per_cluster"]
     f_mhz = f"({_num(ticks_per_s / 1e6)} / clock_period)"
+    # the envelope's core-count rule (cosim.models.envelope.cores_factor): per-core static follows the cores present
+    phi = float(model.get("cores", {}).get("per_core_static_fraction", 1.0))
+    scale = 1.0 - phi + phi * len(layout.cpus) / cores
     out = {}
     for cpu in layout.cpus:
         dyn = []
@@ -209,7 +212,7 @@ def cpu_expressions(
             dyn.append((term["coefficient"], f"({counts}) / simSeconds / {cores} * voltage * voltage"))
         static = [(t["coefficient"], f"{_power(f_mhz, t['f_exp'])} * {_power('voltage', t['v_exp'])}") for t in model["static_terms"]]
         guard = _cycles_guard(cpu, ticks_per_s)
-        out[cpu] = (f"({_signed(dyn)}) * {guard}", f"({_signed(static)}) / {len(layout.cpus)} * {guard}")
+        out[cpu] = (f"({_signed(dyn)}) * {guard}", f"({_signed(static)}) * {_num(scale)} / {len(layout.cpus)} * {guard}")
     return out
 
 
@@ -387,6 +390,16 @@ def attach_power(
             "l2": layout.l2,
         }
         wanted = online.get(name, False) if isinstance(online, dict) else online
+        top = max(model["training"]["freq_mhz"])
+        above = [tps / p / 1e6 for p in periods if tps / p / 1e6 > top * 1.003]
+        if wanted and above:
+            # online power evaluates the raw static polynomial, which cosim never uses above the top trained clock
+            warnings.warn(
+                f"cosim: cluster {name} stays offline: {above[0]:.0f} MHz is above {model['name']}'s top trained clock "
+                f"{top:g} MHz; cosim power prices it offline by the model's envelope",
+                stacklevel=2,
+            )
+            wanted = False
         run.online[name] = wanted and _attach_online(cluster_obj, model, layout, generation, tps)
         sidecar["clusters"][name]["online"] = run.online[name]
     if not full_stats:

@@ -153,3 +153,20 @@ def test_biglittle_big_cluster_of_1_2_4_cores_differs_in_static_power(gem5_root,
     # the A15's static at gem5's 1798.6 MHz and the table's 1.1741 V (0.816 W), times 1 - 0.75 + 0.75 n / 4
     assert static[4] == pytest.approx(0.816, abs=0.001)
     assert static[2] / static[4] == pytest.approx(0.625) and static[1] / static[4] == pytest.approx(0.4375)
+
+
+@needs_shared
+def test_whatif_follows_the_band(tmp_path):
+    """cosim whatif (the way out a refusal names) prices 2 GHz on the A15 flagged, and refuses 4 GHz in one line."""
+    from helpers import GEM5_RUNS
+
+    run = GEM5_RUNS / "cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz" / "stats.txt"
+    out = tmp_path / "w.csv"
+    refused = cosim("whatif", run, "--freqs", "bigCluster=4000", "--freqs", "littleCluster=1400", "-o", out)
+    assert_one_line_error(refused, "--freqs bigCluster=4000: 4000 MHz is 2.22x", "--extrapolate")
+    result = cosim("whatif", run, "--freqs", "bigCluster=1800,2000", "--freqs", "littleCluster=1400", "-o", out)
+    assert result.returncode == 0, result.stderr
+    t = pd.read_csv(out).set_index("bigCluster_freq_mhz")
+    assert t["extrapolated"].tolist() == [False, True]
+    # same work, same runtime model: 2 GHz costs more energy on the big cluster (higher V, static above the top)
+    assert t.loc[2000, "bigCluster_energy_j"] > t.loc[1800, "bigCluster_energy_j"]

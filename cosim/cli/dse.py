@@ -80,7 +80,7 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     check_cpu_types(config, specs, str(resolved.stats_path))
     stats = read_stats(resolved.stats_path, stats=whatif_stats(config, specs))
     run = recorded_run(stats, config, specs)
-    table = whatif(run, dvfs_grid(run, freqs))
+    table = whatif(run, dvfs_grid(run, freqs), extrapolate=args.extrapolate)
     table["pareto"] = pareto_front(table)
     choice = choose(table, power_cap_w=args.power_cap, deadline_s=args.deadline)
     write_table(table, args.output)
