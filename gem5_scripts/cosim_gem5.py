@@ -260,6 +260,17 @@ def _layout(name: str, cluster_obj) -> ClusterLayout:
     return layout
 
 
+def _spare_cpus(system, clk_domain) -> list:
+    """Switched-out CPUs clocked by ``clk_domain`` (as cosim's config reader pairs them with the cluster's cores)."""
+    from m5.objects import BaseCPU
+
+    return [
+        o
+        for o in system.descendants()
+        if isinstance(o, BaseCPU) and getattr(o, "switched_out", False) and getattr(o, "clk_domain", None) is clk_domain
+    ]
+
+
 def _peer(port):
     """The SimObject at the other end of a port, or None (not connected yet, or no port)."""
     peer = getattr(port, "peer", None)
@@ -388,6 +399,8 @@ def attach_power(
             "l1d": layout.l1d,
             "l1i": layout.l1i,
             "l2": layout.l2,
+            # switched-out CPUs that take over this cluster's cores later (se.py's switch_cpus): their stats are dumped too
+            "spare_cpus": [c.path() for c in _spare_cpus(system, clk)],
         }
         wanted = online.get(name, False) if isinstance(online, dict) else online
         top = max(model["training"]["freq_mhz"])

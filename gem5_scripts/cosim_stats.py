@@ -59,7 +59,7 @@ def wanted_stats(clusters: dict, emap: dict, memories: list[str]) -> tuple[set[s
     """``(bases, trees)``: stat names up to any ``::`` (``system.c.cpus.commitStats0.numInsts``), and object paths
     all of whose statistics are wanted.  ``""`` in trees is Root's own statistics (simSeconds, simTicks, ...).
 
-    ``clusters`` is the sidecar's ``{name: {"cpus", "l1d", "l1i", "l2", "clk_domain", "voltage_domain"}}``;
+    ``clusters`` is the sidecar's ``{name: {"cpus", "spare_cpus", "l1d", "l1i", "l2", "clk_domain", "voltage_domain"}}``;
     ``emap`` a counter map (every source of every event is kept, so offline cosim picks the source it
     would pick from a full dump); ``memories`` the memory controllers' and interfaces' paths.
     """
@@ -77,7 +77,7 @@ def wanted_stats(clusters: dict, emap: dict, memories: list[str]) -> tuple[set[s
     trees = {""}
     for cluster in clusters.values():
         trees.update(_unpadded(cluster[k]) for k in ("clk_domain", "voltage_domain") if cluster.get(k))
-        for cpu in cluster["cpus"]:
+        for cpu in [*cluster["cpus"], *cluster.get("spare_cpus", [])]:
             objects = {"cpu": cpu, **{scope: cluster.get(scope, {}).get(cpu) for scope in ("l1d", "l1i", "l2")}}
             for scope, obj in objects.items():
                 if obj:
@@ -88,24 +88,28 @@ def wanted_stats(clusters: dict, emap: dict, memories: list[str]) -> tuple[set[s
     return bases, trees
 
 
-def select(root, bases: set[str], trees: set[str], legacy=()) -> list[tuple[list[str], list]]:
-    """``[(group path, [stat infos])]`` of the wanted statistics under ``root`` (gem5's stats group tree), then
+def select(root, bases: set[str], trees: set[str], legacy=()) -> tuple[list[tuple[list[str], list]], list]:
+    """``([(group path, [stat infos])], inputs)``: the wanted statistics under ``root`` (gem5's stats group tree), then
     of ``legacy`` (``m5.stats.stats_list``: statistics in no group, named in full, such as a MinorCPU's
-    idleCycles), in the order a full dump prints them.  Only groups on the way to a wanted statistic are visited."""
+    idleCycles), in the order a full dump prints them; and the statistics the wanted formulas may read, to
+    prepare() before each dump.  Only groups on the way to a wanted statistic are visited."""
     import _m5.stats
 
     skip = tuple(getattr(_m5.stats, k) for k in ("DistInfo", "SparseHistInfo") if hasattr(_m5.stats, k))
     vector2d = getattr(_m5.stats, "Vector2dInfo", ())
+    formula = getattr(_m5.stats, "FormulaInfo", ())
     # a Vector2d prints as name_X::Y, so the map's 'statIssuedInstType_0' is the statistic 'statIssuedInstType'
     bases_2d = {m.group(1) for b in bases if (m := re.fullmatch(r"(.+)_\w+", b))}
     prefixes = {p for name in bases | trees for p in _prefixes(name)}
     out: list[tuple[list[str], list]] = []
+    inputs: list = []  # statistics to prepare() before each dump, though not dumped
 
     def walk(path: list[str], group) -> None:
         dotted = ".".join(path)
         whole = (dotted in trees and dotted != "") or any(dotted.startswith(t + ".") for t in trees if t)
         keep = []
-        for info in group.getStats():
+        stats = group.getStats()
+        for info in stats:
             if not info.flags & DISPLAY or isinstance(info, skip):
                 continue
             name = f"{dotted}.{info.name}" if dotted else info.name
@@ -113,6 +117,10 @@ def select(root, bases: set[str], trees: set[str], legacy=()) -> list[tuple[list
                 keep.append(info)
         if keep:
             out.append((path, keep))
+            if any(isinstance(info, formula) for info in keep):
+                # a formula reads its group's other statistics, and an Average among them is only brought up to
+                # date by prepare() (a simple CPU's numBusyCycles = notIdleFraction * numCycles)
+                inputs.extend(i for i in stats if not isinstance(i, (formula, *skip)) and i not in keep)
         for child, sub in group.getStatGroups().items():
             below = f"{dotted}.{child}" if dotted else child
             if whole or below in prefixes:
@@ -122,7 +130,7 @@ def select(root, bases: set[str], trees: set[str], legacy=()) -> list[tuple[list
     kept = [info for info in legacy if info.flags & DISPLAY and not isinstance(info, skip) and info.name in bases]
     if kept:
         out.append(([], kept))
-    return out
+    return out, inputs
 
 
 def _prefixes(name: str) -> list[str]:
@@ -133,16 +141,14 @@ def _prefixes(name: str) -> list[str]:
 class CheapDump:
     """Stands in for ``m5.stats.dump``: the selected statistics to every text output gem5 writes."""
 
-    def __init__(self, selected: list[tuple[list[str], list]], original) -> None:
-        import _m5.stats
-
+    def __init__(self, selected: list[tuple[list[str], list]], inputs: list, original) -> None:
         self.selected = selected
         self.original = original
         self.last_tick = -1
         self.count = sum(len(infos) for _, infos in selected)
-        # a Vector2d's values are gathered by prepare(), as m5.stats.prepare does for every statistic
-        v2d = getattr(_m5.stats, "Vector2dInfo", ())
-        self.prepare = [info for _, infos in selected for info in infos if isinstance(info, v2d)]
+        # prepare() brings a statistic up to date for printing (a Vector2d's values, an Average's running sum), as
+        # m5.stats.prepare does for every statistic; a Scalar's or Formula's is a no-op
+        self.prepare = [info for _, infos in selected for info in infos] + inputs
 
     def __call__(self, roots=None) -> None:
         import _m5.stats
@@ -185,7 +191,7 @@ def install(bases: set[str], trees: set[str]) -> CheapDump | None:
 
     try:
         original = getattr(m5.stats, "_cosim_full_dump", m5.stats.dump)
-        dumper = CheapDump(select(Root.getInstance(), bases, trees, m5.stats.stats_list), original)
+        dumper = CheapDump(*select(Root.getInstance(), bases, trees, m5.stats.stats_list), original)
     except (ImportError, AttributeError, TypeError) as err:
         warnings.warn(f"cosim: this gem5 cannot dump chosen statistics ({err}); every epoch is a full stats dump", stacklevel=3)
         return None

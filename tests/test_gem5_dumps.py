@@ -76,3 +76,19 @@ def test_cheap_dumps_reset_every_epoch(gem5_root):
     for name in counts:
         assert cheap[name].sum() == pytest.approx(end[name][0], rel=1e-12), name
         assert cheap[name].max() < end[name][0]  # no dump holds the whole run's count
+
+
+def test_cheap_dumps_equal_full_dumps_for_switched_simple_cpus(gem5_root, tmp_path):
+    """An AtomicSimpleCPU that hands over to a switched-out MinorCPU (tests/gem5_configs/se_switch.py): a simple CPU's
+    numBusyCycles is a formula over an Average, which only gem5's prepare() brings up to date."""
+    config = REPO / "tests" / "gem5_configs" / "se_switch.py"
+    cheap_run = gem5_run(gem5_root, cpu="switch", config=config)
+    full_run = gem5_run(gem5_root, cpu="switch-full", config=config, extra_args=("--full-stats",))
+    a, b = read_stats(cheap_run / "stats.txt"), read_stats(full_run / "stats.txt")
+    kept = [c for c in a.columns if not c.startswith("host")]
+    assert "system.cluster.cpus.exec_context.thread_0.numBusyCycles" in kept and "system.switch_cpus.numCycles" in kept
+    pd.testing.assert_frame_equal(a[kept], b[kept])
+    cheap, full = _priced(cheap_run, tmp_path, "cheap"), _priced(full_run, tmp_path, "full")
+    assert len(cheap) == len(full) > 20
+    np.testing.assert_allclose(cheap["power_w"], full["power_w"], rtol=1e-9, atol=0)
+    np.testing.assert_allclose(cheap["energy_j"], full["energy_j"], rtol=1e-9, atol=0)
