@@ -21,6 +21,8 @@ from cosim.explore.design import command, grid_points, load_design, point_id, sa
 from cosim.explore.search import hypervolume
 
 GRID = '"--big-cores" = [1, 2]\n"--little-freq" = ["600MHz", "1000MHz"]'
+# the issue's goal: >= 95 % of the grid's Pareto hypervolume (here with 50 % of its runs; the benchmark reports 25 % too)
+SEARCH_SHARE_AT_HALF = 0.95
 
 
 @pytest.fixture(scope="module")
@@ -333,3 +335,23 @@ def test_a_search_runs_its_budget_of_distinct_points_and_resumes_to_a_larger_one
     assert done.returncode == 0 and len(rows(tmp_path / "s" / "results.csv")) == 9  # the whole space, then it stops
     done = explore(path, "-o", tmp_path / "s", "--budget", "5", env=env(run_dir))
     assert done.returncode == 2 and "--search pareto and --budget N go together" in done.stderr
+
+
+def test_the_search_finds_most_of_a_recorded_grids_front_with_half_its_runs(tmp_path):
+    """docs/explore/search-grid.toml's 24 real gem5 runs, replayed by the stand-in (10 seeds: tests/bench/test_explore_search.py)."""
+    import numpy as np
+    from standin import replay_design, replay_recording
+
+    from cosim.explore.search import reference_point
+
+    e = {"COSIM_STANDIN_REPLAY": str(replay_recording(tmp_path / "recording"))}
+    path = replay_design(tmp_path).path
+    assert explore(path, "-o", tmp_path / "grid", "--workers", "2", env=e).returncode == 0
+    grid = np.array([(float(r["runtime_s"]), float(r["energy_j"])) for r in rows(tmp_path / "grid" / "results.csv")])
+    assert len(grid) == 24
+    done = explore(path, "-o", tmp_path / "search", "--search", "pareto", "--budget", "12", "--seed", "0", env=e)
+    assert done.returncode == 0, done.stderr
+    found = np.array([(float(r["runtime_s"]), float(r["energy_j"])) for r in rows(tmp_path / "search" / "results.csv")])
+    assert len(found) == 12
+    ref = reference_point(grid)
+    assert hypervolume(found, ref) / hypervolume(grid, ref) >= SEARCH_SHARE_AT_HALF

@@ -6,6 +6,7 @@ Per point: its config.ini, and its stats.txt with only the lines cosim reads (th
 what-if need, and every stat outside system.*); index.json maps each point's gem5 options to its folder.
 """
 
+import csv
 import io
 import json
 import shlex
@@ -32,7 +33,9 @@ def main(study: Path, out: Path) -> None:
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
 
-        for folder in sorted(p for p in (study / "points").iterdir() if not p.name.startswith(".")):
+        with open(study / "results.csv", newline="") as f:  # the study's points (not those of an earlier grid in the folder)
+            listed = {r["point"] for r in csv.DictReader(f) if r["source"] == "simulated"}
+        for folder in sorted(study / "points" / p for p in listed):
             if not json.loads((folder / "result.json").read_text())["status"] == "ok":
                 continue
             words = shlex.split((folder / "command.txt").read_text().splitlines()[-1])
