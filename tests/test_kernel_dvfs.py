@@ -268,3 +268,63 @@ def test_a_device_refusal_in_cosim_gpu_points_at_the_kernel_models(tmp_path):
     shutil.copy(LOGS / "benchmark_nn_core1000_mem1000_input00_metrics.log", log)
     r = run_cosim("gpu", log, "-o", tmp_path / "g.csv")
     assert r.returncode != 0 and "tegra-k1-stokke2016 (GK20A)" in r.stderr and "cosim kernel-fit" in r.stderr
+
+
+# --- a hand-written folder of logs, same shape as the GTX 980 ones (no ../shared needed) --------------------
+
+_METRICS = """==100== NVPROF is profiling process 100, command: app -iters=50
+==100== Profiling application: app -iters=50
+==100== Profiling result:
+==100== Metric result:
+Invocations                               Metric Name                        Metric Description         Min         Max         Avg
+Device "{device}"
+    Kernel: myKernel(float*, int)
+         51                        achieved_occupancy                        Achieved Occupancy    0.900000    0.910000    0.905000
+         51                    dram_read_throughput             Device Memory Read Throughput  20.000GB/s  22.000GB/s  21.000GB/s
+         51                   dram_write_throughput            Device Memory Write Throughput  9.0000GB/s  9.0000GB/s  9.0000GB/s
+         51                                       ipc                              Executed IPC    1.200000    1.300000    1.250000
+"""
+_PERF = """iterated 50, average time is {ms} msec.
+==100== Profiling application: app -iters=50
+==100== Profiling result:
+Time(%)      Time     Calls       Avg       Min       Max  Name
+ 90.00%  {total}        51  {avg}  1.0000ms  3.0000ms  myKernel(float*, int)
+ 10.00%  1.0000ms         3  333.33us  300.00us  400.00us  [CUDA memcpy HtoD]
+
+==100== API calls:
+Time(%)      Time     Calls       Avg       Min       Max  Name
+ 80.00%  900.00ms         6  150.00ms  20.000us  890.00ms  cudaMalloc
+"""
+
+
+def _write_folder(folder: Path, pairs: dict[tuple[int, int], tuple[str, int]], device: str = "GeForce GTX 980 (1)") -> None:
+    """One benchmark 'toy': per (core, mem) pair its nvprof Avg text and plateau power [mW] (idle 21000 mW)."""
+    folder.mkdir()
+    for (core, mem), (avg, active_mw) in pairs.items():
+        stem = folder / f"benchmark_toy_core{core}_mem{mem}_input00"
+        Path(f"{stem}_metrics.log").write_text(_METRICS.format(device=device))
+        Path(f"{stem}_perf.log").write_text(_PERF.format(ms=1.0, total="100.00ms", avg=avg))
+        Path(f"{stem}_power.log").write_text(_power_log(21000, active_mw, 20, 50))
+
+
+def test_a_hand_written_folder_reads_with_the_documented_values(tmp_path):
+    _write_folder(tmp_path / "logs", {(1000, 1000): ("2.0000ms", 50000), (400, 1000): ("4.5000ms", 30000)})
+    out = tmp_path / "t.csv"
+    r = run_cosim("read", tmp_path / "logs", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert "2 row(s)" in r.stdout and "power from 48-48 samples" in r.stdout  # 50 active samples less the 2 edges
+    t = pd.read_csv(out).set_index("core_mhz")
+    assert t.loc[1000, "runtime_s"] == pytest.approx(2e-3) and t.loc[400, "runtime_s"] == pytest.approx(4.5e-3)
+    assert t.loc[1000, "power_w"] == pytest.approx(50.0) and t.loc[400, "idle_power_w"] == pytest.approx(21.0)
+    assert t.loc[1000, "kernel"] == "myKernel"  # the API call cudaMalloc (longer) is not a kernel
+    # nvprof prints throughputs in binary units: 21 GB/s is 21 x 2^30 B/s (cosim.readers._units)
+    assert t.loc[1000, "dram_read_throughput"] == pytest.approx(21 * 2**30) and t.loc[1000, "achieved_occupancy"] == pytest.approx(0.905)
+
+
+def test_a_power_log_without_a_plateau_is_refused_in_one_line(tmp_path):
+    _write_folder(tmp_path / "logs", {(1000, 1000): ("2.0000ms", 50000)})
+    power = tmp_path / "logs" / "benchmark_toy_core1000_mem1000_input00_power.log"
+    power.write_text(_power_log(21000, 21000, 20, 50))  # the kernel ran between two samples
+    r = run_cosim("read", tmp_path / "logs", "-o", tmp_path / "t.csv")
+    assert r.returncode != 0 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert str(power) in r.stderr and "no active plateau" in r.stderr and not (tmp_path / "t.csv").exists()
