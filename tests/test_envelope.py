@@ -170,3 +170,20 @@ def test_whatif_follows_the_band(tmp_path):
     assert t["extrapolated"].tolist() == [False, True]
     # same work, same runtime model: 2 GHz costs more energy on the big cluster (higher V, static above the top)
     assert t.loc[2000, "bigCluster_energy_j"] > t.loc[1800, "bigCluster_energy_j"]
+
+
+def test_gpu_models_follow_the_same_rule():
+    """Ocelot's access-rate model was measured at one clock (1645 MHz): 1.125x it is priced, beyond is refused; the
+    Tegra K1 rail model lists every clock step it was measured at and refuses any other (a band of 1x)."""
+    from cosim import CosimError
+    from cosim.models.ocelot import check_clock, load_access_rate_model
+    from cosim.models.tegrak1 import clock_voltage_v, load_rail_model
+
+    ocelot = load_access_rate_model()
+    check_clock(ocelot, 1645 * 1.125)
+    check_clock(ocelot, 800.0)
+    with pytest.raises(CosimError, match=r"1.22x the clock .* beyond its extrapolation band \(1.125x, up to 1850.62 MHz\)"):
+        check_clock(ocelot, 2000.0)
+    tk1 = load_rail_model("tegra-k1-stokke2016")
+    with pytest.raises(CosimError, match="not in the V-f table"):
+        clock_voltage_v(tk1, "gpu", 852.0 * 1.05)
