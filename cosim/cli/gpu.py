@@ -317,7 +317,7 @@ def cmd_soc(args: argparse.Namespace) -> int:
     config = _find_config(args.stats, args.config)
     specs = _cluster_specs(config, args)
     stats = read_stats(args.stats)
-    cpu = power_timeline(stats, config, specs, any_isa=args.any_isa, keep_implausible=args.keep_implausible)
+    cpu = power_timeline(stats, config, specs, any_isa=args.any_isa, keep_implausible=args.keep_implausible, extrapolate=args.extrapolate)
     args.input = args.gpu
     kind, data = _read_gpu(args)
     model, gpu, background = _tk1(args, kind, data)
