@@ -115,7 +115,7 @@ def test_se_py_at_its_2ghz_default(gem5_root, tmp_path, cpu, says):
         assert_one_line_error(result, says, "--extrapolate")
         return
     assert result.returncode == 0, result.stderr
-    assert "[extrapolated, 1.11x top clock, interval +-" in result.stdout and "[1 core(s): static scaled by 0.438]" in result.stdout
+    assert "[extrapolated, 1.11x top clock, interval +-" in result.stdout and "[1 of 4 cores: static scaled by 0.438]" in result.stdout
     t = pd.read_csv(out)
     assert (t["freq_mhz"] == 2000).all() and t["extrapolated"].all() and t["flags"].str.contains("extrapolated").all()
     # one core of the cluster: its static share of the A15's 0.802 W at 1800 MHz, raised by the extrapolation
@@ -187,3 +187,17 @@ def test_gpu_models_follow_the_same_rule():
     tk1 = load_rail_model("tegra-k1-stokke2016")
     with pytest.raises(CosimError, match="not in the V-f table"):
         clock_voltage_v(tk1, "gpu", 852.0 * 1.05)
+
+
+@needs_shared
+def test_summary_says_where_each_cluster_stands(tmp_path):
+    from helpers import GEM5_RUNS
+
+    fs = cosim("power", GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "stats.txt", "-o", tmp_path / "a.csv")
+    assert fs.returncode == 0, fs.stderr
+    assert "[extrapolated, 1.11x top clock, interval +-" in fs.stdout and "[2 of 4 cores: static scaled by 0.625]" in fs.stdout
+    t = pd.read_csv(tmp_path / "a.csv")
+    assert (t["cores_scaled"] == 0.625).all() and (t["model_cores"] == 4).all() and (t["freq_x_top_clock"].round(3) == 1.111).all()
+    se = cosim("power", GEM5_RUNS / "cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz" / "stats.txt", "-o", tmp_path / "b.csv")
+    assert se.returncode == 0, se.stderr
+    assert se.stdout.count("[inside training range] [2 of 4 cores: static scaled by 0.625]") == 2
