@@ -201,3 +201,19 @@ def test_summary_says_where_each_cluster_stands(tmp_path):
     se = cosim("power", GEM5_RUNS / "cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz" / "stats.txt", "-o", tmp_path / "b.csv")
     assert se.returncode == 0, se.stderr
     assert se.stdout.count("[inside training range] [2 of 4 cores: static scaled by 0.625]") == 2
+
+
+def test_plausibility_bounds_static_both_ways_above_the_top_clock():
+    """At 2 GHz and 1.26 V the A15's static power may neither fall below its 0.802 W at 1800 MHz (the raw polynomial's
+    0.2455 W) nor exceed f*V^2*exp(10/V*dV) times it (about 1.2 W here): 5 W is caught as well."""
+    from cosim.models.plausibility import implausible_reasons
+
+    model = load_model("cortex-a15-walker2017")
+    f = np.full(3, 2000.0)
+    v = np.full(3, 1.26)
+    static = np.array([0.2455, 1.0, 5.0])
+    eph = {e: np.zeros(3) for e in model.events}
+    reasons = implausible_reasons(model, power_w=static, static_w=static, freq_mhz=f, voltage_v=v, eph=eph, n_cpus=4)
+    assert "below the 0.802 W at 1800 MHz" in reasons[0]
+    assert reasons[1] == ""
+    assert "more than the" in reasons[2] and "that switching and leakage" in reasons[2]
