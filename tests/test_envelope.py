@@ -115,7 +115,7 @@ def test_se_py_at_its_2ghz_default(gem5_root, tmp_path, cpu, says):
         assert_one_line_error(result, says, "--extrapolate")
         return
     assert result.returncode == 0, result.stderr
-    assert "[extrapolated, 1.11x top clock, interval +-" in result.stdout and "[1 core(s): static scaled by 0.438]" in result.stdout
+    assert "[extrapolated, 1.11x top clock, interval +-" in result.stdout and "[1 of 4 cores: static scaled by 0.438]" in result.stdout
     t = pd.read_csv(out)
     assert (t["freq_mhz"] == 2000).all() and t["extrapolated"].all() and t["flags"].str.contains("extrapolated").all()
     # one core of the cluster: its static share of the A15's 0.802 W at 1800 MHz, raised by the extrapolation
@@ -170,3 +170,50 @@ def test_whatif_follows_the_band(tmp_path):
     assert t["extrapolated"].tolist() == [False, True]
     # same work, same runtime model: 2 GHz costs more energy on the big cluster (higher V, static above the top)
     assert t.loc[2000, "bigCluster_energy_j"] > t.loc[1800, "bigCluster_energy_j"]
+
+
+def test_gpu_models_follow_the_same_rule():
+    """Ocelot's access-rate model was measured at one clock (1645 MHz): 1.125x it is priced, beyond is refused; the
+    Tegra K1 rail model lists every clock step it was measured at and refuses any other (a band of 1x)."""
+    from cosim import CosimError
+    from cosim.models.ocelot import check_clock, load_access_rate_model
+    from cosim.models.tegrak1 import clock_voltage_v, load_rail_model
+
+    ocelot = load_access_rate_model()
+    check_clock(ocelot, 1645 * 1.125)
+    check_clock(ocelot, 800.0)
+    with pytest.raises(CosimError, match=r"1.22x the clock .* beyond its extrapolation band \(1.125x, up to 1850.62 MHz\)"):
+        check_clock(ocelot, 2000.0)
+    tk1 = load_rail_model("tegra-k1-stokke2016")
+    with pytest.raises(CosimError, match="not in the V-f table"):
+        clock_voltage_v(tk1, "gpu", 852.0 * 1.05)
+
+
+@needs_shared
+def test_summary_says_where_each_cluster_stands(tmp_path):
+    from helpers import GEM5_RUNS
+
+    fs = cosim("power", GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "stats.txt", "-o", tmp_path / "a.csv")
+    assert fs.returncode == 0, fs.stderr
+    assert "[extrapolated, 1.11x top clock, interval +-" in fs.stdout and "[2 of 4 cores: static scaled by 0.625]" in fs.stdout
+    t = pd.read_csv(tmp_path / "a.csv")
+    assert (t["cores_scaled"] == 0.625).all() and (t["model_cores"] == 4).all() and (t["freq_x_top_clock"].round(3) == 1.111).all()
+    se = cosim("power", GEM5_RUNS / "cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz" / "stats.txt", "-o", tmp_path / "b.csv")
+    assert se.returncode == 0, se.stderr
+    assert se.stdout.count("[inside training range] [2 of 4 cores: static scaled by 0.625]") == 2
+
+
+def test_plausibility_bounds_static_both_ways_above_the_top_clock():
+    """At 2 GHz and 1.26 V the A15's static power may neither fall below its 0.802 W at 1800 MHz (the raw polynomial's
+    0.2455 W) nor exceed f*V^2*exp(10/V*dV) times it (about 1.2 W here): 5 W is caught as well."""
+    from cosim.models.plausibility import implausible_reasons
+
+    model = load_model("cortex-a15-walker2017")
+    f = np.full(3, 2000.0)
+    v = np.full(3, 1.26)
+    static = np.array([0.2455, 1.0, 5.0])
+    eph = {e: np.zeros(3) for e in model.events}
+    reasons = implausible_reasons(model, power_w=static, static_w=static, freq_mhz=f, voltage_v=v, eph=eph, n_cpus=4)
+    assert "below the 0.802 W at 1800 MHz" in reasons[0]
+    assert reasons[1] == ""
+    assert "more than the" in reasons[2] and "that switching and leakage" in reasons[2]

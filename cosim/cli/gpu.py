@@ -358,7 +358,9 @@ def cmd_soc(args: argparse.Namespace) -> int:
     input_file(args.gpu, what="a GPU trace, nvprof/ncu log or GPGPU-Sim output")  # every input checked before any work
     run = _open_run(args)
     stats = read_stats(run.stats_path)
-    cpu = power_timeline(stats, run.config, run.clusters, any_isa=args.any_isa, keep_implausible=args.keep_implausible)
+    cpu = power_timeline(
+        stats, run.config, run.clusters, any_isa=args.any_isa, keep_implausible=args.keep_implausible, extrapolate=args.extrapolate
+    )
     args.input = args.gpu
     kind, data = _read_gpu(args)
     model, gpu, background = _tk1(args, kind, data)

@@ -167,7 +167,7 @@ def _standing(rows) -> str:
         where = "[inside training range]"
     scale = float(rows["cores_scaled"][0])
     if scale != 1.0:
-        where += f" [{int(rows['n_cpus'][0])} core(s): static scaled by {scale:.3g}]"
+        where += f" [{int(rows['n_cpus'][0])} of {int(rows['model_cores'][0])} cores: static scaled by {scale:.3g}]"
     return where
 
 

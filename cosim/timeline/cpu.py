@@ -306,6 +306,7 @@ def _cluster_timeline(
     out["implausible_reason"] = reasons
     out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training
     out["cores_scaled"] = np.full(rows, scale)
+    out["model_cores"] = np.full(rows, model.cores_per_cluster, dtype=np.int64)
     out["freq_x_top_clock"] = freq / model.train_freq_mhz[1]
     for event in sorted(rates.substitutes):
         out[f"subst_{event}"] = np.ones(rows, dtype=bool)
