@@ -105,3 +105,18 @@ def test_sweep_compares_out_of_order_and_in_order_runs_in_one_table(gem5_root, t
     # both ran the same program at 1 GHz: the out-of-order core finishes it sooner (it issues several instructions per cycle)
     assert table.loc["O3CPU", "runtime_s"] < table.loc["MinorCPU", "runtime_s"]
     assert np.isfinite(table["energy_j"]).all() and (table["energy_j"] > 0).all()
+
+
+@needs_shared
+def test_sweep_takes_the_overrides_its_refusals_recommend(tmp_path):
+    """A Minor CPU at 2 GHz (1.43x the A7's top trained clock) is refused by sweep as by power, and --extrapolate,
+    the way out the refusal names, is honoured by sweep too: its energy is cosim power --extrapolate's."""
+    run = GEM5_RUNS / "public-old2016-arm-se-minor-mcf"
+    refused = run_cosim("sweep", run, "-o", tmp_path / "refused.csv")
+    assert refused.returncode == 2 and "beyond its extrapolation band" in refused.stderr and "--extrapolate" in refused.stderr
+    swept = run_cosim("sweep", run, "--extrapolate", "-o", tmp_path / "sweep.csv")
+    powered = run_cosim("power", run, "--extrapolate", "-o", tmp_path / "power.csv")
+    assert swept.returncode == powered.returncode == 0, swept.stderr + powered.stderr
+    row = pd.read_csv(tmp_path / "sweep.csv").iloc[0]
+    assert "extrapolated" in row["flags"].split(";")
+    assert row["energy_j"] == pytest.approx(pd.read_csv(tmp_path / "power.csv")["energy_j"].sum(), rel=1e-8)

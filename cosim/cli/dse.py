@@ -140,7 +140,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if clusters and len(args.model) not in (1, len(clusters)):
         raise CosimError(f"{len(args.model)} --model for {len(clusters)} --cluster: give one model, or one per cluster in order")
     spec = SweepSpec(
-        models=tuple(args.model), clusters=tuple(clusters.items()), any_isa=args.any_isa, keep_implausible=args.keep_implausible
+        models=tuple(args.model),
+        clusters=tuple(clusters.items()),
+        any_isa=args.any_isa,
+        keep_implausible=args.keep_implausible,
+        extrapolate=args.extrapolate,
     )
     runs = find_runs(args.runs)
     client = dask_client(args.scheduler, workers=max(1, args.workers)) if args.scheduler else None

@@ -32,6 +32,7 @@ class SweepSpec:
     clusters: tuple[tuple[str, str], ...] = ()  # (name, config path prefix of its CPUs)
     any_isa: bool = False
     keep_implausible: bool = False
+    extrapolate: bool = False
 
 
 def find_runs(paths: Sequence[Path]) -> list[Path]:
@@ -48,7 +49,7 @@ def find_runs(paths: Sequence[Path]) -> list[Path]:
     return runs
 
 
-def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = False) -> dict:
+def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = False, extrapolate: bool = False) -> dict:
     """One row: the run's configuration and its totals, priced by :func:`cosim.run.price_run` as ``cosim power`` does.
 
     Worker processes never import pandas: the run stays in numpy columns (:mod:`cosim.columns`).
@@ -60,7 +61,7 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # flags stay in the table; a sweep prints one line per run at most
-        stats, timeline = price_run(run, any_isa=any_isa, keep_implausible=keep_implausible)
+        stats, timeline = price_run(run, any_isa=any_isa, keep_implausible=keep_implausible, extrapolate=extrapolate)
     power = timeline["power_w"]
     _, epoch_row = np.unique(timeline["epoch"], return_inverse=True)
     total = np.bincount(epoch_row, weights=np.nan_to_num(power, nan=0.0))  # SoC power per epoch; a cluster without value adds 0
@@ -111,7 +112,10 @@ def run_row(folder: Path, spec: SweepSpec) -> dict:
 
     try:
         run = open_run(folder, models=spec.models, clusters=dict(spec.clusters))
-        return {**summarize_run(run, any_isa=spec.any_isa, keep_implausible=spec.keep_implausible), "error": ""}
+        return {
+            **summarize_run(run, any_isa=spec.any_isa, keep_implausible=spec.keep_implausible, extrapolate=spec.extrapolate),
+            "error": "",
+        }
     except CosimError as err:
         return {"run": Path(folder).name, "error": str(err)}
 
