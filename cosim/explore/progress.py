@@ -43,7 +43,8 @@ class Progress:
         return (time.monotonic() - self.start) / finished * left
 
     def counts(self) -> str:
-        return f"{self.done + self.failed}/{self.total} done, {self.running} running, {self.failed} failed, ETA {_duration(self.eta_s())}"
+        running = min(self.running, self.workers)  # the rest of the points in flight wait in the workers' queue
+        return f"{self.done + self.failed}/{self.total} done, {running} running, {self.failed} failed, ETA {_duration(self.eta_s())}"
 
     def started(self) -> None:
         self.running += 1

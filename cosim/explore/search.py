@@ -25,6 +25,11 @@ def make_sampler(name: str, *, seed: int | None = None, workers: int = 1):
     if name == "nsga2":
         return optuna.samplers.NSGAIISampler(seed=seed, population_size=8)
     if name == "gp":
+        try:
+            import scipy  # noqa: F401
+            import torch  # noqa: F401
+        except ImportError:
+            raise CosimError("--sampler gp needs PyTorch and SciPy (pip install torch scipy); or use --sampler tpe") from None
         return optuna.samplers.GPSampler(seed=seed, n_startup_trials=5)
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)
