@@ -167,6 +167,7 @@ class CheapDump:
             info.prepare()
         for output in m5.stats.outputList:
             if not hasattr(output, "beginGroup"):  # a Python visitor (--stats-file=json://...) gets every statistic
+                m5.stats.prepare()
                 output.dump(Root.getInstance())
                 continue
             if output.valid():
