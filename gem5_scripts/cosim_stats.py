@@ -166,7 +166,9 @@ class CheapDump:
         for info in self.prepare:
             info.prepare()
         for output in m5.stats.outputList:
-            if not hasattr(output, "beginGroup"):  # a Python visitor (JSON) gets gem5's own dump
+            if not hasattr(output, "beginGroup"):  # a Python visitor (--stats-file=json://...) gets every statistic
+                m5.stats.prepare()
+                output.dump(Root.getInstance())
                 continue
             if output.valid():
                 output.begin()
