@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -129,6 +131,13 @@ def test_sweep_table_and_pool(tmp_path):
     assert (one["edp_js"] == one["energy_j"] * one["runtime_s"]).all()
     # every run repeats the same workload: the slower big clock, the less big-cluster energy at these voltages
     assert one["big_energy_j"].is_monotonic_decreasing
+
+
+def test_sweep_skips_hidden_folders(tmp_path):
+    """cosim explore runs a point in a hidden .ID.part-N folder until it is whole: a sweep of the study never takes one."""
+    root = _sweep_dirs(tmp_path / "runs", n=2)
+    shutil.copytree(root / "run0", root / ".0a1b2c3d4e5f.part-1")
+    assert [p.name for p in find_runs([root])] == ["run0", "run1"]
 
 
 def test_sweep_bad_inputs(tmp_path):

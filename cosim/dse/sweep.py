@@ -36,13 +36,16 @@ class SweepSpec:
 
 
 def find_runs(paths: Sequence[Path]) -> list[Path]:
-    """Run folders: each path that holds a stats.txt, or the sub-folders of a path that do."""
+    """Run folders: each path that holds a stats.txt, or the sub-folders of a path that do.
+
+    Hidden sub-folders are skipped: ``cosim explore`` runs a point in ``.ID.part-N`` until it is whole.
+    """
     runs = []
     for path in paths:
         path = Path(path)
         if stats_file(path):
             runs.append(path)
-        elif path.is_dir() and (subs := sorted(p for p in path.iterdir() if stats_file(p))):
+        elif path.is_dir() and (subs := sorted(p for p in path.iterdir() if not p.name.startswith(".") and stats_file(p))):
             runs += subs
         else:
             raise CosimError(f"{path}: no stats.txt in this folder or its sub-folders; is it a gem5 output directory?")
