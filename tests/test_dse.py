@@ -333,3 +333,10 @@ def test_memory_time_with_a_private_l2_per_core():
     per_l2 = [sum(stats[f"system.cpu{i}.l2cache.{n}"].iloc[0] for n in reads) for i in (0, 1)]
     assert cluster.mem_s[0] == pytest.approx((per_l2[0] + per_l2[1]) / 2 / 1e12, rel=1e-12)
     assert cluster.mem_s[0] < cluster.busy_s[0]  # not clamped: the runtime still scales with the clock
+
+
+def test_an_unmet_deadline_reports_the_lowest_peak_of_all_configurations():
+    """The message names the table's lowest peak power, not the fastest configuration's (which is the highest here)."""
+    df = pd.DataFrame({"runtime_s": [1.0, 2.0, 3.0], "energy_j": [3.0, 2.0, 1.0], "peak_power_w": [3.0, 1.0, 0.5]})
+    choice = choose(df, deadline_s=0.5)
+    assert choice.row is None and "lowest peak power is 0.500 W" in choice.reason and "shortest runtime 1 s" in choice.reason
