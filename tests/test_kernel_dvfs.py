@@ -76,6 +76,14 @@ def test_cosim_read_of_the_folder_writes_the_table(tmp_path):
     assert "32 row(s)" in r.stdout and "0 pair(s) dropped" in r.stdout
     table = pd.read_csv(out)
     assert list(table.columns[:6]) == ["benchmark", "kernel", "core_mhz", "mem_mhz", "runtime_s", "power_w"]
+    # the documented path: the table cosim read wrote (its flags column included) fits as it is, into a .json model
+    fit = run_cosim("kernel-fit", out, "-o", tmp_path / "gtx980-model.json")
+    assert fit.returncode == 0, fit.stderr
+    assert (tmp_path / "gtx980-model.json").read_text().lstrip().startswith("{")
+    blank = table.assign(achieved_occupancy=table["achieved_occupancy"].where(table.index != 3))
+    blank.to_csv(tmp_path / "blank.csv", index=False)
+    refused = run_cosim("kernel-fit", tmp_path / "blank.csv", "-o", tmp_path / "m.json")
+    assert refused.returncode == 2 and "row 5: feature column achieved_occupancy has no value" in refused.stderr
 
 
 @needs_logs

@@ -68,7 +68,7 @@ def add_dvfs_parsers(sub) -> None:
     kf.add_argument("-o", "--output", type=Path, default=Path("kernel-model.json"))
     kf.add_argument("--reference-pair", default="1000,1000", metavar="C,M", help="the profile's clock pair [MHz] (default 1000,1000)")
     kf.add_argument("--validate", action="store_true", help="also report leave-one-benchmark-out errors, coverage and energy saving")
-    kf.set_defaults(run=_cmd_kernel_fit)
+    kf.set_defaults(run=_cmd_kernel_fit, output_suffixes=(".json",))
 
     for name, helptext, run in (
         ("kernel-predict", "predict runtime, power and energy at clock pairs, with intervals", _cmd_kernel_predict),

@@ -28,7 +28,7 @@ from cosim.errors import CosimError
 REQUIRED = ("benchmark", "kernel", "core_mhz", "mem_mhz", "runtime_s", "power_w")
 KEYS = ("benchmark", "kernel")
 # columns that describe a row, not the kernel: never features
-NOT_FEATURES = {"core_mhz", "mem_mhz", "runtime_s", "power_w", "power_samples", "core_mhz_sampled", "mem_mhz_sampled"}
+NOT_FEATURES = {"core_mhz", "mem_mhz", "runtime_s", "power_w", "power_samples", "core_mhz_sampled", "mem_mhz_sampled", "flags"}
 DEFAULT_REFERENCE = (1000.0, 1000.0)
 
 
@@ -60,6 +60,11 @@ def check_table(table: pd.DataFrame, *, source: str, measured: bool = True) -> p
             row = int(np.flatnonzero(bad.to_numpy())[0])
             raise CosimError(f"{source}: row {row + 2}: {col} must be a positive number, not {table[col].iloc[row]!r}")
         out[col] = values.astype(float)
+    for col in feature_columns(out):  # a model cannot be fitted or applied on a blank
+        blank = out[col].isna().to_numpy()
+        if blank.any():
+            row = int(np.flatnonzero(blank)[0])
+            raise CosimError(f"{source}: row {row + 2}: feature column {col} has no value; fill it, or drop the column from every row")
     dup = out.duplicated(subset=[*KEYS, "core_mhz", "mem_mhz"])
     if dup.any():
         r = out[dup].iloc[0]
