@@ -71,9 +71,9 @@ def test_the_summary_of_an_old_nvprof_leaves_api_calls_out():
 @needs_logs
 def test_cosim_read_of_the_folder_writes_the_table(tmp_path):
     out = tmp_path / "t.csv"
-    r = run_cosim("read", _subset(tmp_path, ["nn", "scan"]), "-o", out)
+    r = run_cosim("read", _subset(tmp_path, ["nn", "scan", "bfs"]), "-o", out)
     assert r.returncode == 0, r.stderr
-    assert "32 row(s)" in r.stdout and "0 pair(s) dropped" in r.stdout
+    assert "48 row(s)" in r.stdout and "0 pair(s) dropped" in r.stdout
     table = pd.read_csv(out)
     assert list(table.columns[:6]) == ["benchmark", "kernel", "core_mhz", "mem_mhz", "runtime_s", "power_w"]
     # the documented path: the table cosim read wrote (its flags column included) fits as it is, into a .json model
