@@ -8,7 +8,7 @@ import subprocess
 import pandas as pd
 import pytest
 from helpers import GEM5, REPO, needs_gem5
-from whatif_pairs import compare, suite_rows, summary
+from whatif_pairs import CLUSTERS, compare, suite_rows, summary
 from whatif_suite import PAIRS, PROGRAMS, RUNS
 
 from cosim import ClusterSpec, load_model, read_config, read_stats
@@ -47,19 +47,19 @@ def test_suite_errors_and_interval_coverage(suite):
     assert compute["runtime_s"].abs().max() < 2 and compute["energy_j"].abs().max() < 2
 
 
-def test_every_row_has_an_interval_and_flags(suite):
+def test_every_row_has_an_interval_and_flags():
     base = RUNS / "random_mlp" / "1c-epoch" / "1000_600"
-    specs = [
-        ClusterSpec(n, p, load_model(m))
-        for n, p, m in (("big", "system.bigCluster", "cortex-a15-walker2017"), ("little", "system.littleCluster", "cortex-a7-gemstone2018"))
-    ]
+    specs = [ClusterSpec(n, p, load_model(m)) for n, p, m in CLUSTERS]
     run = recorded_run(read_stats(stats_file(base)), read_config(base / "config.ini"), specs)
     grid = pd.DataFrame({"big_freq_mhz": [600.0, 1000.0, 1800.0], "little_freq_mhz": [600.0, 600.0, 1400.0]})
     table = whatif(run, grid)
     assert (table["runtime_s_lo"] < table["runtime_s"]).all() and (table["runtime_s"] < table["runtime_s_hi"]).all()
     assert (table["energy_j_lo"] < table["energy_j"]).all() and (table["energy_j"] < table["energy_j_hi"]).all()
+    # the recorded clocks: the narrowest interval (no clock moved); 1800/1400 the widest
+    width = (table["runtime_s_hi"] - table["runtime_s_lo"]) / table["runtime_s"]
+    assert width.iloc[1] < width.iloc[0] < width.iloc[2]
     assert (table["avg_power_w"] <= table["peak_power_w"]).all()
-    assert "flags" in table and table["flags"].map(type).eq(str).all()
+    assert table["flags"].map(type).eq(str).all() and "memory_bound:little" in table["flags"].iloc[0]
 
 
 # --- a private L2 per core ------------------------------------------------------------------------------------
@@ -89,3 +89,25 @@ def test_the_private_l2_config_runs_in_gem5(tmp_path):
     result = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert read_config(tmp_path / "config.ini").cluster("big", "system.cluster").sharers("system.cluster.l2s0") == 1
+
+
+def test_pareto_plot_labels_every_point_and_marks_the_choice(tmp_path):
+    """On a recorded suite run: every configuration carries its clocks on the plot, the chosen one is starred and
+    named in the legend, and no row's average power is above its peak."""
+    import matplotlib
+
+    from cosim.dse.choose import choose, plot_pareto
+    from cosim.dse.whatif import dvfs_grid
+
+    base = RUNS / "mixed" / "1c-one" / "1400_1000"  # one dump: where the issue found the average above the peak
+    specs = [ClusterSpec(n, p, load_model(m)) for n, p, m in CLUSTERS]
+    run = recorded_run(read_stats(stats_file(base)), read_config(base / "config.ini"), specs)
+    table = whatif(run, dvfs_grid(run, {"big": [600.0, 1000.0, 1800.0], "little": [600.0, 1400.0]}))
+    assert (table["avg_power_w"] <= table["peak_power_w"]).all()
+    assert table["flags"].str.contains("single_dump").all()
+    choice = choose(table)
+    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text in the SVG
+    svg = plot_pareto(table, tmp_path / "p.svg", choice=choice).read_text()
+    for big, little in zip(table["big_freq_mhz"], table["little_freq_mhz"]):
+        assert f">{big:g}/{little:g}<" in svg
+    assert f"chosen: {choice.row['big_freq_mhz']:g}/{choice.row['little_freq_mhz']:g}" in svg
