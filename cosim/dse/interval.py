@@ -18,15 +18,13 @@ time at any clock (gem5 does this on the bundled phases program: 2.95 ms of drai
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from cosim.models.modelfile import operating_point
-
-if TYPE_CHECKING:
-    from cosim.dse.whatif import RecordedRun
+from cosim.models.modelfile import Model, operating_point
 
 # calibrated on the workload suite (docs/explanation/whatif.md): runtime and energy, (BASE, SLOPE, CORE_SHARE)
 RUNTIME_BAND = (0.005, 0.08, 0.25)
@@ -35,33 +33,29 @@ ENERGY_BAND = (0.015, 0.05, 0.25)
 _MEMORY_BOUND = 0.5
 
 
-def memory_share(run: RecordedRun) -> dict[str, float]:
-    """Per cluster: the share of its time until it finished that was memory (O3's miss latency, Minor's idle waits)."""
-    from cosim.dse.whatif import cluster_finish
+@dataclass(frozen=True)
+class RunCharacter:
+    """What the interval reads from a recorded run: per cluster, its share of memory time, its recorded clock [MHz]
+    and model; the number of dumps and the DRAM data bus's busy time [s]."""
 
-    out = {}
-    for c in run.clusters:
-        last = cluster_finish(c, run.duration_s)
-        span = slice(0, last + 1)
-        total = float(run.duration_s[span].sum())
-        waiting = float(c.mem_s[span].sum() + (run.duration_s - c.busy_s)[span].sum())
-        out[c.name] = min(waiting / total, 1.0) if total > 0 else 0.0
-    return out
+    memory_share: Mapping[str, float]
+    recorded_mhz: Mapping[str, float]
+    models: Mapping[str, Model]
+    n_dumps: int
+    dram_busy_s: float
 
 
-def relative_half_width(run: RecordedRun, table: pd.DataFrame, band: tuple[float, float, float]) -> np.ndarray:
+def relative_half_width(run: RunCharacter, table: pd.DataFrame, band: tuple[float, float, float]) -> np.ndarray:
     """The interval's half-width relative to the prediction, per row (the widest cluster's)."""
     base, slope, core = band
-    share = memory_share(run)
     width = np.full(len(table), base)
-    for c in run.clusters:
-        recorded = float(np.average(c.freq_mhz, weights=np.maximum(c.busy_s, 1e-30)))
-        move = np.abs(np.log(table[f"{c.name}_freq_mhz"].to_numpy(dtype=float) / recorded))
-        width = np.maximum(width, base + slope * move * (core + share[c.name]))
+    for name, share in run.memory_share.items():
+        move = np.abs(np.log(table[f"{name}_freq_mhz"].to_numpy(dtype=float) / run.recorded_mhz[name]))
+        width = np.maximum(width, base + slope * move * (core + share))
     return width
 
 
-def add_intervals(run: RecordedRun, table: pd.DataFrame, *, shift_s: np.ndarray, static_w: np.ndarray) -> pd.DataFrame:
+def add_intervals(run: RunCharacter, table: pd.DataFrame, *, shift_s: np.ndarray, static_w: np.ndarray) -> pd.DataFrame:
     """``runtime_s_lo/hi``, ``energy_j_lo/hi`` and ``flags`` on every row of a what-if table.
 
     ``shift_s`` [s] widens one side: the run's store drains may overlap the core time the clock change adds (a
@@ -79,21 +73,21 @@ def add_intervals(run: RecordedRun, table: pd.DataFrame, *, shift_s: np.ndarray,
     return out
 
 
-def row_flags(run: RecordedRun, table: pd.DataFrame) -> list[str]:
+def row_flags(run: RunCharacter, table: pd.DataFrame) -> list[str]:
     """Why a row is less certain: one dump (phases mixed), a memory-bound cluster, a clock outside the model's
     training range or V-f table, and the DRAM near saturation."""
     common = []
-    if len(run.duration_s) == 1:
+    if run.n_dumps == 1:
         common.append("single_dump")
-    common += [f"memory_bound:{name}" for name, share in memory_share(run).items() if share > _MEMORY_BOUND]
+    common += [f"memory_bound:{name}" for name, share in run.memory_share.items() if share > _MEMORY_BOUND]
     per_row = [list(common) for _ in range(len(table))]
-    for c in run.clusters:
-        op = operating_point(c.model, table[f"{c.name}_freq_mhz"].to_numpy(dtype=float))
+    for name, model in run.models.items():
+        op = operating_point(model, table[f"{name}_freq_mhz"].to_numpy(dtype=float))
         for i in range(len(table)):
             if op.freq_outside_training[i]:
-                per_row[i].append(f"freq_outside_training:{c.name}")
+                per_row[i].append(f"freq_outside_training:{name}")
             if op.voltage_not_in_table[i]:
-                per_row[i].append(f"voltage_not_in_table:{c.name}")
+                per_row[i].append(f"voltage_not_in_table:{name}")
     busy = run.dram_busy_s / table["runtime_s"].to_numpy() if run.dram_busy_s > 0 else np.zeros(len(table))
     for row in np.flatnonzero(busy > 0.8).tolist():
         per_row[row].append("dram_near_saturation")

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.counters.pmc import event_rates
+from cosim.dse.interval import RunCharacter, add_intervals
 from cosim.errors import CosimError
 from cosim.models.modelfile import Model, operating_point
 from cosim.models.walker import static_power_w
@@ -268,8 +269,6 @@ def whatif(run: RecordedRun, grid: pd.DataFrame) -> pd.DataFrame:
     the epochs add up to the new runtime, and ``peak_power_w`` is the highest epoch's energy over its length, so the
     average (energy over runtime) is never above it.
     """
-    from cosim.dse.interval import add_intervals
-
     duration = run.duration_s
     ends = np.cumsum(duration)
     finish = {c.name: cluster_finish(c, duration) for c in run.clusters}
@@ -326,7 +325,9 @@ def whatif(run: RecordedRun, grid: pd.DataFrame) -> pd.DataFrame:
     # the shift of the cluster that ends the run, and what it costs in static energy
     ending = np.argmax([p[1] + p[2] for p in parts], axis=0) if parts else np.zeros(len(grid), dtype=int)
     shift = np.array([parts[j][8][i] for i, j in enumerate(ending)]) if parts else np.zeros(len(grid))
-    out = add_intervals(run, out, shift_s=shift, static_w=np.sum([p[4] for p in parts], axis=0) if parts else np.zeros(len(grid)))
+    out = add_intervals(
+        character(run), out, shift_s=shift, static_w=np.sum([p[4] for p in parts], axis=0) if parts else np.zeros(len(grid))
+    )
     return out[
         [
             *grid.columns,
@@ -343,6 +344,20 @@ def whatif(run: RecordedRun, grid: pd.DataFrame) -> pd.DataFrame:
             "flags",
         ]
     ]
+
+
+def character(run: RecordedRun) -> RunCharacter:
+    """What the interval reads from the run: per cluster, the share of its time until it finished that was memory
+    (O3's memory time, Minor's idle waits) and its recorded clock."""
+    share, mhz = {}, {}
+    for c in run.clusters:
+        span = slice(0, cluster_finish(c, run.duration_s) + 1)
+        total = float(run.duration_s[span].sum())
+        waiting = float(c.mem_s[span].sum() + (run.duration_s - c.busy_s)[span].sum())
+        share[c.name] = min(waiting / total, 1.0) if total > 0 else 0.0
+        mhz[c.name] = float(np.average(c.freq_mhz, weights=np.maximum(c.busy_s, 1e-30)))
+    models = {c.name: c.model for c in run.clusters}
+    return RunCharacter(share, mhz, models, len(run.duration_s), run.dram_busy_s)
 
 
 def cluster_done_s(cluster: ClusterActivity, duration_s: np.ndarray) -> float:
