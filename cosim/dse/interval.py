@@ -27,8 +27,8 @@ import pandas as pd
 from cosim.models.modelfile import Model, operating_point
 
 # calibrated on the workload suite (docs/explanation/whatif.md): runtime and energy, (BASE, SLOPE, CORE_SHARE)
-RUNTIME_BAND = (0.005, 0.08, 0.25)
-ENERGY_BAND = (0.015, 0.05, 0.25)
+RUNTIME_BAND = (0.005, 0.04, 0.25)
+ENERGY_BAND = (0.01, 0.03, 0.25)
 # a share of memory time above this: the cluster is memory-bound, where the split of its waits is least certain
 _MEMORY_BOUND = 0.5
 

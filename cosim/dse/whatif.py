@@ -295,7 +295,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame) -> pd.DataFrame:
         wait_s = float(idle[: max(last, 0)].sum()) + (float(load_fixed[last]) if last >= 0 else 0.0)
         # the waits that are neither busy nor load misses (Minor's stores draining) may overlap the core time the
         # new clock adds or removes (a throughput-bound phase takes the same time at any clock): the interval's shift
-        drains = float((idle - load_fixed)[: max(last, 0)].clip(min=0).sum())
+        drains = float((idle - load_fixed)[: last + 1].clip(min=0).sum())  # its last epoch's too (one dump)
         change = compute_s - float(c.busy_s[: last + 1].sum() + wait_clk[: last + 1].sum())
         shift_s = np.where(change > 0, -np.minimum(drains, change), np.minimum(drains, -change))
         # active cycles at f': core cycles stay, cycles spent waiting on other clocks shrink with the clock
