@@ -4,7 +4,7 @@ big/LITTLE clock pairs, and every run predicting every other run of its program.
     python tests/whatif_suite.py record [--jobs 2] [--cores 1 2] [--dumps epoch one] [PROGRAM...]
         runs gem5 (nice 10) and keeps each run's stats.txt.gz (the stats cosim reads) and config.ini under
         tests/data/whatif_suite/PROGRAM/CORES-DUMPS/BIG_LITTLE/
-    python tests/whatif_suite.py table [--csv OUT]
+    python tests/whatif_suite.py table [--setup 1c-epoch] [--csv OUT]
         predicts every ordered pair of the recorded runs and prints the errors [%] per cluster and in total,
         with the interval each prediction carries and whether it covers gem5
 
@@ -111,13 +111,14 @@ def main(argv: list[str]) -> None:
     r.add_argument("programs", nargs="*")
     t = sub.add_parser("table")
     t.add_argument("--csv", type=Path)
+    t.add_argument("--setup", default="*", help="1c-epoch, 1c-one, 2c-epoch, ... (default: every one recorded)")
     args = p.parse_args(argv)
     if args.command == "record":
         record(args)
     else:
         from whatif_pairs import suite_table  # noqa: PLC0415  (needs cosim; record does not)
 
-        suite_table(RUNS, csv=args.csv)
+        suite_table(RUNS, setup=args.setup, csv=args.csv)
 
 
 if __name__ == "__main__":
