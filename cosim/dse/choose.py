@@ -82,7 +82,8 @@ def plot_pareto(df: pd.DataFrame, path: str | Path, *, choice: Choice | None = N
     for _, row in df.iterrows():  # each point's clocks, so the chosen one can be read off the plot
         ax.annotate(point_label(row), (row["runtime_s"] * k, row["energy_j"] * k), fontsize=5, xytext=(2, 2), textcoords="offset points")
     if choice is not None and choice.row is not None:
-        label = f"chosen: {point_label(choice.row)}"
+        names = "/".join(str(c).removesuffix("_freq_mhz") for c in df.columns if str(c).endswith("_freq_mhz"))
+        label = f"chosen: {point_label(choice.row)}" + (f" MHz ({names})" if names else "")
         ax.plot(choice.row["runtime_s"] * k, choice.row["energy_j"] * k, "r*", ms=14, label=label)
     ax.set_xlabel(f"runtime [{t_unit}]")
     ax.set_ylabel(f"energy [{e_unit}]")
