@@ -250,11 +250,13 @@ def test_whatif_against_real_gem5_runs_at_other_clocks():
     runs = GEM5_RUNS / "cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz", GEM5_RUNS / "cosim-v24-se-biglittle-o3-1000MHz-minor-600MHz"
     down, up = compare(*runs), compare(*runs[::-1])
     for row in (down, up):
-        # measured: runtime -3.0 % down, +6.3 % up; energy -4.1 % / +5.2 % (README table)
-        assert abs(row["runtime_s"]) < 7 and abs(row["energy_j"]) < 6
-        assert abs(row["big_energy_j"]) < 6 and abs(row["little_energy_j"]) < 5
+        # measured: runtime +11.0 % down, -15.2 % up (the LITTLE's store drains take the same time at any clock
+        # here, docs/explanation/whatif.md); energy -0.4 % / -2.2 %; the interval holds gem5's value both ways
+        assert abs(row["runtime_s"]) < 16 and abs(row["energy_j"]) < 3
+        assert abs(row["big_energy_j"]) < 2 and abs(row["little_energy_j"]) < 10
+        assert row["runtime_s_covered"] and row["energy_j_covered"]
     # the run ends with the LITTLE cluster at both clock pairs, and the what-if says so
-    assert down["runtime_s"] == down["little_runtime_s"] and up["runtime_s"] == up["little_runtime_s"]
+    assert down["ends_with"] == up["ends_with"] == "little"
 
 
 @needs_shared
@@ -310,29 +312,6 @@ def test_sweep_cli_on_a_local_dask_cluster(tmp_path):
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "d.csv"), pd.read_csv(tmp_path / "p.csv"))
     nowhere = run_cosim(*args, "-o", tmp_path / "x.csv", "--scheduler", "tcp://127.0.0.1:1")
     assert nowhere.returncode == 2 and "no Dask scheduler answers there" in nowhere.stderr and "Traceback" not in nowhere.stderr
-
-
-def test_memory_waits_follow_the_dram_load():
-    """The same DRAM traffic over a longer run queues less (M/M/1): waits shrink when the run slows, grow when it speeds up."""
-    from cosim.dse.whatif import RecordedRun, _queue_factor
-
-    run = RecordedRun(np.full(10, 1e-4), [], dram_busy_s=0.4e-3, queue_share=0.7)  # 40 % busy over 1 ms
-    k = _queue_factor(run, np.array([0.5e-3, 1e-3, 2e-3]), 1e-3)
-    assert k[1] == pytest.approx(1.0) and k[0] > 1.0 > k[2] > 0.3  # never below the non-queueing share
-    assert _queue_factor(RecordedRun(np.full(10, 1e-4), []), np.array([2e-3]), 1e-3)[0] == 1.0  # no DRAM stats: unchanged
-
-
-@needs_shared
-def test_memory_time_with_a_private_l2_per_core():
-    """Two O3 CPUs, each with its own L2 (a real 2016 gem5 run): each CPU's memory time is its own L2's read-miss
-    latency, so the cluster's per-CPU memory time is the mean of the two L2s' (read from the file), not their sum."""
-    run = GEM5_RUNS / "public-old2016-arm64-fs-o3-dual"
-    stats, config = read_stats(run / "stats.txt"), read_config(run / "config.ini")
-    (cluster,) = recorded_run(stats, config, [ClusterSpec("big", "system.cpu", load_model("cortex-a15-walker2017"))]).clusters
-    reads = ("ReadReq_miss_latency::total", "ReadSharedReq_miss_latency::total", "ReadCleanReq_miss_latency::total")
-    per_l2 = [sum(stats[f"system.cpu{i}.l2cache.{n}"].iloc[0] for n in reads) for i in (0, 1)]
-    assert cluster.mem_s[0] == pytest.approx((per_l2[0] + per_l2[1]) / 2 / 1e12, rel=1e-12)
-    assert cluster.mem_s[0] < cluster.busy_s[0]  # not clamped: the runtime still scales with the clock
 
 
 def test_an_unmet_deadline_reports_the_lowest_peak_of_all_configurations():

@@ -8,6 +8,7 @@ cluster's energy over the whole run (a cluster stays powered until the run ends)
 
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
 from pathlib import Path
@@ -16,45 +17,56 @@ import numpy as np
 import pandas as pd
 
 from cosim import ClusterSpec, load_model, power_timeline, read_config, read_stats
-from cosim.dse.whatif import _ACTIVE_SHARE, recorded_run, whatif
+from cosim.dse.whatif import cluster_done_s, recorded_run, whatif
+from cosim.readers.gem5_stats import stats_file
 
 CLUSTERS = (("big", "system.bigCluster", "cortex-a15-walker2017"), ("little", "system.littleCluster", "cortex-a7-gemstone2018"))
 
 
-def load(run: Path):
-    stats = read_stats(run / "stats.txt")
+@functools.cache
+def load(run: Path, clusters=CLUSTERS):
+    stats = read_stats(stats_file(run))
     config = read_config(run / "config.ini")
-    specs = [ClusterSpec(name, path, load_model(model)) for name, path, model in CLUSTERS]
+    specs = [ClusterSpec(name, path, load_model(model)) for name, path, model in clusters]
     return stats, config, specs
 
 
-def measured(run: Path) -> dict:
-    stats, config, specs = load(run)
+@functools.cache
+def measured(run: Path, clusters=CLUSTERS) -> dict:
+    stats, config, specs = load(run, clusters)
     timeline = power_timeline(stats, config, specs)
     rec = recorded_run(stats, config, specs)
     ends = np.cumsum(rec.duration_s)
     out = {"runtime_s": float(ends[-1]), "energy_j": float(timeline["energy_j"].sum())}
     for c in rec.clusters:
-        active = np.flatnonzero(c.busy_s > _ACTIVE_SHARE * rec.duration_s)
-        out[f"{c.name}_runtime_s"] = float(ends[active[-1]])
+        out[f"{c.name}_runtime_s"] = cluster_done_s(c, rec.duration_s)  # its last busy cycle and load wait
         out[f"{c.name}_energy_j"] = float(timeline.loc[timeline["cluster"] == c.name, "energy_j"].sum())
     return out
 
 
-def clocks(run: Path) -> tuple[float, float]:
-    """The run's big and LITTLE clocks [MHz], from its config alone (gem5 rounds 1800 MHz to 556 ticks)."""
+def clocks(run: Path, clusters=CLUSTERS) -> tuple[float, ...]:
+    """The run's clusters' clocks [MHz], from its config alone (gem5 rounds 1800 MHz to 556 ticks)."""
     config = read_config(run / "config.ini")
-    return tuple(float(np.round(config.cluster(n, p).freq_mhz / 200) * 200) for n, p, _ in CLUSTERS)
+    return tuple(float(np.round(config.cluster(n, p).freq_mhz / 200) * 200) for n, p, _ in clusters)
 
 
-def compare(base: Path, other: Path) -> dict:
+def compare(base: Path, other: Path, clusters=CLUSTERS) -> dict:
     """Errors [%] of the what-if from ``base`` at ``other``'s clocks, against ``other`` itself."""
-    stats, config, specs = load(base)
-    big, little = clocks(other)
-    predicted = whatif(recorded_run(stats, config, specs), pd.DataFrame({"big_freq_mhz": [big], "little_freq_mhz": [little]})).iloc[0]
-    actual = measured(other)
-    keys = ("runtime_s", "big_runtime_s", "little_runtime_s", "energy_j", "big_energy_j", "little_energy_j")
-    return {"to": f"{big:g}/{little:g} MHz", **{k: 100 * (predicted[k] - actual[k]) / actual[k] for k in keys}}
+    stats, config, specs = load(base, clusters)
+    names = [n for n, *_ in clusters]
+    target = clocks(other, clusters)
+    grid = pd.DataFrame({f"{n}_freq_mhz": [f] for n, f in zip(names, target)})
+    predicted = whatif(recorded_run(stats, config, specs), grid).iloc[0]
+    actual = measured(other, clusters)
+    keys = ("runtime_s", *(f"{n}_runtime_s" for n in names), "energy_j", *(f"{n}_energy_j" for n in names))
+    out = {"to": "/".join(f"{f:g}" for f in target) + " MHz", **{k: 100 * (predicted[k] - actual[k]) / actual[k] for k in keys}}
+    for k in ("runtime_s", "energy_j"):  # the interval: its half-width [%] and whether it holds gem5's value
+        out[f"{k}_width"] = 100 * (predicted[f"{k}_hi"] - predicted[f"{k}_lo"]) / 2 / predicted[k]
+        out[f"{k}_covered"] = bool(predicted[f"{k}_lo"] <= actual[k] <= predicted[f"{k}_hi"])
+    last = [max(names, key=lambda n: row[f"{n}_runtime_s"]) for row in (predicted, actual)]
+    out["ends_with"] = last[0] if last[0] == last[1] else f"{last[0]} (gem5: {last[1]})"
+    out["flags"] = predicted["flags"]
+    return out
 
 
 def _table(base: Path, others: list[Path]) -> None:
@@ -69,3 +81,52 @@ if __name__ == "__main__":
     runs = [Path(p) for p in sys.argv[1 + every :]]
     for base in runs if every else runs[:1]:
         _table(base, [r for r in runs if r != base])
+
+
+def suite_rows(root: Path, setup: str = "*") -> pd.DataFrame:
+    """Every ordered pair of every program and set-up (``1c-epoch``, ...) recorded under ``root`` (PROGRAM/SETUP/BIG_LITTLE/)."""
+    rows = []
+    for setup_dir in sorted(p for p in root.glob(f"*/{setup}") if p.is_dir()):
+        setup = setup_dir
+        runs = sorted(p for p in setup.iterdir() if p.is_dir())
+        for base in runs:
+            for other in runs:
+                if other != base:
+                    fr = "/".join(f"{f:g}" for f in clocks(base))
+                    rows.append({"program": setup.parent.name, "setup": setup.name, "from": fr, **compare(base, other)})
+    return pd.DataFrame(rows)
+
+
+def summary(rows: pd.DataFrame) -> dict:
+    """The suite's headline numbers: worst errors [%], pairs within 5 %, the interval's coverage and mean half-width [%]."""
+    out = {"pairs": len(rows)}
+    for k in ("runtime_s", "energy_j"):
+        worst = rows.loc[rows[k].abs().idxmax()]
+        out[f"worst_{k}"] = f"{worst[k]:+.1f} % ({worst['program']} {worst['setup']} {worst['from']} -> {worst['to']})"
+        out[f"{k}_within_5"] = int((rows[k].abs() <= 5).sum())
+        out[f"{k}_coverage"] = float(rows[f"{k}_covered"].mean())
+        out[f"{k}_mean_width"] = float(rows[f"{k}_width"].mean())
+    return out
+
+
+def suite_table(root: Path, *, setup: str = "*", csv: Path | None = None) -> pd.DataFrame:
+    rows = suite_rows(root, setup)
+    if csv is not None:
+        rows.to_csv(csv, index=False)
+    cols = [
+        "program",
+        "setup",
+        "from",
+        "to",
+        "runtime_s",
+        "big_runtime_s",
+        "little_runtime_s",
+        "energy_j",
+        "big_energy_j",
+        "little_energy_j",
+    ]
+    print("error of the what-if [%]")
+    print(rows[cols].round(1).to_string(index=False))
+    for k, v in summary(rows).items():
+        print(f"{k}: {v:.3f}" if isinstance(v, float) else f"{k}: {v}")
+    return rows

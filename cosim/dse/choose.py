@@ -60,6 +60,12 @@ def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: fl
     return Choice(row, f"{what} of {int(ok.sum())} configuration(s) meeting the constraints")
 
 
+def point_label(row: pd.Series) -> str:
+    """A configuration's clocks, e.g. ``1800/600`` (MHz, in the table's cluster order); the run's name for a sweep."""
+    clocks = [f"{row[c]:g}" for c in row.index if str(c).endswith("_freq_mhz")]
+    return "/".join(clocks) if clocks else str(row.get("run", ""))
+
+
 def plot_pareto(df: pd.DataFrame, path: str | Path, *, choice: Choice | None = None, title: str = "") -> Path:
     from cosim.plots import pyplot, save_figure
 
@@ -72,8 +78,12 @@ def plot_pareto(df: pd.DataFrame, path: str | Path, *, choice: Choice | None = N
     ax.scatter(df["runtime_s"] * k, df["energy_j"] * k, s=12, c="0.6", label="configurations")
     f = df[front].sort_values("runtime_s")
     ax.plot(f["runtime_s"] * k, f["energy_j"] * k, "o-", ms=4, label="Pareto front")
+    for _, row in df.iterrows():  # each point's clocks, so the chosen one can be read off the plot
+        ax.annotate(point_label(row), (row["runtime_s"] * k, row["energy_j"] * k), fontsize=5, xytext=(2, 2), textcoords="offset points")
     if choice is not None and choice.row is not None:
-        ax.plot(choice.row["runtime_s"] * k, choice.row["energy_j"] * k, "r*", ms=14, label="chosen")
+        names = "/".join(str(c).removesuffix("_freq_mhz") for c in df.columns if str(c).endswith("_freq_mhz"))
+        label = f"chosen: {point_label(choice.row)}" + (f" MHz ({names})" if names else "")
+        ax.plot(choice.row["runtime_s"] * k, choice.row["energy_j"] * k, "r*", ms=14, label=label)
     ax.set_xlabel(f"runtime [{t_unit}]")
     ax.set_ylabel(f"energy [{e_unit}]")
     ax.set_title(title or "DVFS what-if")

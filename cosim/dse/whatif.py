@@ -7,32 +7,32 @@ new runtime t' at f', an epoch's dynamic *energy* is t * f * V'^2 * sum(beta * E
 it depends on the new voltage only.  Static power is the model's polynomial at
 (f', V') for the whole new runtime: a cluster stays powered until the run ends.
 
-Runtime, per cluster (the clusters run their own work side by side), up to the
-last epoch in which the cluster computed:
+Runtime, per cluster (the clusters run their own work side by side), up to its
+last busy cycle (the idle rest of its last active epoch is after it finished):
   busy_c  = busiest CPU's active cycles / f_c          (time cluster c computes)
-  mem_c   = the part of busy_c spent waiting on memory
-  busy_c' = mem_c + (busy_c - mem_c) * f_c / f_c'      (only core time scales)
+  mem_c   = the part of busy_c spent waiting on memory off the cluster's clock
+  busy_c' = mem_c + (busy_c - mem_c) * f_c / f_c'      (only on-clock time scales)
   wait_c  = the rest of the epoch, t - busy_c: time the cluster waited with no
-            active cycle (a Minor CPU quiesces on a miss and counts it as idle)
+            active cycle (a Minor CPU stops ticking while it waits on a miss)
 The run ends when the last cluster finishes, plus the recorded time after every
 cluster had finished.  The active cycles (the CPU_CYCLES input) become
 (busy_c - mem_c) * f_c + mem_c * f_c': a core waiting on memory spends fewer
 cycles doing so at a lower clock.
 
-Which cycles hold the memory wait depends on the CPU model.  Minor's active
-cycles are all core time (mem = 0) and its waits are in wait_c.  O3 and the
-simple CPUs stay active while they wait: mem_c is gem5's L2 miss latency (ticks
-the misses were outstanding) shared between the cluster's CPUs, read misses only
-for O3, whose stores retire into its store queue, all demand misses for the
-simple CPUs, which block on both.
-
-Memory waits are not constant: the same DRAM traffic over a longer run queues
-less.  gem5 says how much of a DRAM access is queueing (totQLat / totMemAccLat)
-and how busy the DRAM data bus was (busUtil); with an M/M/1 queue (delay ~
-U / (1 - U)) wait_c is rescaled to the new utilisation U' = U t / t', solved for
-t' by bisection.  Limits: overlapping misses (memory-level parallelism) are
-counted one after the other, so an O3 core's mem_c is over-estimated; L1-to-L2
-hit time is taken to scale with the core clock.
+What is memory time, from gem5's own statistics (docs/explanation/whatif.md has
+the suite that checks each step):
+- an L2 miss spends tag_latency + response_latency cycles of the L2 (and one
+  each way on its bus) on the cluster's clock; only the rest (memory bus, DRAM)
+  is fixed;
+- O3 (busy includes its waits): the larger of its L2 read-miss latency (loads
+  one after the other; stores retire into the store queue) and the cycles rename
+  was blocked by a full load or store queue (overlapping misses, stores
+  draining: memory-level parallelism), per CPU, at most busy_c;
+- Minor (its waits are idle cycles): the load-miss part of wait_c (its L1s'
+  read-miss latency) splits as that latency does between the cluster clock (L2
+  hits, the L2's own cycles) and the fixed part; its store drains stay fixed.
+gem5's DRAM access latency per read moved by at most 5 % between the suite's
+clock pairs, so the fixed part is not rescaled for DRAM queueing.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.counters.pmc import event_rates
+from cosim.dse.interval import RunCharacter, add_intervals
 from cosim.errors import CosimError
 from cosim.models.envelope import above_top, cores_factor, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
@@ -56,15 +57,18 @@ from cosim.timeline.cycles import checked_cycles
 _QUIESCE_ON_MISS = {"minor", "inorder"}
 # an epoch in which a cluster's busiest CPU computed for less than this share of it is idle for it
 _ACTIVE_SHARE = 0.01
-# DRAM queueing: utilisation is capped below 1 (an M/M/1 queue's delay diverges there)
-_MAX_UTIL = 0.95
-_QUEUE_ITERATIONS = 60  # bisection steps
-# L2 demand miss latency (sum over misses, ticks) in both naming generations
+# L2 demand miss latency (sum over misses, ticks) and miss count in both naming generations
 MISS_LATENCY = ("demandMissLatency::total", "demand_miss_latency::total")
+MISSES = ("demandMisses::total", "demand_misses::total")
+# O3 rename stalls for a full load / store queue: one count per blocked cycle
+FULL_LSQ = ("rename.LQFullEvents", "rename.SQFullEvents")
+# cycles a cache refused accesses: every MSHR busy, or an MSHR's target list full
+L1_BLOCKED = ("blockedCycles::no_mshrs", "blockedCycles::no_targets", "blocked_cycles::no_mshrs", "blocked_cycles::no_targets")
 # the read misses alone (loads and instruction fetches); an out-of-order core does not wait for its stores
-READ_MISS_LATENCY = (
-    ("ReadReq.missLatency::total", "ReadSharedReq.missLatency::total", "ReadCleanReq.missLatency::total"),
-    ("ReadReq_miss_latency::total", "ReadSharedReq_miss_latency::total", "ReadCleanReq_miss_latency::total"),
+_READ = ("ReadReq", "ReadSharedReq", "ReadCleanReq")
+READ_MISSES = (
+    (tuple(f"{r}.missLatency::total" for r in _READ), tuple(f"{r}.misses::total" for r in _READ)),
+    (tuple(f"{r}_miss_latency::total" for r in _READ), tuple(f"{r}_misses::total" for r in _READ)),
 )
 
 
@@ -79,6 +83,13 @@ class ClusterActivity:
     cycle_coeff: np.ndarray  # the same for the CPU_CYCLES (0x11) inputs, whose count changes with the clock
     busy_s: np.ndarray
     mem_s: np.ndarray
+    # the part of the memory time spent in the cluster's own clock domain (its L2's lookup and response, its L2
+    # bus), which scales with the cluster clock: within mem_s (O3, simple CPUs), or within the idle waits (Minor)
+    mem_clocked_s: np.ndarray | None = None
+    wait_clocked_s: np.ndarray | None = None
+    # Minor's load waits off the cluster clock (memory bus, DRAM): with wait_clocked_s, the idle time it was working
+    # (the rest of its idle time is stores draining, or, in its last active epoch, after it finished)
+    load_wait_fixed_s: np.ndarray | None = None
     cores_scale: float = 1.0  # static power scale for the cores present (cosim.models.envelope.cores_factor)
 
 
@@ -110,10 +121,31 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             idle = stats[f"{cpu}.idleCycles"].to_numpy() if f"{cpu}.idleCycles" in stats else 0.0
             active[i] = stats[f"{cpu}.numCycles"].to_numpy() - idle
         busy = np.minimum(active.max(axis=0) / (freq * 1e6), duration)
+        latency, misses = _l2_misses(stats, cluster, meta.ticks_per_s)
+        clocked = misses * _l2_miss_cycles(config, cluster) / (freq * 1e6) / cluster.n_cpus
+        zero = np.zeros(len(stats))
         if all(cluster.kind(c) in _QUIESCE_ON_MISS for c in cluster.cores):
-            mem = np.zeros(len(stats))  # the waits are idle cycles already, outside busy
+            mem = zero  # the waits are idle cycles already, outside busy
+            # Minor blocks on a load miss: its load waits are its L1s' read-miss time, which splits as that time does:
+            # the L2 read misses' time off the cluster clock (memory bus, DRAM) is fixed, the rest (L2 hits, the L2's
+            # own cycles on a miss) runs on the cluster clock; the rest of its idle time is its stores draining
+            l1 = _l1_miss_latency_s(stats, cluster, meta.ticks_per_s)
+            l2_read, read_misses = _l2_misses(stats, cluster, meta.ticks_per_s, reads=True)
+            read_clocked = read_misses * _l2_miss_cycles(config, cluster) / (freq * 1e6)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                off_clock = np.where(l1 > 0, np.clip((l2_read - read_clocked) / l1, 0.0, 1.0), 1.0)
+            idle = duration - busy
+            load_wait = np.minimum(idle, l1 / cluster.n_cpus)
+            mem_clocked, wait_clocked = zero, load_wait * (1.0 - off_clock)
+            load_fixed = load_wait * off_clock
         else:
-            mem = np.minimum(busy, _miss_latency_s(stats, cluster, meta.ticks_per_s) / cluster.n_cpus)
+            # an O3 core's misses overlap: its memory time is at least the latency of its read misses one after the
+            # other (dependent loads), and at least the cycles its L1D refused accesses with every MSHR waiting on
+            # memory, or it could not rename for a full load or store queue (independent misses, stores draining):
+            # memory-level parallelism as gem5 counts it
+            full = _stall_cycles(stats, cluster) / (freq * 1e6) / cluster.n_cpus
+            mem = np.minimum(busy, np.maximum(latency / cluster.n_cpus, full))
+            mem_clocked, wait_clocked, load_fixed = np.minimum(clocked, mem), zero, zero
         out.append(
             ClusterActivity(
                 cluster.name,
@@ -123,6 +155,9 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 duration * freq * _beta_e(model, rates, len(stats), cycles=True),
                 busy,
                 mem,
+                mem_clocked,
+                wait_clocked,
+                load_fixed,
                 cores_factor(model, cluster.n_cpus),
             )
         )
@@ -137,22 +172,64 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
     return RecordedRun(duration, out, dram_busy, share)
 
 
-def _miss_latency_s(stats: pd.DataFrame, cluster, ticks_per_s: float) -> np.ndarray:
-    """The cluster's share of its L2s' miss latency per epoch [s]: read misses for O3, all demand misses otherwise.
+def _l2_misses(stats: pd.DataFrame, cluster, ticks_per_s: float, *, reads: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The cluster's share of its L2s' miss latency [s] and misses per epoch: read misses for O3, all demand misses
+    otherwise.
 
     Each L2's latency is split by the CPUs using it: the cluster keeps its own cores' share, so one shared L2 and
     one private L2 per core give the same total for the same misses."""
     out_of_order = all(cluster.kind(c) == "o3" for c in cluster.cores)
-    families = READ_MISS_LATENCY if out_of_order else tuple((n,) for n in MISS_LATENCY)
-    latency = np.zeros(len(stats))
+    families = READ_MISSES if out_of_order or reads else tuple(((lat,), (n,)) for lat, n in zip(MISS_LATENCY, MISSES))
+    latency, misses = np.zeros(len(stats)), np.zeros(len(stats))
     for l2 in set(cluster.l2.values()):
         users = sum(cluster.l2.get(c) == l2 for c in cluster.cores)  # this cluster's cores below this L2
-        for names in families:
-            found = [f"{l2}.{n}" for n in names if f"{l2}.{n}" in stats]
+        for lat_names, miss_names in families:
+            found = [f"{l2}.{n}" for n in lat_names if f"{l2}.{n}" in stats]
             if found:
                 latency += stats[found].to_numpy().sum(axis=1) * users / cluster.sharers(l2)
+                counted = [f"{l2}.{n}" for n in miss_names if f"{l2}.{n}" in stats]
+                misses += np.nan_to_num(stats[counted].to_numpy().sum(axis=1)) * users / cluster.sharers(l2) if counted else 0.0
                 break
-    return latency / ticks_per_s
+    return latency / ticks_per_s, misses
+
+
+def _l1_miss_latency_s(stats: pd.DataFrame, cluster, ticks_per_s: float) -> np.ndarray:
+    """The cluster's L1 read-miss latency per epoch [s], summed over its CPUs: the data caches' load misses and the
+    instruction caches' misses."""
+    total = np.zeros(len(stats))
+    names = [(l1, MISS_LATENCY) for l1 in set(cluster.l1i.values())]
+    names += [(l1, ("ReadReq.missLatency::total", "ReadReq_miss_latency::total")) for l1 in set(cluster.l1d.values())]
+    for l1, candidates in names:
+        found = next((f"{l1}.{n}" for n in candidates if f"{l1}.{n}" in stats), None)
+        if found:
+            total += np.nan_to_num(stats[found].to_numpy())
+    return total / ticks_per_s
+
+
+def _stall_cycles(stats: pd.DataFrame, cluster) -> np.ndarray:
+    """Per CPU, the larger of the cycles its L1D was blocked (no free MSHR or target) and the cycles it could not
+    rename for a full load or store queue; summed over the cluster's CPUs."""
+    total = np.zeros(len(stats))
+    for cpu in cluster.cpus:
+        lsq = sum(np.nan_to_num(stats[f"{cpu}.{n}"].to_numpy()) for n in FULL_LSQ if f"{cpu}.{n}" in stats)
+        l1d = cluster.l1d.get(cpu)
+        blocked = sum(np.nan_to_num(stats[f"{l1d}.{n}"].to_numpy()) for n in L1_BLOCKED if f"{l1d}.{n}" in stats)
+        total += np.maximum(lsq, blocked)
+    return total
+
+
+def _l2_miss_cycles(config: Gem5Config, cluster) -> float:
+    """Cycles of the cluster's own clock in each L2 miss: the L2's tag lookup and response latency, and one cycle
+    each way on the L2 bus (gem5's L2XBar: frontend and response latency 1).  gem5 counts them in the L2's miss
+    latency; the rest (memory bus, DRAM) runs on the system's and the DRAM's clocks."""
+    cycles = []
+    for l2 in set(cluster.l2.values()):
+        params = config.objects.get(l2, {})
+        try:
+            cycles.append(float(params.get("tag_latency", 0)) + float(params.get("response_latency", 0)) + 2.0)
+        except ValueError:
+            cycles.append(0.0)
+    return float(np.mean(cycles)) if cycles else 0.0
 
 
 def _dram_objects(config: Gem5Config) -> list[str]:
@@ -168,9 +245,12 @@ def whatif_stats(config: Gem5Config, specs: Sequence[ClusterSpec]) -> set[str]:
     for spec in specs:
         cluster = resolve_cluster(config, spec, config.ticks_per_s)
         wanted |= stats_for(cluster, spec.model.events)
-        wanted |= {f"{cpu}.{name}" for cpu in cluster.cpus for name in ("numCycles", "idleCycles")}
-        names = [*MISS_LATENCY, *(n for family in READ_MISS_LATENCY for n in family)]
+        wanted |= {f"{cpu}.{name}" for cpu in cluster.cpus for name in ("numCycles", "idleCycles", *FULL_LSQ)}
+        names = [*MISS_LATENCY, *MISSES, *(n for family in READ_MISSES for names in family for n in names)]
         wanted |= {f"{l2}.{name}" for l2 in cluster.l2.values() for name in names}
+        wanted |= {f"{l1}.{name}" for l1 in cluster.l1i.values() for name in MISS_LATENCY}
+        wanted |= {f"{l1}.{name}" for l1 in cluster.l1d.values() for name in L1_BLOCKED}
+        wanted |= {f"{l1}.{name}" for l1 in cluster.l1d.values() for name in ("ReadReq.missLatency::total", "ReadReq_miss_latency::total")}
     wanted |= {f"{d}.{name}" for d in _dram_objects(config) for name in ("busUtil", "totQLat", "totMemAccLat")}
     return wanted
 
@@ -185,21 +265,21 @@ def dvfs_grid(run: RecordedRun, freqs: Mapping[str, Sequence[float]] | None = No
 
 
 def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -> pd.DataFrame:
-    """Runtime [s], energy [J], average and peak power [W] of the run at each grid row; per-cluster energy and runtime too.
+    """Runtime [s], energy [J], average and peak power [W] of the run at each grid row; per-cluster energy and runtime,
+    an interval on runtime and energy (``runtime_s_lo`` .. ``energy_j_hi``, see :mod:`cosim.dse.interval`) and
+    ``flags``.
 
-    ``peak_power_w`` adds each cluster's highest epoch power: the clusters' epochs no
-    longer line up once their clocks change, so this is an upper bound.  Clocks are
-    priced by each model's envelope (:mod:`cosim.models.envelope`); one beyond its band
-    is refused unless ``extrapolate``.
+    Both powers come from the same epochs: each recorded epoch gets a new length (its slowest cluster's), scaled so
+    the epochs add up to the new runtime, and ``peak_power_w`` is the highest epoch's energy over its length, so the
+    average (energy over runtime) is never above it.  Clocks are priced by each model's envelope
+    (:mod:`cosim.models.envelope`, static power scaled to the cores present); one beyond its band is refused unless
+    ``extrapolate``.
     """
     duration = run.duration_s
     ends = np.cumsum(duration)
-    finish = {}  # cluster -> index of the last epoch it computed in
-    for c in run.clusters:
-        active = np.flatnonzero(c.busy_s > _ACTIVE_SHARE * duration)
-        finish[c.name] = int(active[-1]) if active.size else -1
-    last = max(finish.values())
-    tail_s = ends[-1] - (ends[last] if last >= 0 else 0.0)  # recorded time after every cluster had finished
+    finish = {c.name: cluster_finish(c, duration) for c in run.clusters}
+    done = [cluster_done_s(c, duration) for c in run.clusters]
+    tail_s = ends[-1] - max(done, default=0.0)  # recorded time after every cluster had finished
     parts = []
     for c in run.clusters:
         f_new = grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)
@@ -207,50 +287,106 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         if not extrapolate:
             refuse_beyond_band(c.model, levels, lambda i, c=c, levels=levels: f"--freqs {c.name}={levels[i]:g}")
         op = operating_point(c.model, levels)
-        span = slice(0, finish[c.name] + 1)
-        busy = c.mem_s + (c.busy_s - c.mem_s) * (c.freq_mhz / levels[:, None])  # (levels, epochs)
-        # until the cluster finishes: its computing time at f' (core part scaled, memory part not), and the time it
-        # waited with no active cycle (Minor's memory waits), which follows the DRAM's queueing below
-        compute_s = busy[:, span].sum(axis=1)
-        wait_s = float((duration - c.busy_s)[span].sum())
-        # active cycles at f': core cycles stay, cycles spent waiting on memory shrink with the clock
+        last = finish[c.name]
+        ratio = c.freq_mhz / levels[:, None]  # (levels, epochs): how much longer a cycle is at f'
+        zero = np.zeros(len(duration))
+        mem_clk = zero if c.mem_clocked_s is None else c.mem_clocked_s
+        wait_clk = zero if c.wait_clocked_s is None else c.wait_clocked_s
+        load_fixed = zero if c.load_wait_fixed_s is None else c.load_wait_fixed_s
+        fixed = c.mem_s - mem_clk  # memory time on other clocks (memory bus, DRAM)
+        # (levels, epochs): time on the cluster's clock scales (core, L2 hits, waits on the L2's own cycles)
+        busy = fixed + (c.busy_s - fixed + wait_clk) * ratio
+        idle = duration - c.busy_s - wait_clk  # the waits off the cluster's clock, as recorded
+        # until the cluster finishes: every epoch before its last active one, and in that one its busy time and
+        # load waits (the rest of that epoch is after it finished)
+        compute_s = busy[:, : last + 1].sum(axis=1)
+        wait_s = float(idle[: max(last, 0)].sum()) + (float(load_fixed[last]) if last >= 0 else 0.0)
+        # the waits that are neither busy nor load misses (Minor's stores draining) may overlap the core time the
+        # new clock adds or removes (a throughput-bound phase takes the same time at any clock): the interval's shift
+        drains = float((idle - load_fixed)[: last + 1].clip(min=0).sum())  # its last epoch's too (one dump)
+        change = compute_s - float(c.busy_s[: last + 1].sum() + wait_clk[: last + 1].sum())
+        shift_s = np.where(change > 0, -np.minimum(drains, change), np.minimum(drains, -change))
+        # active cycles at f': core cycles stay, cycles spent waiting on other clocks shrink with the clock
         with np.errstate(divide="ignore", invalid="ignore"):
-            cycles = np.where(c.busy_s > 0, (c.mem_s * levels[:, None] + (c.busy_s - c.mem_s) * c.freq_mhz) / (c.busy_s * c.freq_mhz), 1.0)
+            cycles = np.where(c.busy_s > 0, (fixed * levels[:, None] + (c.busy_s - fixed) * c.freq_mhz) / (c.busy_s * c.freq_mhz), 1.0)
         dyn_j = (c.dyn_coeff + c.cycle_coeff * cycles) * op.voltage_v[:, None] ** 2
         static_w = envelope_static_w(c.model, levels, op.voltage_v) * c.cores_scale
-        epoch_s = duration[None, :] - c.busy_s[None, :] + busy
-        with np.errstate(divide="ignore", invalid="ignore"):
-            peak_w = np.nanmax(np.where(epoch_s > 0, dyn_j / epoch_s, 0.0), axis=1) + static_w
-        parts.append((c.name, compute_s[index], wait_s, dyn_j.sum(axis=1)[index], static_w[index], peak_w[index]))
-    runtime_s = _runtime_with_queueing(run, parts, tail_s, ends[-1])
+        parts.append((c.name, compute_s[index], wait_s, dyn_j[index], static_w[index], busy[index], idle, last, shift_s[index]))
+    # the run ends with its last cluster, then the recorded time after every cluster had finished
+    runtime_s = np.max([compute + wait for _, compute, wait, *_ in parts], axis=0) + tail_s if parts else np.full(len(grid), ends[-1])
+    # each epoch's new length: its slowest cluster's (core time at f', the fixed waits as recorded), scaled to the runtime
+    epoch_s = np.max([p[5] + p[6][None, :] for p in parts], axis=0) if parts else np.tile(duration, (len(grid), 1))
+    epoch_s = epoch_s * (runtime_s / epoch_s.sum(axis=1))[:, None]
     out = grid.copy()
     out["runtime_s"] = runtime_s
-    energy = np.zeros(len(grid))
-    peak = np.zeros(len(grid))
-    k = _queue_factor(run, runtime_s, ends[-1])
-    for name, compute_s, wait_s, dyn_j, static_w, peak_w in parts:
-        out[f"{name}_runtime_s"] = compute_s + wait_s * k
-        out[f"{name}_energy_j"] = dyn_j + static_w * runtime_s
-        energy += out[f"{name}_energy_j"].to_numpy()
-        peak += peak_w
-    out["energy_j"] = energy
-    out["peak_power_w"] = peak
+    epoch_j = np.zeros_like(epoch_s)
+    for name, compute_s, wait_s, dyn_j, static_w, *_ in parts:
+        out[f"{name}_runtime_s"] = compute_s + wait_s
+        cluster_j = dyn_j + static_w[:, None] * epoch_s  # a cluster stays powered until the run ends
+        out[f"{name}_energy_j"] = cluster_j.sum(axis=1)
+        epoch_j += cluster_j
+    out["energy_j"] = epoch_j.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["peak_power_w"] = np.nanmax(np.where(epoch_s > 0, epoch_j / epoch_s, 0.0), axis=1)
     out["avg_power_w"] = out["energy_j"] / out["runtime_s"]
     out["edp_js"] = out["energy_j"] * out["runtime_s"]
     # a clock above the model's top trained clock is priced by its envelope's extrapolation: flagged
     out["extrapolated"] = np.any([above_top(c.model, grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)) for c in run.clusters], axis=0)
+    # the shift of the cluster that ends the run, and what it costs in static energy
+    ending = np.argmax([p[1] + p[2] for p in parts], axis=0) if parts else np.zeros(len(grid), dtype=int)
+    shift = np.array([parts[j][8][i] for i, j in enumerate(ending)]) if parts else np.zeros(len(grid))
+    out = add_intervals(
+        character(run), out, shift_s=shift, static_w=np.sum([p[4] for p in parts], axis=0) if parts else np.zeros(len(grid))
+    )
+    extra = np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", "")
+    out["flags"] = [";".join(sorted(f for f in (*str(a).split(";"), b) if f)) for a, b in zip(out["flags"], extra)]
     return out[
         [
             *grid.columns,
             "runtime_s",
+            "runtime_s_lo",
+            "runtime_s_hi",
             "energy_j",
+            "energy_j_lo",
+            "energy_j_hi",
             "peak_power_w",
             "avg_power_w",
             "edp_js",
             "extrapolated",
             *[c for c in out.columns if c.endswith(("_energy_j", "_runtime_s")) and c not in ("energy_j", "runtime_s")],
+            "flags",
         ]
     ]
+
+
+def character(run: RecordedRun) -> RunCharacter:
+    """What the interval reads from the run: per cluster, the share of its time until it finished that was memory
+    (O3's memory time, Minor's idle waits) and its recorded clock."""
+    share, mhz = {}, {}
+    for c in run.clusters:
+        span = slice(0, cluster_finish(c, run.duration_s) + 1)
+        total = float(run.duration_s[span].sum())
+        waiting = float(c.mem_s[span].sum() + (run.duration_s - c.busy_s)[span].sum())
+        share[c.name] = min(waiting / total, 1.0) if total > 0 else 0.0
+        mhz[c.name] = float(np.average(c.freq_mhz, weights=np.maximum(c.busy_s, 1e-30)))
+    models = {c.name: c.model for c in run.clusters}
+    return RunCharacter(share, mhz, models, len(run.duration_s), run.dram_busy_s)
+
+
+def cluster_done_s(cluster: ClusterActivity, duration_s: np.ndarray) -> float:
+    """When the cluster finished its work in the recorded run [s]: the start of its last active epoch plus that
+    epoch's busy time and load waits (0 if it never computed)."""
+    last = cluster_finish(cluster, duration_s)
+    if last < 0:
+        return 0.0
+    waits = sum(float(w[last]) for w in (cluster.wait_clocked_s, cluster.load_wait_fixed_s) if w is not None)
+    return float(duration_s[:last].sum() + min(cluster.busy_s[last] + waits, duration_s[last]))
+
+
+def cluster_finish(cluster: ClusterActivity, duration_s: np.ndarray) -> int:
+    """Index of the last epoch in which the cluster computed (its busiest CPU active for more than 1 % of it); -1: never."""
+    active = np.flatnonzero(cluster.busy_s > _ACTIVE_SHARE * duration_s)
+    return int(active[-1]) if active.size else -1
 
 
 def _beta_e(model, rates, n: int, *, cycles: bool) -> np.ndarray:
@@ -258,33 +394,3 @@ def _beta_e(model, rates, n: int, *, cycles: bool) -> np.ndarray:
     return sum(
         t.coefficient * sum(w * rates.eph[e] for e, w in t.events.items() if (e == "0x11") == cycles) for t in model.dynamic
     ) + np.zeros(n)
-
-
-def _queue_factor(run: RecordedRun, runtime_s: np.ndarray, recorded_s: float) -> np.ndarray:
-    """How much longer (> 1) or shorter memory waits get at the new runtime: the same DRAM traffic over another
-    time loads the DRAM to U' = U t / t', and a queue's delay goes as U / (1 - U) (M/M/1); only the queueing
-    share of the DRAM access latency changes."""
-    u = min(run.dram_busy_s / recorded_s, _MAX_UTIL) if recorded_s > 0 else 0.0
-    if u <= 0 or run.queue_share <= 0:
-        return np.ones(len(runtime_s))
-    u_new = np.minimum(run.dram_busy_s / runtime_s, _MAX_UTIL)
-    return 1 - run.queue_share + run.queue_share * (u_new / (1 - u_new)) / (u / (1 - u))
-
-
-def _runtime_with_queueing(run: RecordedRun, parts: list, tail_s: float, recorded_s: float) -> np.ndarray:
-    """The run ends with its last cluster, whose waits depend on the runtime through the DRAM load.
-
-    t = tail + max_c(compute_c + k(t) * wait_c) has one root, as k falls when t grows: found by bisection.
-    """
-
-    def ends_at(t: np.ndarray) -> np.ndarray:
-        k = _queue_factor(run, t, recorded_s)
-        return np.max([compute + k * wait for _, compute, wait, *_ in parts], axis=0) + tail_s
-
-    lo = np.max([compute for _, compute, *_ in parts], axis=0) + tail_s  # no wait at all
-    hi = np.maximum(ends_at(lo), lo)
-    for _ in range(_QUEUE_ITERATIONS):
-        mid = (lo + hi) / 2
-        later = ends_at(mid) > mid  # the run would end after mid: the root is above
-        lo, hi = np.where(later, mid, lo), np.where(later, hi, mid)
-    return (lo + hi) / 2

@@ -1,0 +1,94 @@
+"""The interval on each what-if prediction, and its flags.
+
+The what-if is exact for time that scales with the core clock and for time that does not; its error is in how a
+run's memory time splits between the two (overlapping misses, DRAM queueing, gem5 changing its own behaviour between
+clocks, as O3 stores that skip the DRAM read at 1800 MHz).  So the error grows with how far the clock moves and with
+the share of the run that is memory time.  The interval is that, scaled by the what-if's error on the workload
+suite (tests/workloads, ``python tests/whatif_suite.py table``: every ordered pair of 8 programs x 3 clock pairs), at
+a coverage of at least 90 % there.  It is the interval on what the same power model would give on gem5's own run
+at those clocks: the model's own error against hardware (``power_lo_w``/``power_hi_w`` of ``cosim power``, 2 x its
+standard error of regression) comes on top of it and is the same at every clock.
+
+Half-width, relative, per cluster c:   w_c = BASE + SLOPE * |ln(f_c' / f_c)| * (CORE_SHARE + memory share of c)
+and the row takes the widest cluster's (the run ends with its slowest cluster; its energy is the clusters' sum).
+One side is widened further by the run's store drains (Minor idle time that is neither compute nor a load miss):
+they may overlap the core time a clock change adds or removes, as in a bandwidth-bound phase, which takes the same
+time at any clock (gem5 does this on the bundled phases program: 2.95 ms of drains at 1400 MHz, 1.84 ms at 600).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from cosim.models.modelfile import Model, operating_point
+
+# calibrated on the workload suite (docs/explanation/whatif.md): runtime and energy, (BASE, SLOPE, CORE_SHARE)
+RUNTIME_BAND = (0.005, 0.04, 0.25)
+ENERGY_BAND = (0.01, 0.03, 0.25)
+# a share of memory time above this: the cluster is memory-bound, where the split of its waits is least certain
+_MEMORY_BOUND = 0.5
+
+
+@dataclass(frozen=True)
+class RunCharacter:
+    """What the interval reads from a recorded run: per cluster, its share of memory time, its recorded clock [MHz]
+    and model; the number of dumps and the DRAM data bus's busy time [s]."""
+
+    memory_share: Mapping[str, float]
+    recorded_mhz: Mapping[str, float]
+    models: Mapping[str, Model]
+    n_dumps: int
+    dram_busy_s: float
+
+
+def relative_half_width(run: RunCharacter, table: pd.DataFrame, band: tuple[float, float, float]) -> np.ndarray:
+    """The interval's half-width relative to the prediction, per row (the widest cluster's)."""
+    base, slope, core = band
+    width = np.full(len(table), base)
+    for name, share in run.memory_share.items():
+        move = np.abs(np.log(table[f"{name}_freq_mhz"].to_numpy(dtype=float) / run.recorded_mhz[name]))
+        width = np.maximum(width, base + slope * move * (core + share))
+    return width
+
+
+def add_intervals(run: RunCharacter, table: pd.DataFrame, *, shift_s: np.ndarray, static_w: np.ndarray) -> pd.DataFrame:
+    """``runtime_s_lo/hi``, ``energy_j_lo/hi`` and ``flags`` on every row of a what-if table.
+
+    ``shift_s`` [s] widens one side: the run's store drains may overlap the core time the clock change adds (a
+    slower clock: up to that much shorter) or removes (a faster one: longer), as a throughput-bound phase does;
+    ``static_w`` [W] prices that time in static energy."""
+    out = table.copy()
+    w_t = relative_half_width(run, table, RUNTIME_BAND)
+    w_e = relative_half_width(run, table, ENERGY_BAND)
+    runtime, energy = out["runtime_s"].to_numpy(), out["energy_j"].to_numpy()
+    out["runtime_s_lo"] = runtime * (1 - w_t) + np.minimum(shift_s, 0.0)
+    out["runtime_s_hi"] = runtime * (1 + w_t) + np.maximum(shift_s, 0.0)
+    out["energy_j_lo"] = energy * (1 - w_e) + np.minimum(shift_s, 0.0) * static_w
+    out["energy_j_hi"] = energy * (1 + w_e) + np.maximum(shift_s, 0.0) * static_w
+    out["flags"] = row_flags(run, table)
+    return out
+
+
+def row_flags(run: RunCharacter, table: pd.DataFrame) -> list[str]:
+    """Why a row is less certain: one dump (phases mixed), a memory-bound cluster, a clock outside the model's
+    training range or V-f table, and the DRAM near saturation."""
+    common = []
+    if run.n_dumps == 1:
+        common.append("single_dump")
+    common += [f"memory_bound:{name}" for name, share in run.memory_share.items() if share > _MEMORY_BOUND]
+    per_row = [list(common) for _ in range(len(table))]
+    for name, model in run.models.items():
+        op = operating_point(model, table[f"{name}_freq_mhz"].to_numpy(dtype=float))
+        for i in range(len(table)):
+            if op.freq_outside_training[i]:
+                per_row[i].append(f"freq_outside_training:{name}")
+            if op.voltage_not_in_table[i]:
+                per_row[i].append(f"voltage_not_in_table:{name}")
+    busy = run.dram_busy_s / table["runtime_s"].to_numpy() if run.dram_busy_s > 0 else np.zeros(len(table))
+    for row in np.flatnonzero(busy > 0.8).tolist():
+        per_row[row].append("dram_near_saturation")
+    return [";".join(f) for f in per_row]

@@ -1,0 +1,125 @@
+"""The what-if checked on a workload suite: every program of tests/workloads run in the bundled gem5 at several
+big/LITTLE clock pairs, and every run predicting every other run of its program.
+
+    python tests/whatif_suite.py record [--jobs 2] [--cores 1 2] [--dumps epoch one] [PROGRAM...]
+        runs gem5 (nice 10) and keeps each run's stats.txt.gz (the stats cosim reads) and config.ini under
+        tests/data/whatif_suite/PROGRAM/CORES-DUMPS/BIG_LITTLE/
+    python tests/whatif_suite.py table [--setup 1c-epoch] [--csv OUT]
+        predicts every ordered pair of the recorded runs and prints the errors [%] per cluster and in total,
+        with the interval each prediction carries and whether it covers gem5
+
+The recorded runs are test data: tests/test_whatif_suite.py checks the table without gem5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+GEM5 = HERE.parent.parent / "shared" / "tools" / "gem5"
+WORKLOADS = HERE / "workloads"
+RUNS = HERE / "data" / "whatif_suite"
+# program -> size argument: each runs a few to ~20 CPU seconds of gem5 at the slowest pair on 1+1 cores
+PROGRAMS = {
+    "int_compute": 5,
+    "fp_compute": 5,
+    "branchy": 10,
+    "stream": 5,
+    "random_mlp": 20,
+    "ptrchase": 20,
+    "l2_fit": 25,
+    "mixed": 5,
+}
+PAIRS = ((1800, 1400), (1400, 1000), (1000, 600))  # big/LITTLE [MHz]
+DUMPS = {"epoch": "100us", "one": None}
+
+
+def run_dir(program: str, cores: int, dumps: str, big: int, little: int) -> Path:
+    return RUNS / program / f"{cores}c-{dumps}" / f"{big}_{little}"
+
+
+def record_one(program: str, cores: int, dumps: str, big: int, little: int) -> str:
+    out = run_dir(program, cores, dumps, big, little)
+    if (out / "stats.txt.gz").exists():
+        return f"{out.relative_to(RUNS)}: kept"
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = ["nice", "-n", "10", str(GEM5 / "gem5"), "-q", f"--outdir={tmp}", str(GEM5 / "workloads" / "se_biglittle.py")]
+        cmd += [f"--big-freq={big}MHz", f"--little-freq={little}MHz", f"--big-cores={cores}", f"--little-cores={cores}"]
+        # one dump: gem5's default, a single dump at exit (an epoch longer than any run, so nothing periodic fires)
+        cmd += [f"--epoch={DUMPS[dumps] or '1s'}", "--", str(WORKLOADS / f"{program}.aarch64"), str(PROGRAMS[program])]
+        before = os.times()
+        subprocess.run(cmd, check=True, capture_output=True)
+        after = os.times()
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.ini").write_text((Path(tmp) / "config.ini").read_text())
+        slim(Path(tmp) / "stats.txt", out)
+    cpu_s = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return f"{out.relative_to(RUNS)}: {cpu_s:.1f} CPU s"
+
+
+def slim(stats: Path, out: Path, clusters=None) -> None:
+    """Write ``out/stats.txt.gz`` with the lines cosim reads from this run: the dump markers, the simulation totals,
+    and every stat the power timeline and the what-if read for the two clusters (about 1/30 of gem5's file)."""
+    from whatif_pairs import CLUSTERS  # noqa: PLC0415  (needs cosim)
+
+    from cosim import ClusterSpec, load_model, read_config  # noqa: PLC0415
+    from cosim.dse.whatif import whatif_stats  # noqa: PLC0415
+    from cosim.timeline.cpu import stats_needed  # noqa: PLC0415
+
+    config = read_config(out / "config.ini")
+    specs = [ClusterSpec(n, p, load_model(m)) for n, p, m in clusters or CLUSTERS]
+    wanted = whatif_stats(config, specs) | stats_needed(config, specs)
+    opener = gzip.open if stats.suffix == ".gz" else open
+    with opener(stats, "rt") as src:
+        lines = [
+            line
+            for line in src
+            if not line.strip()
+            or line.startswith("-")
+            or (name := line.split(None, 1)[0]) in wanted
+            or not name.startswith("system.")
+            or "clk_domain" in name
+        ]
+    with gzip.open(out / "stats.txt.gz.part", "wt", compresslevel=9) as dst:
+        dst.writelines(lines)
+    (out / "stats.txt.gz.part").replace(out / "stats.txt.gz")
+
+
+def record(args: argparse.Namespace) -> None:
+    jobs = [
+        (p, c, d, big, little) for c in args.cores for d in args.dumps for p in args.programs or PROGRAMS for big, little in PAIRS[::-1]
+    ]
+    with ThreadPoolExecutor(args.jobs) as pool:
+        for line in pool.map(lambda j: record_one(*j), jobs):
+            print(line, flush=True)
+
+
+def main(argv: list[str]) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("record")
+    r.add_argument("--jobs", type=int, default=2)
+    r.add_argument("--cores", type=int, nargs="+", default=[1])
+    r.add_argument("--dumps", nargs="+", default=["epoch"], choices=list(DUMPS))
+    r.add_argument("programs", nargs="*")
+    t = sub.add_parser("table")
+    t.add_argument("--csv", type=Path)
+    t.add_argument("--setup", default="*", help="1c-epoch, 1c-one, 2c-epoch, ... (default: every one recorded)")
+    args = p.parse_args(argv)
+    if args.command == "record":
+        record(args)
+    else:
+        from whatif_pairs import suite_table  # noqa: PLC0415  (needs cosim; record does not)
+
+        suite_table(RUNS, setup=args.setup, csv=args.csv)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
