@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 TRACES = REPO / "traces"
 DEMO_RUN = TRACES / "cosim-v24-se-biglittle-1800-1400MHz"
 DOCUMENTED_EXITS = {0, 2, 3}
-BAD_NUMBERS = ("nan", "inf", "-1", str(2**64), "abc", "true", "", "1e400", "-inf")
+BAD_NUMBERS = ("nan", "inf", "-1", str(2**64), "abc", "true", "", "1e400", "-inf", "1e999", "-0")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
 
 
