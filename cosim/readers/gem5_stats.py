@@ -91,6 +91,8 @@ def read_stats_table(path: str | Path, *, stats: Iterable[str] | None = None, pr
     meta = reader.meta
     if not rows:
         reasons = "; ".join(f"line {d.line}: {d.reason}" for d in meta.dropped[:3])
+        # no dump dropped: every one covered no time (zero simulated ticks)
+        reasons = reasons or f"all {meta.dumps_in_file} dump(s) cover zero simulated time"
         raise CosimError(f"{path}: no complete stats dump could be read ({reasons})")
 
     matrix = np.zeros((len(rows), len(columns)))
