@@ -160,7 +160,9 @@ def check_output(path: str | Path, *, option: str, suffixes: tuple[str, ...]) ->
         raise CosimError(f"{option} {path}: an existing folder; give a file name in it, e.g. {path / ('cosim' + suffixes[0])}")
     if not path.parent.is_dir():
         raise CosimError(f"{option} {path}: folder {path.parent} does not exist; create it (mkdir -p {path.parent}) or write elsewhere")
-    if path.suffix.lower() not in suffixes and not (path.suffix == "" and suffixes is FIGURE_SUFFIXES):
+    # tables and models by their exact suffix (write_table tells Parquet by ".parquet"); figures in any case
+    suffix = path.suffix.lower() if suffixes is FIGURE_SUFFIXES else path.suffix
+    if suffix not in suffixes and not (suffix == "" and suffixes is FIGURE_SUFFIXES):
         raise CosimError(
             f"{option} {path}: cosim cannot write a '{path.suffix or 'suffix-less'}' file here; give a name ending in {', '.join(suffixes)}"
         )

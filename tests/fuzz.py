@@ -19,10 +19,12 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import json
 import random
 import re
 import shutil
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 TRACES = REPO / "traces"
 DEMO_RUN = TRACES / "cosim-v24-se-biglittle-1800-1400MHz"
 DOCUMENTED_EXITS = {0, 2, 3}
-BAD_NUMBERS = ("nan", "inf", "-1", str(2**64), "abc", "true", "", "1e400", "-inf")
+BAD_NUMBERS = ("nan", "inf", "-1", str(2**64), "abc", "true", "", "1e400", "-inf", "1e999", "-0")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
 
 
@@ -71,6 +73,7 @@ class Target:
 
     name: str
     make: callable  # folder -> (path of the file to mutate, argv, output path)
+    gzip: bool = False  # the file is gzip (mutated as text, written back compressed)
 
 
 def _first_dumps(n: int) -> str:
@@ -155,6 +158,98 @@ def _gpu_trace_timed(folder: Path):
     return path, ["gpu", TRACES / "cosim-nvprof-dct.txt", "--gpu-trace", path, "-o", folder / "out.csv"], folder / "out.csv"
 
 
+def _gem5_gzip(folder: Path):
+    stats = folder / "stats.txt.gz"
+    stats.write_bytes(gzip.compress(_stats_text().encode()))
+    shutil.copy(DEMO_RUN / "config.ini", folder / "config.ini")
+    return stats, ["power", stats, "-o", folder / "out.parquet"], folder / "out.parquet"
+
+
+SHARED_RUN = REPO.parent / "shared" / "data" / "gem5" / "cosim-v24-se-biglittle-o3-1000MHz-minor-600MHz"
+
+
+def _gem5_config_json(folder: Path):
+    """config.json (gem5's JSON config) of a real v24 run, with three dumps of its stats."""
+    stats = folder / "stats.txt"
+    with open(SHARED_RUN / "stats.txt") as f:
+        text = f.read(4 << 20)
+    marks = [m.start() for m in re.finditer(r"\n---------- End Simulation Statistics", text)]
+    stats.write_text(text[: text.index("\n", marks[2] + 1) + 1])
+    shutil.copy(SHARED_RUN / "config.json", folder / "config.json")
+    return folder / "config.json", ["whatif", stats, "--config", folder / "config.json", "-o", folder / "out.csv"], folder / "out.csv"
+
+
+def _model_file(folder: Path):
+    stats, _, out = _gem5_stats(folder)
+    model = folder / "a15.json"
+    shutil.copy(REPO / "models" / "cortex-a15-walker2017.json", model)
+    return model, ["power", stats, "--model", model, "--cluster", "big=system.bigCluster", "-o", out], out
+
+
+def _sidecar(folder: Path):
+    stats, _, out = _gem5_stats(folder)
+    # the sidecar gem5_scripts/cosim_gem5.attach_power writes: each cluster's CPUs and model
+    clusters = {"big": ("system.bigCluster", "cortex-a15-walker2017"), "little": ("system.littleCluster", "cortex-a7-gemstone2018")}
+    (folder / "cosim-run.json").write_text(
+        json.dumps({"clusters": {n: {"path": p, "model": m} for n, (p, m) in clusters.items()}}, indent=1)
+    )
+    return folder / "cosim-run.json", ["power", stats, "-o", out], out
+
+
+ARMPM = REPO.parent / "shared" / "data" / "armpm" / "Concatenated_Data" / "PARSEC" / "xu3_cset_perfcpu_PARSEC_eMMC_big.data"
+
+
+def _armpm(folder: Path):
+    path = folder / "run.data"
+    path.write_text("\n".join(ARMPM.read_text().split("\n")[:60]) + "\n")
+    argv = [
+        "fit",
+        path,
+        "--format",
+        "armpm",
+        "--power-col",
+        "A15 Power(W)",
+        "--events",
+        "0x11,0x08",
+        "--folds",
+        "2",
+        "-o",
+        folder / "m.json",
+    ]
+    return path, argv, folder / "m.json"
+
+
+def _activity(folder: Path):
+    path = folder / "act.csv"
+    shutil.copy(TRACES / "cosim-dct-activity.csv", path)
+    out = folder / "out.csv"
+    return path, ["gpu", TRACES / "cosim-nvprof-dct.csv", "--activity", path, "-o", out, "--plot", folder / "p.svg"], out
+
+
+def _corsair_like_measured(folder: Path):
+    """A Powmon table through cosim fit: the measured-table reader and the model JSON writer."""
+    path = folder / "measured.csv"
+    path.write_text("\n".join(POWMON.read_text().split("\n")[:60]) + "\n")
+    argv = [
+        "fit",
+        path,
+        "--label",
+        "A15",
+        "--power-col",
+        "Power A15",
+        "--events",
+        "0x11,0x1b-0x73",
+        "--folds",
+        "2",
+        "-o",
+        folder / "m.json",
+    ]
+    return path, argv, folder / "m.json"
+
+
+NEEDS_SHARED = {"gem5-config-json": SHARED_RUN, "armpm": ARMPM, "measured-csv": POWMON, "measured-fit": POWMON}
+
+
 TARGETS = {
     t.name: t
     for t in (
@@ -174,6 +269,13 @@ TARGETS = {
         Target("nvprof-csv", _nvprof_csv),
         Target("nvprof-text", _nvprof_text),
         Target("measured-csv", _measured),
+        Target("gem5-stats-gzip", _gem5_gzip, gzip=True),
+        Target("gem5-config-json", _gem5_config_json),
+        Target("model-file", _model_file),
+        Target("sidecar", _sidecar),
+        Target("armpm", _armpm),
+        Target("activity", _activity),
+        Target("measured-fit", _corsair_like_measured),
     )
 }
 
@@ -183,6 +285,7 @@ class Outcome:
     code: int
     stderr: str
     problems: list[str]
+    cpu_s: float = 0.0
 
 
 def run_mutant(target: Target, folder: Path, plan: list[tuple[str, int, int]]) -> Outcome:
@@ -191,8 +294,13 @@ def run_mutant(target: Target, folder: Path, plan: list[tuple[str, int, int]]) -
 
     folder.mkdir(parents=True, exist_ok=True)
     path, argv, out = target.make(folder)
-    path.write_text(mutate(path.read_text(), plan))
+    if target.gzip:
+        path.write_bytes(gzip.compress(mutate(gzip.decompress(path.read_bytes()).decode(), plan).encode()))
+    else:
+        path.write_text(mutate(path.read_text(), plan))
     out.unlink(missing_ok=True)
+    inputs = {p: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    cpu0 = time.process_time()
     err, std = io.StringIO(), io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(std):
         try:
@@ -202,21 +310,43 @@ def run_mutant(target: Target, folder: Path, plan: list[tuple[str, int, int]]) -
         except BaseException as exc:  # main must never let one through
             code = -1
             print(f"Traceback: {type(exc).__name__}: {exc}", file=sys.stderr)
+    cpu_s = time.process_time() - cpu0
     stderr = err.getvalue()
     problems = []
+    if cpu_s > 30:
+        problems.append("over 30 s")
+    if any(p.read_bytes() != data for p, data in inputs.items() if p.exists()) or not all(p.exists() for p in inputs):
+        problems.append("input modified")
+    if list(folder.glob(".*.tmp")):
+        problems.append("temporary file left")
     if code == -1 or "Traceback" in stderr or "internal error" in stderr:
         problems.append("traceback")
     if code not in DOCUMENTED_EXITS and code != -1:
         problems.append(f"exit {code}")
     if any(line and not line.startswith(("cosim:", "  ")) for line in stderr.splitlines()):
         problems.append("leaked warning")
-    if code == 0 and out.exists():
+    if code == 0 and out.exists() and out.suffix in (".csv", ".parquet"):
         table = pd.read_csv(out) if out.suffix == ".csv" else pd.read_parquet(out)
+        if "flags" not in table.columns:
+            problems.append("table without flags")
         if "power_w" in table.columns:
             power = table["power_w"].to_numpy(dtype=float)
             if not np.isfinite(power).all() or (power < 0).any():
                 problems.append("implausible power at exit 0")
-    return Outcome(code, stderr, problems)
+    return Outcome(code, stderr, problems, cpu_s)
+
+
+#: What a user must never see; each counted by a campaign and all expected 0
+PROBLEMS = (
+    "traceback",
+    "leaked warning",
+    "implausible power at exit 0",
+    "over 30 s",
+    "over 4x peak memory",
+    "input modified",
+    "temporary file left",
+    "table without flags",
+)
 
 
 def random_plan(rng: random.Random) -> list[tuple[str, int, int]]:
@@ -224,14 +354,29 @@ def random_plan(rng: random.Random) -> list[tuple[str, int, int]]:
 
 
 def campaign(n: int, root: Path, seed: int = 0) -> Counter:
-    """``n`` mutants spread over every target; counts of outcomes and problems."""
+    """``n`` mutants spread over every target; counts of outcomes and problems.
+
+    Memory: the process's peak RSS after every target ran unmutated is the baseline; a mutant
+    that lifts the peak above 4x that counts as "over 4x peak memory".
+    """
+    import resource
+
     rng = random.Random(seed)
     counts: Counter = Counter()
-    names = [t for t in TARGETS if t != "measured-csv" or POWMON.exists()]
+    names = [t for t in TARGETS if t not in NEEDS_SHARED or NEEDS_SHARED[t].exists()]
+    for name in names:
+        run_mutant(TARGETS[name], root / "baseline", [])
+        shutil.rmtree(root / "baseline", ignore_errors=True)
+    baseline_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    counts["baseline peak MiB"] = baseline_kib // 1024
     for k in range(n):
         target = TARGETS[names[k % len(names)]]
         outcome = run_mutant(target, root / f"m{k}", random_plan(rng))
+        if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > 4 * baseline_kib:
+            outcome.problems.append("over 4x peak memory")
+            baseline_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # count each excess once
         counts[f"exit {outcome.code}"] += 1
+        counts["max CPU s per mutant x1000"] = max(counts["max CPU s per mutant x1000"], int(outcome.cpu_s * 1000))
         for p in outcome.problems:
             counts[p] += 1
             if counts[p] <= 3:
@@ -255,5 +400,5 @@ if __name__ == "__main__":
     print(f"{opts.mutants} mutants in {time.perf_counter() - t0:.0f} s:")
     for key in sorted(result):
         print(f"  {key}: {result[key]}")
-    for key in ("traceback", "leaked warning", "implausible power at exit 0"):
+    for key in PROBLEMS:
         print(f"  {key} total: {result.get(key, 0)}")

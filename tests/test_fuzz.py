@@ -6,7 +6,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from fuzz import OPS, POWMON, TARGETS, run_mutant
+from fuzz import NEEDS_SHARED, OPS, TARGETS, run_mutant
+from hostile import CASES as HOSTILE
+from hostile import campaign as hostile_campaign
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +20,7 @@ _folders = itertools.count()
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plan=plans)
 def test_mutated_real_input_gets_a_documented_answer(target, plan, tmp_path):
-    if target == "measured-csv" and not POWMON.exists():
+    if target in NEEDS_SHARED and not NEEDS_SHARED[target].exists():
         pytest.skip("../shared/data is not here")
     outcome = run_mutant(TARGETS[target], tmp_path / f"m{next(_folders)}", plan)
     assert outcome.problems == [], outcome.stderr
@@ -27,7 +29,14 @@ def test_mutated_real_input_gets_a_documented_answer(target, plan, tmp_path):
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_unmutated_real_input_prices(target, tmp_path):
     """The fuzz baseline: each real file as it is gives exit 0 and plausible power."""
-    if target == "measured-csv" and not POWMON.exists():
+    if target in NEEDS_SHARED and not NEEDS_SHARED[target].exists():
         pytest.skip("../shared/data is not here")
     outcome = run_mutant(TARGETS[target], tmp_path / "m", [])
     assert outcome.code == 0 and outcome.problems == [], outcome.stderr
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_hostile_files_get_a_bounded_answer(case, tmp_path):
+    """tests/hostile.py at a hundredth of its sizes (the full sizes are run by hand: docs/reference/outputs.md)."""
+    _, results = hostile_campaign(tmp_path, scale=0.01, cases=[case])
+    assert results and all(r.problems == [] for r in results), results

@@ -346,7 +346,7 @@ def test_cosim_read_writes_one_tidy_table(tmp_path, path):
     run = cosim("read", path, "-o", tmp_path / "t.csv")
     assert run.returncode == 0, run.stderr
     table = pd.read_csv(tmp_path / "t.csv", keep_default_na=False, na_values=[""])
-    assert tuple(table.columns) == COLUMNS and table["source"].iloc[0] in FORMATS
+    assert tuple(table.columns) == (*COLUMNS, "flags") and table["source"].iloc[0] in FORMATS
     values = pd.to_numeric(table["value"], errors="coerce")
     assert values.notna().sum() > 0 and (values.dropna() >= 0).all()
     assert set(table["unit"].dropna()) <= {

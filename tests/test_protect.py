@@ -188,3 +188,12 @@ def test_an_output_cosim_cannot_write_is_refused_before_any_work(work, case, arg
     code, stderr = cosim_in(work, argv)
     assert code == 2 and stderr.count("\n") == 1 and says in stderr, stderr
     assert _digests(work) == before
+
+
+def test_permission_denied_is_named_as_such(work, monkeypatch):
+    """As root every file is readable, so the kernel's answer for a user without read permission is given here."""
+    import cosim.readers.files
+
+    monkeypatch.setattr(cosim.readers.files.os, "access", lambda path, mode: not str(path).endswith("log.txt"))
+    code, stderr = cosim_in(work, "gpu log.txt -o g.csv")
+    assert code == 2 and "log.txt: permission denied (not readable by you)" in stderr, stderr

@@ -127,18 +127,18 @@ def walker_design(table: FitTable, terms: Sequence[Term], static: Sequence[tuple
 
 def check_table(table: FitTable, terms: Sequence[Term], *, min_rows_per_parameter: int = 5) -> None:
     """Refuse data that cannot give a sound fit, naming the column and row."""
-    n_params = len(terms) + len(static_terms_for(table))
-    if len(table) < min_rows_per_parameter * n_params:
-        raise CosimError(
-            f"{table.source}: {len(table)} rows for {n_params} coefficients; need at least "
-            f"{min_rows_per_parameter * n_params} ({min_rows_per_parameter} per coefficient)"
-        )
     named = {"power": table.power_w, "frequency": table.freq_mhz, "voltage": table.voltage_v}
     named |= {f"event {e}": table.rates[e] for t in terms for e in t.events if e in table.rates}
     for name, values in named.items():
         bad = ~np.isfinite(values)
         if bad.any():
             raise CosimError(f"{table.source}: {name} is nan/inf in row {int(np.flatnonzero(bad)[0]) + 2}; drop or repair those rows")
+    n_params = len(terms) + len(static_terms_for(table))
+    if len(table) < min_rows_per_parameter * n_params:
+        raise CosimError(
+            f"{table.source}: {len(table)} rows for {n_params} coefficients; need at least "
+            f"{min_rows_per_parameter * n_params} ({min_rows_per_parameter} per coefficient)"
+        )
     for term in terms:
         for event in term.events:
             table.eph(event)  # names a missing event

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from cosim.errors import CosimError
 from cosim.fit.design import FitTable, Term, check_table, static_terms_for, walker_design
 from cosim.fit.ols import OLSFit, fit_ols_hc3, vif
 from cosim.fit.validate import CVResult, cross_validate
@@ -42,7 +43,6 @@ class WalkerFit:
 
 def fit_table(measured: MeasuredInputs, *, power_col: str, group_cols: Sequence[str] = (), source: str = "") -> FitTable:
     """A :class:`FitTable` from a measured table: power [W], frequency, voltage, rates and grouping columns."""
-    from cosim.errors import CosimError
 
     for col in (power_col, *group_cols):
         if col not in measured.table.columns:
@@ -72,7 +72,14 @@ def fit_walker(
     check_table(table, terms)
     static = static_terms_for(table)
     X = walker_design(table, terms, static)
-    ols = fit_ols_hc3(X, table.power_w)
+    values = X.to_numpy(dtype=float)
+    if not np.isfinite(values).all():  # finite inputs whose products overflow (a rate of 2^64 events/s)
+        row, col = (int(i[0]) for i in np.nonzero(~np.isfinite(values)))
+        raise CosimError(f"{table.source}: row {row + 2}: model input {X.columns[col]} is not finite; drop or repair that row")
+    try:
+        ols = fit_ols_hc3(X, table.power_w)
+    except np.linalg.LinAlgError as err:
+        raise CosimError(f"{table.source}: the least-squares fit does not converge ({err}); look for rows with extreme values") from None
     dyn = [c for c in X.columns if c.startswith("dyn:")]
     fit = WalkerFit(
         table=table,

@@ -7,15 +7,35 @@ from pathlib import Path
 from cosim.errors import CosimError
 from cosim.readers.files import input_file
 
+#: No text input cosim reads has a longer line; a file with one is refused after reading that much,
+#: not loaded whole (a 500 MB line would cost gigabytes once parsed)
+MAX_LINE_BYTES = 16 << 20
+
 
 def read_text(path: Path, *, missing_hint: str, empty_hint: str | None = None) -> str:
     """The file's text; a missing, unreadable, not regular, empty or non-UTF-8 file is a :class:`CosimError`,
-    and so is one of nothing but white space when ``empty_hint`` says what to give instead."""
+    so is one with a line over :data:`MAX_LINE_BYTES`, and one of nothing but white space when
+    ``empty_hint`` says what to give instead."""
     input_file(path, what=missing_hint.removeprefix("give "), empty_hint=empty_hint)
     try:
-        text = path.read_text()
+        text = _bounded_bytes(path, missing_hint).decode()
     except (OSError, UnicodeDecodeError) as err:
         raise CosimError(f"{path}: cannot read ({err})") from None
     if empty_hint is not None and not text.strip():
         raise CosimError(f"{path}: the file is empty; {empty_hint}")
     return text
+
+
+def _bounded_bytes(path: Path, missing_hint: str) -> bytearray:
+    data = bytearray()
+    line_bytes = 0  # of the line that is still open at the end of the last block
+    lines = 1
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            data += block
+            last = block.rfind(b"\n")
+            line_bytes = line_bytes + len(block) if last < 0 else len(block) - last - 1
+            lines += block.count(b"\n")
+            if line_bytes > MAX_LINE_BYTES:
+                raise CosimError(f"{path}: line {lines} is longer than {MAX_LINE_BYTES >> 20} MiB, which no such file has; {missing_hint}")
+    return data

@@ -10,11 +10,15 @@ has no such interval and is dropped.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cosim.errors import CosimError
 from cosim.readers.measured import MeasuredInputs
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # ARM PMUv1/v2 common event numbers (ARM ARM; ARMPM's MODELS.md lists the XU3's)
 EVENT_CODES = {
@@ -64,8 +68,10 @@ def read_armpm(path: str | Path, *, cores: int = 4) -> MeasuredInputs:
     events = [c for c in raw.columns if c in EVENT_CODES]
     if not events:
         raise CosimError(f"{path}: no PMU event columns (known names: CPU_CYCLES, INST_RETIRED, ...)")
+    for col in (_TIME, _FREQ, _VOLT, _POWER, *events):
+        raw[col] = _numbers(path, raw, col, finite=col == _TIME)
     run = raw["Benchmark"].astype(str) + "#" + raw["Run(#)"].astype(str)
-    dt_s = raw[_TIME].astype("int64").groupby(run).diff().to_numpy(dtype=float) / 1e9
+    dt_s = raw[_TIME].groupby(run).diff().to_numpy(dtype=float) / 1e9
     keep = np.isfinite(dt_s) & (dt_s > 0)
     table = raw.loc[keep].reset_index(drop=True)
     dt_s = dt_s[keep]
@@ -77,3 +83,15 @@ def read_armpm(path: str | Path, *, cores: int = 4) -> MeasuredInputs:
         rates=rates,
         label="A15",
     )
+
+
+def _numbers(path: Path, raw: pd.DataFrame, col: str, *, finite: bool) -> pd.Series:
+    """``raw[col]`` as floats; text (or, with ``finite``, a missing or infinite value) is refused naming its line."""
+    import pandas as pd
+
+    values = pd.to_numeric(raw[col], errors="coerce").astype(float)
+    bad = (values.isna() & raw[col].notna()) | (~np.isfinite(values) if finite else False)
+    if bad.any():
+        i = int(np.flatnonzero(np.asarray(bad))[0])
+        raise CosimError(f"{path}:{i + 2}: {col} is {raw[col].iloc[i]!r}, not a number; fix or remove that line")
+    return values

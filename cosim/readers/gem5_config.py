@@ -264,6 +264,12 @@ def read_config(path: str | Path, *, ticks_per_s: float = DEFAULT_TICKS_PER_S) -
     )
     if not text.strip():
         raise CosimError(f"{path}: empty config file")
+    n_cpus = sum(1 for m in _CPU_TYPE.finditer(text) if "Checker" not in m[0])  # before parsing: its cost grows with them
+    if n_cpus > MAX_CPUS:
+        raise CosimError(
+            f"{path}: {n_cpus} CPU objects; cosim prices systems of up to {MAX_CPUS} CPUs (its models are of "
+            "phone and board SoCs); price a part of the system with a config of that part"
+        )
     if path.suffix == ".json" or text.lstrip().startswith("{"):
         objects = _flatten_json(path, text)
     else:
@@ -271,6 +277,11 @@ def read_config(path: str | Path, *, ticks_per_s: float = DEFAULT_TICKS_PER_S) -
     if not objects:
         raise CosimError(f"{path}: no SimObjects found; is this a gem5 config.ini/config.json?")
     return Gem5Config(path=str(path), objects=objects, ticks_per_s=ticks_per_s)
+
+
+#: Far beyond any SoC cosim's models describe; a bigger config is refused before its cost grows with it
+MAX_CPUS = 1024
+_CPU_TYPE = re.compile(r'^type\s*=\s*\w*CPU\s*$|"type":\s*"\w*CPU"', re.MULTILINE)
 
 
 def _parse_ini(path: Path, text: str) -> dict[str, dict[str, str]]:

@@ -37,6 +37,8 @@ except ImportError:  # pragma: no cover - depends on the build
 
 
 _CHUNK_BYTES = 1 << 22
+#: Epochs per run: 500,000 epochs of 10 us are 5 s simulated; more is a file no power model needs read whole
+MAX_DUMPS = 500_000
 _MAX_INFLATION = 200  # gem5 stats.txt.gz: about 13x (the bundled v24 run: 21.5 MB from 1.6 MB)
 
 
@@ -93,6 +95,8 @@ def read_stats_table(path: str | Path, *, stats: Iterable[str] | None = None, pr
     meta = reader.meta
     if not rows:
         reasons = "; ".join(f"line {d.line}: {d.reason}" for d in meta.dropped[:3])
+        # no dump dropped: every one covered no time (zero simulated ticks)
+        reasons = reasons or f"all {meta.dumps_in_file} dump(s) cover zero simulated time"
         raise CosimError(f"{path}: no complete stats dump could be read ({reasons})")
 
     matrix = np.zeros((len(rows), len(columns)))
@@ -233,6 +237,7 @@ class _DumpReader:
                     scan = hit + 1
                     if buf.startswith(BEGIN_MARKER, hit + 1, end):
                         self.meta.dumps_in_file += 1
+                        self._check_dumps()
                         begin = hit + 1
                     elif buf.startswith(END_MARKER, hit + 1, end):
                         self._warn_at(
@@ -251,12 +256,20 @@ class _DumpReader:
                 if buf.startswith(BEGIN_MARKER, stop, end):
                     self._drop(base + begin, "dump has no End marker (cut off), skipped")
                     self.meta.dumps_in_file += 1
+                    self._check_dumps()
                     begin = stop
                     continue
                 self._dump(names, values, bad, view[body:stop], base + body)
                 begin, scan = None, stop
         if begin is not None:
             self._drop(base + begin, "last dump is truncated (gem5 killed mid-dump?); every complete dump was kept")
+
+    def _check_dumps(self) -> None:
+        if self.meta.dumps_in_file > MAX_DUMPS:
+            raise CosimError(
+                f"{self.path}: more than {MAX_DUMPS:,} stats dumps; cosim prices up to that many epochs per run "
+                "(dump less often, or split the run)"
+            )
 
     def _line_at(self, offset: int) -> int:
         """1-based line number of file byte ``offset`` (only called to report a problem)."""
