@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import csv
+import glob
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,12 +22,18 @@ if TYPE_CHECKING:
 def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
     """Run ``write(tmp)`` on a temporary file beside ``path``, then rename it onto ``path``.
 
-    Readers never see a half-written file, and a failed write leaves any old file intact.
+    Readers never see a half-written file, and a failed write leaves any old file intact.  The
+    temporary file's name carries the writer's process id, so one left by a killed process is
+    removed by the next write of the same path.
     """
     path = Path(path)
-    if path.parent and not path.parent.exists():
-        raise CosimError(f"{path}: folder {path.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    folder = path.parent
+    if not folder.is_dir():
+        raise CosimError(f"{path}: folder {folder} does not exist; create it or write elsewhere")
+    if path.is_dir():
+        raise CosimError(f"{path}: an existing folder; give a file name")
+    _remove_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=folder)
     os.close(fd)
     try:
         write(Path(tmp))
@@ -36,6 +43,24 @@ def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Temporary files of ``path`` left by writers that no longer run (killed mid-write)."""
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        pid = tmp.name[len(path.name) + 2 :].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _umask() -> int:
@@ -48,9 +73,12 @@ def write_table(df: pd.DataFrame | Mapping[str, np.ndarray], path: str | Path) -
     """Write ``df`` as CSV, or as Parquet when ``path`` ends in ``.parquet`` (needs pyarrow).
 
     ``df`` may be plain numpy columns (:mod:`cosim.columns`): a small table is then
-    written without pandas, with the same bytes as pandas would write.
+    written without pandas, with the same bytes as pandas would write.  A table without a
+    ``flags`` column gets an empty one (nothing flagged), so that every table cosim writes has it.
     """
     path = Path(path)
+    if "flags" not in df:  # every table has one; empty: nothing about the row was worked around
+        df = {**df, "flags": np.full(cols.n_rows(df), "", dtype=object)} if isinstance(df, Mapping) else df.assign(flags="")
     if isinstance(df, Mapping):
         if path.suffix != ".parquet" and cols.n_rows(df) < ARROW_CSV_ROWS:
             table = df
@@ -116,3 +144,71 @@ def _write_csv_arrow(df: pd.DataFrame, tmp: Path) -> None:
         df.to_csv(tmp, index=False, float_format="%.9g")
         return
     arrow_csv.write_csv(table, tmp)
+
+
+#: Files of a gem5 output folder that cosim reads: no output may land on one of them.
+GEM5_RUN_FILES = ("stats.txt", "stats.txt.gz", "config.ini", "config.json", "cosim-run.json")
+TABLE_SUFFIXES = (".csv", ".parquet")
+#: What matplotlib's file-only backend writes without extra packages (no suffix: PNG)
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff")
+
+
+def check_output(path: str | Path, *, option: str, suffixes: tuple[str, ...]) -> Path:
+    """Before any work: ``path`` can be written (its folder exists, it is no folder, its suffix is one of ``suffixes``)."""
+    path = Path(path)
+    if path.is_dir():
+        raise CosimError(f"{option} {path}: an existing folder; give a file name in it, e.g. {path / ('cosim' + suffixes[0])}")
+    if not path.parent.is_dir():
+        raise CosimError(f"{option} {path}: folder {path.parent} does not exist; create it (mkdir -p {path.parent}) or write elsewhere")
+    if path.suffix.lower() not in suffixes and not (path.suffix == "" and suffixes is FIGURE_SUFFIXES):
+        raise CosimError(
+            f"{option} {path}: cosim cannot write a '{path.suffix or 'suffix-less'}' file here; give a name ending in {', '.join(suffixes)}"
+        )
+    return path
+
+
+def refuse_overwriting_inputs(outputs: Mapping[str, Path], inputs: Iterable[Path]) -> None:
+    """Before any work: no output (``{option: path}``) is one of ``inputs`` or a gem5 run file beside or under one.
+
+    Paths are compared resolved (symlinks followed) and by :func:`os.path.samefile` (hard links).
+    """
+    protected = [(p, why) for inp in inputs for p, why in _protected(Path(inp))]
+    for option, out in outputs.items():
+        out = Path(out)
+        target = out.resolve()
+        for path, why in protected:
+            if target == path.resolve() or _same_file(out, path) or (why == "folder" and _run_file_under(target, path)):
+                what = f"a gem5 run file under the input folder {path}" if why == "folder" else f"{why} {path}"
+                raise CosimError(f"{option} {out}: that is {what}; cosim never writes over its inputs, give another output path")
+
+
+def _protected(inp: Path) -> list[tuple[Path, str]]:
+    if inp.is_dir():
+        return [(inp, "folder"), *((p, "the gem5 run file") for p in _run_files_in(inp, depth=2))]
+    # the gem5 run files beside an input; beside a gem5 file even those not there yet (one written
+    # there would change how the run reads next time)
+    beside = [inp.parent / n for n in GEM5_RUN_FILES if n != inp.name and (inp.name in GEM5_RUN_FILES or (inp.parent / n).exists())]
+    return [(inp, "the input"), *((p, "the gem5 run file") for p in beside)]
+
+
+def _run_files_in(folder: Path, *, depth: int) -> list[Path]:
+    found = [folder / n for n in GEM5_RUN_FILES if (folder / n).is_file()]
+    if depth > 1:
+        try:
+            subfolders = [p for p in folder.iterdir() if p.is_dir()]
+        except OSError:
+            subfolders = []
+        for sub in subfolders[:10_000]:
+            found += _run_files_in(sub, depth=depth - 1)
+    return found
+
+
+def _run_file_under(target: Path, folder: Path) -> bool:
+    return target.name in GEM5_RUN_FILES and target.is_relative_to(folder.resolve())
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False

@@ -16,14 +16,13 @@ Resolution order for the clusters and their models:
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cosim.errors import CosimError
+from cosim.readers.files import input_file
 
 if TYPE_CHECKING:
     from cosim.columns import Columns
@@ -66,28 +65,9 @@ def find_stats(path: str | Path) -> Path:
                 f"{path}: a folder with no stats.txt or stats.txt.gz in it; give a gem5 output folder (m5out/) or its stats.txt"
             )
         path = found
-    check_input_file(path, what="the stats.txt from gem5's output folder (m5out/)")
-    return path
-
-
-def check_input_file(path: Path, *, what: str) -> None:
-    """Refuse, in one line naming ``path``, anything that is not a readable, non-empty regular file."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise CosimError(f"{path}: no such file; give {what}") from None
-    except PermissionError:
-        raise CosimError(f"{path}: permission denied; make it readable, or give {what}") from None
-    except OSError as err:
-        raise CosimError(f"{path}: cannot be read ({err.strerror}); give {what}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise CosimError(f"{path}: a folder where a file is expected; give {what}")
-    if not stat.S_ISREG(info.st_mode):
-        raise CosimError(f"{path}: not a regular file (a pipe, device or socket); give {what}")
-    if not os.access(path, os.R_OK):
-        raise CosimError(f"{path}: permission denied; make it readable, or give {what}")
-    if info.st_size == 0:
-        raise CosimError(f"{path}: empty file (0 bytes); give {what}")
+    return input_file(
+        path, what="the stats.txt from gem5's output folder (m5out/)", empty_hint="did gem5 exit before its first stats dump?"
+    )
 
 
 def open_run(
@@ -123,7 +103,7 @@ def open_run(
     stats_path = find_stats(path)
     folder = stats_path.parent
     config_path = Path(config) if config is not None else _config_beside(stats_path)
-    check_input_file(config_path, what="config.ini or config.json from gem5's output folder")
+    input_file(config_path, what="config.ini or config.json from gem5's output folder")
     run_config = read_config(config_path)
 
     named = dict(clusters or {})
@@ -156,6 +136,8 @@ def open_run(
                 f"{run_config.path}: no active CPU in this config (every CPU is switched out, or there is none); nothing to price"
             )
     volts = dict(voltages or {})
+    if volts and voltage_model:  # the voltage model would silently replace the given voltage
+        raise CosimError("--voltage and --voltage-model both set a cluster's voltage; give one (--voltage NAME=V, or --voltage-model)")
     unknown = sorted(set(volts) - {name for name, _ in pairs})
     if unknown:
         raise CosimError(f"--voltage for unknown cluster(s) {', '.join(unknown)}; clusters: {', '.join(n for n, _ in pairs)}")
@@ -216,7 +198,13 @@ def _default_models(config: Gem5Config, named: dict[str, str]) -> tuple[list[str
 
 
 def price_run(
-    run: Run, *, strict: bool = False, any_isa: bool = False, keep_implausible: bool = False, progress: bool = False
+    run: Run,
+    *,
+    strict: bool = False,
+    any_isa: bool = False,
+    keep_implausible: bool = False,
+    extrapolate: bool = False,
+    progress: bool = False,
 ) -> tuple[StatsTable, Columns]:
     """Read only the stats the run's models need and price every epoch: ``(stats, timeline)`` as numpy columns.
 
@@ -226,5 +214,7 @@ def price_run(
     from cosim.timeline.cpu import stats_needed, timeline_columns
 
     stats = read_stats_table(run.stats_path, stats=stats_needed(run.config, run.clusters), progress=progress)
-    timeline = timeline_columns(stats, run.config, run.clusters, strict=strict, any_isa=any_isa, keep_implausible=keep_implausible)
+    timeline = timeline_columns(
+        stats, run.config, run.clusters, strict=strict, any_isa=any_isa, keep_implausible=keep_implausible, extrapolate=extrapolate
+    )
     return stats, timeline

@@ -7,12 +7,15 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
+from _validation import validation_table
+
 
 def generate_all(out: Path) -> None:
     out.mkdir(exist_ok=True)
     (out / "cli.md").write_text(cli_reference())
     (out / "api.rst").write_text(api_reference())
     (out / "counter-maps.md").write_text(counter_maps())
+    (out / "validation-table.md").write_text(validation_table())
     figures(out)
 
 

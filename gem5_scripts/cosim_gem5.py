@@ -12,6 +12,10 @@
     run.start()          # periodic stats dumps, one epoch each
     m5.simulate()
 
+Each epoch's dump holds only the statistics cosim reads (cosim_stats.py: gem5's own text writer, a
+few hundred statistics instead of every one), so a 10 us timeline costs gem5 little;
+``full_stats=True`` dumps every statistic instead.
+
 Before instantiation it records the clusters in ``cosim-run.json`` (so ``cosim
 power`` needs no --cluster flags), sets each cluster's voltage domain to the
 model's V-f table for its DVFS clocks (gem5's big.LITTLE configs leave 1.0 V),
@@ -194,6 +198,9 @@ def cpu_expressions(
         )
     cores = model["cores_per_cluster"]
     f_mhz = f"({_num(ticks_per_s / 1e6)} / clock_period)"
+    # the envelope's core-count rule (cosim.models.envelope.cores_factor): per-core static follows the cores present
+    phi = float(model.get("cores", {}).get("per_core_static_fraction", 1.0))
+    scale = 1.0 - phi + phi * len(layout.cpus) / cores
     out = {}
     for cpu in layout.cpus:
         dyn = []
@@ -204,8 +211,19 @@ def cpu_expressions(
             # beta * E * V^2 * f with E = count / simSeconds / cores / f, so f cancels
             dyn.append((term["coefficient"], f"({counts}) / simSeconds / {cores} * voltage * voltage"))
         static = [(t["coefficient"], f"{_power(f_mhz, t['f_exp'])} * {_power('voltage', t['v_exp'])}") for t in model["static_terms"]]
-        out[cpu] = (_signed(dyn), f"({_signed(static)}) / {len(layout.cpus)}")
+        guard = _cycles_guard(cpu, ticks_per_s)
+        out[cpu] = (f"({_signed(dyn)}) * {guard}", f"({_signed(static)}) * {_num(scale)} / {len(layout.cpus)} * {guard}")
     return out
+
+
+def _cycles_guard(cpu: str, ticks_per_s: float) -> str:
+    """1 while ``cpu`` counted no more cycles than its clock ticked (f * t + 0.5 % + 1, cosim power's check), else NaN.
+
+    MathExpr has no comparison, but its '^' is std::pow, which is NaN for a negative base and exponent 0.5: the
+    power of an epoch whose cycle count is impossible (a wrong clock, counts not reset) is NaN, never a number.
+    """
+    room = f"((simSeconds * {_num(ticks_per_s)} / clock_period) * 1.005 + 1 - {cpu}.numCycles)"
+    return f"(({room} ^ 0.5 + 1) / ({room} ^ 0.5 + 1))"
 
 
 def _power(name: str, exp: int) -> str:
@@ -240,6 +258,17 @@ def _layout(name: str, cluster_obj) -> ClusterLayout:
     for l2 in set(layout.l2.values()):
         layout.l2_sharers[l2] = list(layout.l2.values()).count(l2)
     return layout
+
+
+def _spare_cpus(system, clk_domain) -> list:
+    """Switched-out CPUs clocked by ``clk_domain`` (as cosim's config reader pairs them with the cluster's cores)."""
+    from m5.objects import BaseCPU
+
+    return [
+        o
+        for o in system.descendants()
+        if isinstance(o, BaseCPU) and getattr(o, "switched_out", False) and getattr(o, "clk_domain", None) is clk_domain
+    ]
 
 
 def _peer(port):
@@ -282,6 +311,9 @@ class PowerRun:
     epoch_s: float
     sidecar: dict
     online: dict[str, bool] = field(default_factory=dict)  # cluster -> its model runs inside gem5
+    outdir: str = "m5out"
+    wanted: tuple[set[str], set[str]] | None = None  # cosim_stats.wanted_stats; None: full dumps
+    dumper: object = None  # the cosim_stats.CheapDump that stands in for m5.stats.dump, once started
 
     @property
     def epoch_ticks(self) -> int:
@@ -290,11 +322,24 @@ class PowerRun:
 
         return int(m5.ticks.fromSeconds(self.epoch_s))
 
-    def start(self) -> None:
-        """Periodic stats dumps, one per epoch (call after m5.instantiate())."""
+    def start(self, *, periodic: bool = True) -> None:
+        """Periodic stats dumps, one per epoch (call after m5.instantiate()), of the statistics cosim reads.
+
+        ``periodic=False`` schedules no dump: a config that dumps and resets in its own loop
+        (``m5.stats.dump(); m5.stats.reset()``) then gets the same cheap dumps.
+        """
         import m5
 
-        m5.stats.periodicStatDump(self.epoch_ticks)
+        if self.wanted is not None and self.dumper is None:
+            self.dumper = _cosim_stats().install(*self.wanted)
+            self.sidecar["stats_dumped"] = "cosim" if self.dumper is not None else "full"
+            self.write_sidecar()
+        if periodic:
+            m5.stats.periodicStatDump(self.epoch_ticks)
+
+    def write_sidecar(self) -> None:
+        Path(self.outdir).mkdir(parents=True, exist_ok=True)
+        (Path(self.outdir) / "cosim-run.json").write_text(json.dumps(self.sidecar, indent=1) + "\n")
 
 
 def attach_power(
@@ -305,12 +350,14 @@ def attach_power(
     outdir: str = "m5out",
     online: bool | dict[str, bool] = False,
     set_voltages: bool = True,
+    full_stats: bool = False,
 ) -> PowerRun:
     """Record clusters for cosim, set V-f voltages, optionally attach online power models.
 
     Call once the system is under a ``Root`` and before ``m5.instantiate()``.  ``online`` is one
     answer for every cluster or one per cluster name; a cluster whose model gem5 cannot evaluate
-    (it needs a Vector stat) stays offline, with a warning, and the others go on.
+    (it needs a Vector stat) stays offline, with a warning, and the others go on.  Each epoch's
+    dump holds the statistics cosim reads (cosim_stats.py); ``full_stats=True`` dumps every one.
     """
     import m5
 
@@ -328,9 +375,10 @@ def attach_power(
         "naming_generation": generation,
         "epoch_s": epoch_s,
         "epoch_ticks": int(round(epoch_s * tps)),
+        "stats_dumped": "full" if full_stats else "cosim",
         "clusters": {},
     }
-    run = PowerRun(epoch_s=epoch_s, sidecar=sidecar)
+    run = PowerRun(epoch_s=epoch_s, sidecar=sidecar, outdir=str(outdir))
     for name, (path, model_name) in models.items():
         cluster_obj = _lookup(system, path)
         model = load_model(model_name)
@@ -351,13 +399,55 @@ def attach_power(
             "l1d": layout.l1d,
             "l1i": layout.l1i,
             "l2": layout.l2,
+            # switched-out CPUs that take over this cluster's cores later (se.py's switch_cpus): their stats are dumped too
+            "spare_cpus": [c.path() for c in _spare_cpus(system, clk)],
         }
         wanted = online.get(name, False) if isinstance(online, dict) else online
+        top = max(model["training"]["freq_mhz"])
+        above = [tps / p / 1e6 for p in periods if tps / p / 1e6 > top * 1.003]
+        if wanted and above:
+            # online power evaluates the raw static polynomial, which cosim never uses above the top trained clock
+            warnings.warn(
+                f"cosim: cluster {name} stays offline: {above[0]:.0f} MHz is above {model['name']}'s top trained clock "
+                f"{top:g} MHz; cosim power prices it offline by the model's envelope",
+                stacklevel=2,
+            )
+            wanted = False
         run.online[name] = wanted and _attach_online(cluster_obj, model, layout, generation, tps)
         sidecar["clusters"][name]["online"] = run.online[name]
-    Path(outdir).mkdir(parents=True, exist_ok=True)
-    (Path(outdir) / "cosim-run.json").write_text(json.dumps(sidecar, indent=1) + "\n")
+    if not full_stats:
+        run.wanted = _wanted_stats(system, sidecar["clusters"], generation)
+        if run.wanted is None:
+            sidecar["stats_dumped"] = "full"
+    run.write_sidecar()
     return run
+
+
+def _wanted_stats(system, clusters: dict, generation: str):
+    """cosim_stats.wanted_stats for these clusters and the system's memories; None (full dumps) without tomllib."""
+    try:
+        emap = load_event_map(generation)
+    except RuntimeError as err:
+        warnings.warn(f"cosim: {err}; every epoch is a full stats dump", stacklevel=3)
+        return None
+    return _cosim_stats().wanted_stats(clusters, emap, [m.path() for m in _memories(system)])
+
+
+def _cosim_stats():
+    """The sibling module, whether this one was imported from gem5_scripts/ on sys.path or as cosim._gem5_scripts."""
+    try:
+        import cosim_stats
+    except ImportError:
+        from . import cosim_stats
+    return cosim_stats
+
+
+def _memories(system) -> list:
+    """Memory controllers and the memories behind them (MemCtrl, DRAMInterface, SimpleMemory, ...)."""
+    import m5.objects
+
+    kinds = tuple(getattr(m5.objects, k) for k in ("AbstractMemory", "MemCtrl", "MemInterface") if hasattr(m5.objects, k))
+    return [o for o in system.descendants() if kinds and isinstance(o, kinds)]
 
 
 def _attach_online(cluster_obj, model: dict, layout: ClusterLayout, generation: str, tps: float) -> bool:

@@ -4,7 +4,9 @@ The hand-built big.LITTLE run follows the layout of gem5's fs_bigLITTLE.py
 (``system.bigCluster.cpusN`` O3 CPUs, ``system.littleCluster.cpusN`` Minor CPUs,
 one clock domain with DVFS levels per cluster, private L1s, a cluster L2) with
 v20.1+ stat names.  Its counts are chosen by the tests, so the expected model
-inputs can be worked out by hand.
+inputs can be worked out by hand, and obey physics: epochs tile time, no CPU
+counts more cycles than its clock ticks, no core more events per cycle than it
+can issue (tests/test_fixtures.py checks every invariant cosim enforces).
 """
 
 from __future__ import annotations
@@ -146,43 +148,53 @@ def biglittle_config() -> str:
     return "\n".join(f"[{name}]\n" + "\n".join(f"{k}={v}" for k, v in params.items()) + "\n" for name, params in sections)
 
 
-def biglittle_dumps() -> list[dict[str, float]]:
-    """Three 1 ms epochs; the big cluster drops from 1.8 GHz to 1.0 GHz in the last one."""
+EPOCH_TICKS = 1_000_000_000  # 1 ms at 1e12 ticks/s
+#: events per active cycle of each CPU (the same on every CPU; the active share differs)
+BIG_PER_CYCLE = {
+    "commitStats0.numInsts": 0.8,
+    "executeStats0.numInsts": 0.9,
+    "statIssuedInstType_0::IntAlu": 0.5,
+    "statIssuedInstType_0::IntMult": 0.02,
+    "dcache.overallAccesses::total": 0.3,
+    "dcache.overallMshrMisses::total": 0.009,
+    "icache.overallAccesses::total": 0.25,
+}
+LITTLE_PER_CYCLE = {
+    "commitStats0.numInsts": 0.57,
+    "commitStats0.committedInstType::IntAlu": 0.36,
+    "dcache.overallAccesses::total": 0.21,
+    "dcache.overallMshrMisses::total": 0.0043,
+    "icache.overallAccesses::total": 0.17,
+}
+
+
+def biglittle_dumps(*, big_periods: tuple[int, ...] = (BIG_PERIODS[0], BIG_PERIODS[0], BIG_PERIODS[1])) -> list[dict[str, float]]:
+    """Three 1 ms epochs that tile time; by default the big cluster drops from 1.8 GHz to 1.0 GHz in the last one.
+
+    The counts obey what a real run obeys: each CPU counts every cycle its clock ticks in the epoch (``numCycles`` =
+    f * t, as gem5's O3 and Minor CPUs do, idle cycles included), of which 10-40 % are idle (epoch + CPU vary it), and
+    its events are fixed multiples of its active cycles, within what the core can issue per cycle.
+    """
     dumps = []
-    for epoch in range(3):
-        ticks = 1_000_000_000  # 1 ms at 1e12 ticks/s
+    for epoch, big_period in enumerate(big_periods):
         d: dict[str, float] = {
-            "simSeconds": 0.001,
-            "simTicks": ticks,
-            "finalTick": ticks * (epoch + 1),
+            "simSeconds": EPOCH_TICKS / 1e12,
+            "simTicks": EPOCH_TICKS,
+            "finalTick": EPOCH_TICKS * (epoch + 1),
             "simFreq": 1e12,
-            "system.bigCluster.clk_domain.clock": BIG_PERIODS[1 if epoch == 2 else 0],
+            "system.bigCluster.clk_domain.clock": big_period,
             "system.littleCluster.clk_domain.clock": LITTLE_PERIODS[0],
         }
-        for i in range(2):
-            k = epoch + 1 + i  # vary by epoch and CPU
-            cpu = f"system.bigCluster.cpus{i}"
-            d |= {
-                f"{cpu}.numCycles": 1_000_000 * k,
-                f"{cpu}.idleCycles": 100_000 * k,
-                f"{cpu}.commitStats0.numInsts": 800_000 * k,
-                f"{cpu}.executeStats0.numInsts": 900_000 * k,
-                f"{cpu}.statIssuedInstType_0::IntAlu": 500_000 * k,
-                f"{cpu}.statIssuedInstType_0::IntMult": 20_000 * k,
-                f"{cpu}.dcache.overallAccesses::total": 300_000 * k,
-                f"{cpu}.dcache.overallMshrMisses::total": 9_000 * k,
-                f"{cpu}.icache.overallAccesses::total": 250_000 * k,
-            }
-            cpu = f"system.littleCluster.cpus{i}"
-            d |= {
-                f"{cpu}.numCycles": 700_000 * k,
-                f"{cpu}.idleCycles": 70_000 * k,
-                f"{cpu}.commitStats0.numInsts": 400_000 * k,
-                f"{cpu}.commitStats0.committedInstType::IntAlu": 250_000 * k,
-                f"{cpu}.dcache.overallAccesses::total": 150_000 * k,
-                f"{cpu}.dcache.overallMshrMisses::total": 3_000 * k,
-                f"{cpu}.icache.overallAccesses::total": 120_000 * k,
-            }
+        for cluster, period, per_cycle in (
+            ("bigCluster", big_period, BIG_PER_CYCLE),
+            ("littleCluster", LITTLE_PERIODS[0], LITTLE_PER_CYCLE),
+        ):
+            cycles = EPOCH_TICKS // period  # whole clock periods in the epoch
+            for i in range(2):
+                cpu = f"system.{cluster}.cpus{i}"
+                idle = cycles * (epoch + 1 + i) // 10  # 10 % to 40 % idle
+                d |= {f"{cpu}.numCycles": cycles, f"{cpu}.idleCycles": idle}
+                d |= {f"{cpu}.{stat}": round(rate * (cycles - idle)) for stat, rate in per_cycle.items()}
         for cluster, scale in (("bigCluster", 1), ("littleCluster", 0.5)):
             l2 = f"system.{cluster}.l2"
             d |= {

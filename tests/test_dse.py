@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -29,9 +31,8 @@ def _run(folder, *, big_period=BIG_PERIODS[0], miss_latency_ticks=0.0):
     """The hand-built run with the big cluster at one clock throughout, and a given L2 miss latency sum per epoch."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.ini").write_text(biglittle_config())
-    dumps = biglittle_dumps()
+    dumps = biglittle_dumps(big_periods=(big_period,) * 3)
     for d in dumps:
-        d["system.bigCluster.clk_domain.clock"] = big_period
         d["system.bigCluster.l2.demandMissLatency::total"] = miss_latency_ticks
         # the big cluster is O3, which waits for its load misses only: here every miss is a load's
         d["system.bigCluster.l2.ReadSharedReq.missLatency::total"] = miss_latency_ticks
@@ -42,7 +43,9 @@ def _run(folder, *, big_period=BIG_PERIODS[0], miss_latency_ticks=0.0):
     return stats, config, specs
 
 
-def test_recorded_operating_point_reproduces_the_timeline(tmp_path):
+def test_consistency_recorded_operating_point_reproduces_the_timeline(tmp_path):
+    """Consistency check, not a validation: the what-if and the timeline share event_rates, so this only shows the
+    what-if's rescaling is the identity at the recorded clocks."""
     stats, config, specs = _run(tmp_path)
     run = recorded_run(stats, config, specs)
     grid = pd.DataFrame({"big_freq_mhz": [1e6 / 556], "little_freq_mhz": [1e6 / 714]})
@@ -58,11 +61,13 @@ def test_recorded_operating_point_reproduces_the_timeline(tmp_path):
 def test_core_bound_time_scales_with_one_over_f(tmp_path):
     stats, config, specs = _run(tmp_path)
     run = recorded_run(stats, config, specs)
-    big = run.clusters[0]
     half = whatif(run, pd.DataFrame({"big_freq_mhz": [1e6 / 556 / 2], "little_freq_mhz": [1e6 / 714]})).iloc[0]
-    # busy time of the busiest big CPU doubles; the rest of each epoch stays
-    expected = (stats["duration_s"] - big.busy_s + 2 * big.busy_s).sum()
-    assert half["runtime_s"] == pytest.approx(expected)
+    # by hand from the fixture: each 1 ms epoch at 556 ps per cycle counts 1e9 // 556 cycles on every big CPU, of which
+    # the busiest (cpus0) idles (epoch + 1) / 10; its busy time doubles at half the clock, the rest of the epoch stays
+    cycles = 10**9 // 556
+    busy_s = np.array([(cycles - cycles * (epoch + 1) // 10) * 556e-12 for epoch in range(3)])
+    assert run.clusters[0].busy_s == pytest.approx(busy_s)
+    assert half["runtime_s"] == pytest.approx(3e-3 + busy_s.sum())
 
 
 def test_memory_bound_time_does_not_scale(tmp_path):
@@ -126,6 +131,13 @@ def test_sweep_table_and_pool(tmp_path):
     assert (one["edp_js"] == one["energy_j"] * one["runtime_s"]).all()
     # every run repeats the same workload: the slower big clock, the less big-cluster energy at these voltages
     assert one["big_energy_j"].is_monotonic_decreasing
+
+
+def test_sweep_skips_hidden_folders(tmp_path):
+    """cosim explore runs a point in a hidden .ID.part-N folder until it is whole: a sweep of the study never takes one."""
+    root = _sweep_dirs(tmp_path / "runs", n=2)
+    shutil.copytree(root / "run0", root / ".0a1b2c3d4e5f.part-1")
+    assert [p.name for p in find_runs([root])] == ["run0", "run1"]
 
 
 def test_sweep_bad_inputs(tmp_path):
@@ -308,3 +320,23 @@ def test_memory_waits_follow_the_dram_load():
     k = _queue_factor(run, np.array([0.5e-3, 1e-3, 2e-3]), 1e-3)
     assert k[1] == pytest.approx(1.0) and k[0] > 1.0 > k[2] > 0.3  # never below the non-queueing share
     assert _queue_factor(RecordedRun(np.full(10, 1e-4), []), np.array([2e-3]), 1e-3)[0] == 1.0  # no DRAM stats: unchanged
+
+
+@needs_shared
+def test_memory_time_with_a_private_l2_per_core():
+    """Two O3 CPUs, each with its own L2 (a real 2016 gem5 run): each CPU's memory time is its own L2's read-miss
+    latency, so the cluster's per-CPU memory time is the mean of the two L2s' (read from the file), not their sum."""
+    run = GEM5_RUNS / "public-old2016-arm64-fs-o3-dual"
+    stats, config = read_stats(run / "stats.txt"), read_config(run / "config.ini")
+    (cluster,) = recorded_run(stats, config, [ClusterSpec("big", "system.cpu", load_model("cortex-a15-walker2017"))]).clusters
+    reads = ("ReadReq_miss_latency::total", "ReadSharedReq_miss_latency::total", "ReadCleanReq_miss_latency::total")
+    per_l2 = [sum(stats[f"system.cpu{i}.l2cache.{n}"].iloc[0] for n in reads) for i in (0, 1)]
+    assert cluster.mem_s[0] == pytest.approx((per_l2[0] + per_l2[1]) / 2 / 1e12, rel=1e-12)
+    assert cluster.mem_s[0] < cluster.busy_s[0]  # not clamped: the runtime still scales with the clock
+
+
+def test_an_unmet_deadline_reports_the_lowest_peak_of_all_configurations():
+    """The message names the table's lowest peak power, not the fastest configuration's (which is the highest here)."""
+    df = pd.DataFrame({"runtime_s": [1.0, 2.0, 3.0], "energy_j": [3.0, 2.0, 1.0], "peak_power_w": [3.0, 1.0, 0.5]})
+    choice = choose(df, deadline_s=0.5)
+    assert choice.row is None and "lowest peak power is 0.500 W" in choice.reason and "shortest runtime 1 s" in choice.reason

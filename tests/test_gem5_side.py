@@ -7,6 +7,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from helpers import REPO, write_biglittle_run
@@ -68,9 +69,57 @@ def test_sidecar_records_clusters_and_sets_vf_voltages(tmp_path):
     assert big["model"] == "cortex-a15-walker2017" and big["l2"]["system.bigCluster.cpus1"] == "system.bigCluster.l2"
     assert side["clusters"]["little"]["dvfs_voltages_v"] == [1.253, 1.089]
     assert system.bigCluster.voltage_domain.voltage == ["1.1741V", "0.9437V"]  # no longer gem5's 1.0 V default
+    assert side["stats_dumped"] == "cosim"
     m5.instantiate()
-    run.start()
+    # the stand-in has no stats tree to choose from: every dump stays a full one, and the sidecar says so
+    with pytest.warns(UserWarning, match="cannot dump chosen statistics .* every epoch is a full stats dump"):
+        run.start()
     assert m5.stats.dumps == [100_000_000]
+    assert json.loads((tmp_path / "cosim-run.json").read_text())["stats_dumped"] == "full"
+
+
+def test_full_stats_dumps_every_stat(tmp_path):
+    run = cosim_gem5.attach_power(build_system(), models=MODELS, outdir=str(tmp_path), full_stats=True)
+    assert run.wanted is None and json.loads((tmp_path / "cosim-run.json").read_text())["stats_dumped"] == "full"
+    m5.instantiate()
+    run.start()  # no warning: nothing to choose
+    assert m5.stats.dumps == [100_000_000] and run.dumper is None
+
+
+def _covered(name: str, bases: set[str], trees: set[str]) -> bool:
+    base = name.partition("::")[0]
+    return base in bases or any(base.startswith(t + ".") for t in trees if t)
+
+
+def test_cheap_dumps_hold_every_stat_cosim_reads(tmp_path):
+    """What the gem5 side dumps covers what cosim's offline commands ask the reader for, for every shipped CPU model
+    (the names are cosim's own: the counters' stats_for in the run's naming generation, whatif's extras, roofline's
+    op-class families)."""
+    from cosim.counters.pmc import stats_for
+    from cosim.dse.roofline import _OP_CLASS_FAMILIES
+    from cosim.dse.whatif import whatif_stats
+    from cosim.timeline.cpu import resolve_cluster, stats_needed
+
+    write_biglittle_run(tmp_path)
+    run = cosim_gem5.attach_power(build_system(), models=MODELS, outdir=str(tmp_path))
+    bases, trees = run.wanted
+    config = read_config(tmp_path / "config.ini")
+    needed: set[str] = set()
+    for model in ("cortex-a15-walker2017", "cortex-a15-gemstone2018", "cortex-a7-gemstone2018"):
+        specs = [ClusterSpec(c, MODELS[c][0], load_model(model)) for c in MODELS]
+        clusters = [resolve_cluster(config, spec, config.ticks_per_s) for spec in specs]
+        needed |= {n for c, spec in zip(clusters, specs) for n in stats_for(c, spec.model.events, ("v20.1+",))}
+        needed |= whatif_stats(config, specs) - stats_needed(config, specs)  # whatif's own: cycles, miss latencies, DRAM
+    needed |= {
+        f"system.{c}.cpus{i}.{family}::FloatAdd" for c in ("bigCluster", "littleCluster") for i in (0, 1) for family in _OP_CLASS_FAMILIES
+    }
+    missing = sorted(n for n in needed if not _covered(n, bases, trees))
+    assert not missing, missing[:10]
+    assert len(needed) > 150  # the check is not vacuous: every source of every event, for 4 CPUs and their caches
+    for name in ("system.bigCluster.clk_domain.clock", "system.littleCluster.voltage_domain.voltage"):
+        assert _covered(name, bases, trees)
+    assert "" in trees and "system.littleCluster.cpus1.power_model" in trees  # Root's own stats (simTicks, ...); the online power
+    assert not _covered("system.bigCluster.cpus0.fetch.nisnDist", bases, trees)  # what cosim never reads stays out
 
 
 def test_online_and_offline_power_agree(tmp_path):
@@ -98,6 +147,29 @@ def test_online_and_offline_power_agree(tmp_path):
             pm.evaluate(pm.dyn, voltage=1.253, clock_period=714) + pm.evaluate(pm.st, voltage=1.253, clock_period=714) for pm in models
         )
         assert online == pytest.approx(offline["power_w"][epoch], rel=1e-9)
+
+
+def test_online_power_is_nan_where_cycles_exceed_clock_times_time(tmp_path):
+    """The online model applies cosim power's cycle check: a CPU counting more than f * t + 0.5 % prices to NaN."""
+    folder = tmp_path / "m5out"
+    stats = read_stats(write_biglittle_run(folder))
+    m5.reset()
+    system = build_system()
+    cosim_gem5.attach_power(system, models={"little": MODELS["little"]}, outdir=str(tmp_path), online=True)
+    pm = system.littleCluster.cpus[0].power_model[0].pm[0]
+    formulas = set(cosim_gem5.load_event_map("v20.1+")["formulas"])
+    register_dump(stats, 0, formulas)
+    m5.instantiate()
+    ticked = 1e-3 * 1e12 / 714  # 1 ms at the LITTLE clock's 714-tick period
+    for cycles, finite in (
+        (round(ticked), True),
+        (round(ticked * 1.004), True),
+        (round(ticked * 1.006), False),
+        (4 * round(ticked), False),
+    ):
+        m5.stats.register("system.littleCluster.cpus0.numCycles", "Scalar", cycles)
+        power = pm.evaluate(pm.dyn, voltage=1.253, clock_period=714) + pm.evaluate(pm.st, voltage=1.253, clock_period=714)
+        assert np.isfinite(power) == finite, (cycles, power)
 
 
 def test_online_refused_where_a_stat_is_a_vector_stays_offline(tmp_path):

@@ -200,7 +200,27 @@ _values = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False).map(lambda v: f"{v:.6f}"),
     st.floats(allow_nan=False, allow_infinity=False).map(repr),
     st.sampled_from(
-        ["nan", "-nan", "inf", "-inf", "no_value", "NaN", "1e5", "1.", ".5", "+3", "1e", "--1", "0x10", "1_0", "abc", "1.2.3", "∞"]
+        [
+            "nan",
+            "-nan",
+            "inf",
+            "-inf",
+            "no_value",
+            "<err:",
+            "<err",
+            "NaN",
+            "1e5",
+            "1.",
+            ".5",
+            "+3",
+            "1e",
+            "--1",
+            "0x10",
+            "1_0",
+            "abc",
+            "1.2.3",
+            "∞",
+        ]
     ),
 )
 _lines = st.lists(
@@ -263,11 +283,12 @@ def test_python_scanner_reads_real_formats():
         b"system.l2c.avg_blocked_cycles::no_mshrs      no_value                       # average\n"
         b"system.cpu.committedInstType_0::IntAlu         3789     64.95%     64.95% # Class\n"
         b"sim_seconds                                  0.000250                      \n"
+        b"system.cpu.dcache.avg_blocked_cycles_no_mshrs <err: div-0>                  # average number of cycles each access was blocked\n"
     )
     names, values, bad, stop = gem5_stats._scan_block_py(block, None)
-    assert bad == -1 and stop == -1 and len(names) == 4
+    assert bad == -1 and stop == -1 and len(names) == 5
     got = np.frombuffer(values)
-    assert got[0] == 0.051684 and math.isnan(got[1]) and got[2] == 3789 and got[3] == 0.00025
+    assert got[0] == 0.051684 and math.isnan(got[1]) and got[2] == 3789 and got[3] == 0.00025 and math.isnan(got[4])
 
 
 def test_installed_package_has_the_c_scanner():
@@ -344,3 +365,25 @@ def test_missing_c_scanner_is_said_once(tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         read_stats(path)  # the second file is read without saying it again
+
+
+@needs_shared
+def test_m5_err_values_are_missing_so_the_isa_check_is_reached(tmp_path):
+    """M5 (2008) printed a failed formula as '<err: div-0>'; such a dump used to be dropped as unreadable, so an Alpha
+    run was refused for the wrong reason.  A real 2012 run with M5's value and Alpha objects: read, then refused by ISA."""
+    from test_cli import assert_one_line_error, cosim
+
+    src = GEM5_RUNS / "public-old2012-arm32-fs-o3-dual"
+    run = tmp_path / "m5"
+    run.mkdir()
+    (run / "config.ini").write_text(
+        (src / "config.ini").read_text().replace("=LinuxArmSystem", "=LinuxAlphaSystem").replace("=ArmTLB", "=AlphaTLB")
+    )
+    text = (src / "stats.txt").read_text()
+    line = "system.l2c.avg_blocked_cycles::no_mshrs      no_value"
+    assert line in text
+    (run / "stats.txt").write_text(text.replace(line, "system.l2c.avg_blocked_cycles::no_mshrs      <err: div-0>"))
+    stats = read_stats(run / "stats.txt")
+    assert len(stats) == 1 and np.isnan(stats["system.l2c.avg_blocked_cycles::no_mshrs"][0])
+    result = cosim("power", run / "stats.txt", "--model", "cortex-a15-walker2017", "-o", tmp_path / "p.csv")
+    assert_one_line_error(result, "the run is ALPHA but cortex-a15-walker2017 was trained on ARM cores")

@@ -62,7 +62,9 @@ def test_tcad_a15_reproduces_the_papers_error_on_its_training_data():
 @needs_shared
 def test_voltage_a_few_millivolts_off_triples_the_error():
     """Why V is never substituted silently: GemStone's A15 table voltages are 4-11 mV above the
-    measured ones, and using them instead at 600/1000/1400/1800 MHz takes MAPE from 2.7 % to 8.1 %."""
+    measured ones, and using them instead at 600/1000/1400/1800 MHz takes MAPE from 2.7 % to 8.1 %.  Compared with
+    Walker et al. 2017, Section VIII at 1800 MHz: 2.6 % with measured voltages, 8.5 % with idle-target ones; here the
+    four table clocks together."""
     model = load_model("cortex-a15-walker2017")
     measured = read_measured(POWMON, events=model.events)
     actual = measured.table["Power A15"].to_numpy()
@@ -73,7 +75,8 @@ def test_voltage_a_few_millivolts_off_triples_the_error():
     )
     good = mape_pct(apply_model(model, measured)["power_w"][at_table], actual[at_table])
     bad = mape_pct(apply_model(model, swapped)["power_w"][at_table], actual[at_table])
-    assert good == pytest.approx(2.68, abs=0.01) and bad == pytest.approx(8.10, abs=0.01)
+    assert good == pytest.approx(2.6, abs=0.15)  # paper: 2.6 % with the measured voltage
+    assert bad > 2.5 * good and bad == pytest.approx(8.5, abs=0.6)  # paper: 8.5 % when V is a few mV off
 
 
 def test_walker_equation_by_hand():
@@ -94,7 +97,11 @@ def test_operating_point_lookup_interpolation_and_flags():
     op = operating_point(model, np.array([1e6 / 556, 1000.0, 1200.0, 2000.0, 400.0]))
     assert op.voltage_v[:2].tolist() == [1.183, 0.954]  # 1798.6 MHz is gem5's 1800 MHz
     assert op.voltage_v[2] == pytest.approx((0.954 + 1.042) / 2)
-    assert op.voltage_v[3] == pytest.approx(1.183 + (1.183 - 1.042) / 2)
+    # above the table: the mean of the line through the top two points and the parabola through the top three
+    line = 1.183 + (1.183 - 1.042) / 2
+    parabola = 0.375 * 0.954 - 1.25 * 1.042 + 1.875 * 1.183  # Lagrange weights at 2000 MHz of 1000/1400/1800 MHz
+    assert op.voltage_v[3] == pytest.approx((line + parabola) / 2)
+    assert op.voltage_u_v[3] == pytest.approx((parabola - line) / 2)
     assert op.voltage_not_in_table.tolist() == [False, False, True, True, True]
     assert op.freq_outside_training.tolist() == [False, False, False, True, True]
     assert op.voltage_outside_training.tolist() == [False, False, False, True, True]  # 400 MHz: 0.891 V

@@ -14,19 +14,24 @@ from test_cli import assert_one_line_error, cosim
 pytestmark = needs_shared
 
 A15 = ("--model", "cortex-a15-walker2017")
+# min and max of 'Power A15' per clock in asrtpm-A15-powmon-data.csv (four cores, idle to fully busy) [W]
+MEASURED_A15_W = {1000: (0.2319, 1.9110), 1800: (0.6319, 6.1301)}
 
 # run folder, extra arguments, expected exit status, what stderr must say (refusals) or the flags every row has
 OUTCOMES = [
-    ("cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz", (), 0, "priced with cortex-a15-walker2017"),
+    ("cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz", (), 0, "priced with cortex-a15-gemstone2018"),
     ("cosim-v24-se-biglittle-o3-1000MHz-minor-600MHz", (), 0, "priced with cortex-a7-gemstone2018"),
     ("public-ext2019-empty-stats", A15, 2, "empty file"),
-    ("public-new-2022-arm-se-minor-starterse-cpucluster", A15, 2, "static term extrapolates to -744.2 W"),
-    ("public-new-2022-arm-se-minor-starterse-cpucluster", (), 2, "above the model's plausible maximum"),
+    # gem5's starter_se.py default, 4 GHz: beyond both models' extrapolation band (1.125x their top clock)
+    ("public-new-2022-arm-se-minor-starterse-cpucluster", A15, 2, "4000 MHz is 2.22x cortex-a15-walker2017's top trained clock"),
+    ("public-new-2022-arm-se-minor-starterse-cpucluster", (), 2, "beyond its extrapolation band (1.125x, up to 1575 MHz)"),
     ("public-new-v24-x86-simpoint-2dumps", A15, 2, "no config.ini/config.json beside it"),
-    ("public-old2012-arm32-fs-o3-dual", A15, 2, "static term extrapolates to 0.2455 W"),
-    ("public-old2016-arm-se-minor-mcf", A15, 2, "static term extrapolates to 0.2455 W"),
-    ("public-old2016-arm-se-minor-mcf", (), 0, "freq_outside_training"),
-    ("public-old2016-arm64-fs-o3-dual", A15, 2, "2000 MHz is 1.1x the model's top clock 1800 MHz"),
+    # 2 GHz (gem5's se.py/fs.py default) is 1.11x the A15's top clock: inside its band, priced and flagged
+    ("public-old2012-arm32-fs-o3-dual", A15, 0, "extrapolated"),
+    ("public-old2016-arm-se-minor-mcf", A15, 0, "extrapolated"),
+    # ... but 1.43x the A7's: refused by the same rule
+    ("public-old2016-arm-se-minor-mcf", (), 2, "2000 MHz is 1.43x cortex-a7-gemstone2018's top trained clock 1400 MHz"),
+    ("public-old2016-arm64-fs-o3-dual", A15, 0, "extrapolated"),
     ("public-old2016-null-dram-lowp-28dumps", A15, 2, "this run has no CPU"),
 ]
 
@@ -48,15 +53,26 @@ def test_public_run(run, args, code, says, tmp_path):
     assert np.isfinite(t["power_w"]).all() and (t["power_w"] > 0).all() and not t["implausible"].any()
     assert (t["static_w"] > 0).all()
     assert says in result.stderr or t["flags"].str.contains(says).all()
+    big = t[t["model"].str.startswith("cortex-a15")]
+    if len(big):  # the size: inside what the measured A15 cluster drew at that clock (Powmon, 60 workloads, idle to busy)
+        lo, hi = MEASURED_A15_W[round(big["freq_mhz"].iloc[0] / 200) * 200]
+        # the measured floor is four idle cores; a run of fewer cores may draw less, at most in proportion to its cores
+        lo *= min(1.0, big["n_cpus"].iloc[0] / 4)
+        assert lo <= big["power_w"].min() and big["power_w"].max() <= hi
 
 
 def test_refused_run_is_kept_flagged_on_request(tmp_path):
+    """4 GHz priced past the band on request is 288 W for one A15 core: kept only flagged, and with no figure."""
     out = tmp_path / "p.csv"
-    result = cosim("power", GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "stats.txt", *A15, "-o", out, "--keep-implausible")
+    run = GEM5_RUNS / "public-new-2022-arm-se-minor-starterse-cpucluster" / "stats.txt"
+    refused = cosim("power", run, *A15, "--extrapolate", "-o", out)
+    assert_one_line_error(refused, "above the model's plausible maximum 12.26 W")
+    result = cosim("power", run, *A15, "--extrapolate", "-o", out, "--keep-implausible")
     assert result.returncode == 0, result.stderr
     t = pd.read_csv(out)
     assert t["implausible"].all() and t["flags"].str.contains("implausible").all()
-    assert t["implausible_reason"].str.contains("static term extrapolates").all()
+    assert t["implausible_reason"].str.contains("above the model's plausible maximum").all()
+    assert t["power_w"].isna().all() and t["static_w"].isna().all() and t["energy_j"].isna().all()
 
 
 def test_another_isa_is_refused_unless_asked(tmp_path):

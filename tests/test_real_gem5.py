@@ -45,7 +45,7 @@ def test_every_cpu_type_prices_with_its_default_model(gem5_root, cpu, tmp_path):
     out = tmp_path / "p.csv"
     result = cosim("power", run / "stats.txt", "-o", out)
     assert result.returncode == 0, result.stderr
-    expected = "cortex-a15-walker2017" if cpu == "O3CPU" else "cortex-a7-gemstone2018"
+    expected = "cortex-a15-gemstone2018" if cpu == "O3CPU" else "cortex-a7-gemstone2018"
     assert f"priced with {expected}" in result.stderr
     t = pd.read_csv(out)
     assert (t["model"] == expected).all()
@@ -94,9 +94,12 @@ def test_switched_cpus_price_the_cpu_that_ran(gem5_root, tmp_path):
     stats = read_stats(run / "stats.txt")
     cluster = read_config(run / "config.ini").cluster("c", "system.cluster")
     assert cluster.n_cpus == 1 and cluster.partner == {"system.switch_cpus": "system.cluster.cpus"}
+    side = __import__("json").loads((run / "cosim-run.json").read_text())  # attach_power's cheap dumps hold the spare CPU
+    assert side["stats_dumped"] == "cosim" and side["clusters"]["c"]["spare_cpus"] == ["system.switch_cpus"]
     rates = event_rates(stats, cluster, ["0x11", "0x08"], generation="v20.1+", cores_per_cluster=4, freq_mhz=np.full(len(stats), 1000.0))
-    atomic = stats["system.cluster.cpus.numCycles"].to_numpy() > 0
-    minor = stats["system.switch_cpus.numCycles"].to_numpy() > 0
+    # the switch at 300 us may leave one cycle to either CPU in the epoch after it (gem5 runs differ by that cycle)
+    atomic = stats["system.cluster.cpus.numCycles"].to_numpy() > 1
+    minor = stats["system.switch_cpus.numCycles"].to_numpy() > 2
     assert atomic[:2].all() and minor[-5:].all() and not (atomic & minor)[3:].any()
     # every epoch is priced from the CPU that ran in it: instructions retired in each one, by either CPU
     insts = stats["system.cluster.cpus.commitStats0.numInsts"] + stats["system.switch_cpus.commitStats0.numInsts"]
@@ -104,7 +107,7 @@ def test_switched_cpus_price_the_cpu_that_ran(gem5_root, tmp_path):
     assert (rates.eph["0x11"] > 0).all()
     out = tmp_path / "p.csv"
     result = cosim("power", run / "stats.txt", "-o", out)
-    assert result.returncode == 0 and "BaseMinorCPU (in-order)" in result.stderr, result.stderr
+    assert result.returncode == 0 and "cortex-a7-gemstone2018" in result.stdout + result.stderr, result.stderr  # the sidecar names it
     assert (pd.read_csv(out)["power_w"] > 0).all()
 
 
@@ -168,6 +171,9 @@ def test_online_power_in_gem5_equals_offline(gem5_root, tmp_path):
         extra_args=("--gem5-scripts", str(REPO / "gem5_scripts")),
     )
     online = np.array(json.loads((run / "online-power.json").read_text())["power_w_per_cpu"]).sum(axis=1)
+    # the dumps are attach_power's cheap ones: the statistics cosim reads, not the whole system's
+    assert json.loads((run / "cosim-run.json").read_text())["stats_dumped"] == "cosim"
+    assert "system.membus." not in (run / "stats.txt").read_text()
     stats = read_stats(run / "stats.txt")
     offline = power_timeline(
         stats, read_config(run / "config.ini"), [ClusterSpec("little", "system.littleCluster", load_model("cortex-a7-gemstone2018"))]

@@ -11,6 +11,9 @@ import pytest
 from helpers import GEM5_RUNS, REPO, gem5_run, needs_gem5, needs_shared, run_cosim
 
 from cosim import CosimError, open_run, price_run
+from cosim.timeline.cpu import DEFAULT_MODELS
+
+O3_MODEL, INORDER_MODEL = DEFAULT_MODELS["o3"], DEFAULT_MODELS["minor"]  # the shipped default per CPU kind
 
 BUNDLED = REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz"
 
@@ -29,15 +32,15 @@ def test_a_gem5_output_folder_is_priced_like_its_stats_file(tmp_path):
     assert by_folder.returncode == by_file.returncode == 0, by_folder.stderr + by_file.stderr
     assert (tmp_path / "folder.csv").read_bytes() == (tmp_path / "file.csv").read_bytes()
     # no --model: each clock domain gets the shipped model of its CPU type, and says so
-    assert "'bigCluster': 2 x BaseO3CPU (out-of-order), priced with cortex-a15-walker2017" in by_folder.stderr
+    assert f"'bigCluster': 2 x BaseO3CPU (out-of-order), priced with {O3_MODEL}" in by_folder.stderr
 
 
 def test_open_run_resolves_clusters_by_clock_domain_and_cpu_type():
     run = open_run(BUNDLED)
     assert run.stats_path.name == "stats.txt.gz"
     assert [(spec.name, spec.model.name) for spec in run.clusters] == [
-        ("bigCluster", "cortex-a15-walker2017"),
-        ("littleCluster", "cortex-a7-gemstone2018"),
+        ("bigCluster", O3_MODEL),
+        ("littleCluster", INORDER_MODEL),
     ]
     assert BUNDLED / "config.ini" in run.inputs() and BUNDLED / "stats.txt.gz" in run.inputs()
     stats, timeline = price_run(run)
@@ -97,8 +100,23 @@ def test_sweep_compares_out_of_order_and_in_order_runs_in_one_table(gem5_root, t
     assert result.returncode == 0, result.stderr
     table = pd.read_csv(tmp_path / "sweep.csv").set_index("run")
     (model_col,) = [c for c in table.columns if c.endswith("_model")]
-    assert table.loc["O3CPU", model_col] == "cortex-a15-walker2017"
-    assert table.loc["MinorCPU", model_col] == "cortex-a7-gemstone2018"
+    assert table.loc["O3CPU", model_col] == O3_MODEL
+    assert table.loc["MinorCPU", model_col] == INORDER_MODEL
     # both ran the same program at 1 GHz: the out-of-order core finishes it sooner (it issues several instructions per cycle)
     assert table.loc["O3CPU", "runtime_s"] < table.loc["MinorCPU", "runtime_s"]
     assert np.isfinite(table["energy_j"]).all() and (table["energy_j"] > 0).all()
+
+
+@needs_shared
+def test_sweep_takes_the_overrides_its_refusals_recommend(tmp_path):
+    """A Minor CPU at 2 GHz (1.43x the A7's top trained clock) is refused by sweep as by power, and --extrapolate,
+    the way out the refusal names, is honoured by sweep too: its energy is cosim power --extrapolate's."""
+    run = GEM5_RUNS / "public-old2016-arm-se-minor-mcf"
+    refused = run_cosim("sweep", run, "-o", tmp_path / "refused.csv")
+    assert refused.returncode == 2 and "beyond its extrapolation band" in refused.stderr and "--extrapolate" in refused.stderr
+    swept = run_cosim("sweep", run, "--extrapolate", "-o", tmp_path / "sweep.csv")
+    powered = run_cosim("power", run, "--extrapolate", "-o", tmp_path / "power.csv")
+    assert swept.returncode == powered.returncode == 0, swept.stderr + powered.stderr
+    row = pd.read_csv(tmp_path / "sweep.csv").iloc[0]
+    assert "extrapolated" in row["flags"].split(";")
+    assert row["energy_j"] == pytest.approx(pd.read_csv(tmp_path / "power.csv")["energy_j"].sum(), rel=1e-8)

@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 
 from cosim.cli import dse, explore, fit, gpu, kernels, power, read
-from cosim.cli._args import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PARTIAL
+from cosim.cli._args import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PARTIAL, _guard_paths
 from cosim.errors import CosimError, CosimWarning
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_PARTIAL", "main"]
@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _terminate)  # unwinds like Ctrl-C, so temporary files are removed
     try:
         with np.errstate(all="ignore"):
+            _guard_paths(args)  # before any work: a typo in -o must never cost an input
             return args.run(args)
     except CosimError as err:
         print(f"cosim: error: {err}", file=sys.stderr)

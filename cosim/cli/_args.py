@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from cosim.errors import CosimError
 
@@ -23,16 +24,23 @@ def _add_trust_flags(p: argparse.ArgumentParser, *, isa: bool = True, implausibl
         p.add_argument(
             "--keep-implausible",
             action="store_true",
-            help="write physically implausible rows, flagged 'implausible' with the reason, instead of refusing",
+            help="write physically implausible rows, flagged 'implausible' with the reason and no power value, instead of refusing",
         )
+    p.add_argument(
+        "--extrapolate",
+        action="store_true",
+        help="price clocks beyond the model's extrapolation band by its physical extrapolation (flagged extrapolated)",
+    )
 
 
 def _pairs(items: list[str], flag: str) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
             raise CosimError(f"{flag} '{item}': expected NAME=VALUE")
+        if name in out:  # the later one would silently win
+            raise CosimError(f"{flag} {name}={out[name]} and {flag} {item}: two values for '{name}'; give it once")
         out[name] = value
     return out
 
@@ -65,3 +73,41 @@ def _volts(name: str, text: str) -> float:
     if not np.isfinite(value) or not 0.3 < value < 2.0:
         raise CosimError(f"--voltage {name}={text}: expected a CPU voltage in volts, e.g. 1.05")
     return value
+
+
+#: Options naming a file cosim writes, as the user typed them
+_OUTPUTS = {"output": "-o", "plot": "--plot", "breakdown": "--breakdown", "plot_balance": "--plot-balance"}
+
+
+def _guard_paths(args: argparse.Namespace) -> None:
+    """Before any work, for every command: each output can be written and is none of the inputs.
+
+    Outputs are the options in :data:`_OUTPUTS` plus ``args.extra_outputs(args)`` (``{what: path}``: a
+    command's files beside its output); inputs are every other path argument and model files.
+    """
+    from cosim.output import FIGURE_SUFFIXES, TABLE_SUFFIXES, check_output, refuse_overwriting_inputs
+
+    outputs = {option: getattr(args, dest) for dest, option in _OUTPUTS.items() if getattr(args, dest, None) is not None}
+    outputs.update(getattr(args, "extra_outputs", lambda a: {})(args))
+    inputs: list[Path] = []
+    for dest, value in vars(args).items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, Path) and dest not in _OUTPUTS and dest != "out":
+                inputs.append(item)
+            elif dest == "model" and isinstance(item, str) and Path(item).exists():
+                inputs.append(Path(item))
+    refuse_overwriting_inputs(outputs, inputs)  # first: naming the input matters more than a wrong suffix
+    for dest, option in _OUTPUTS.items():
+        if dest == "output" and option in outputs and getattr(args, "output_is_folder", False):
+            _check_output_folder(outputs[option], option=option)
+        elif option in outputs:
+            suffixes = getattr(args, "output_suffixes", TABLE_SUFFIXES) if dest == "output" else FIGURE_SUFFIXES
+            check_output(outputs[option], option=option, suffixes=suffixes)
+
+
+def _check_output_folder(path: Path, *, option: str) -> None:
+    """An output that is a folder cosim fills (a study): made if absent, never an existing file."""
+    if path.exists() and not path.is_dir():
+        raise CosimError(f"{option} {path}: an existing file, not a folder; give a folder for cosim to fill (made if absent)")
+    if not path.parent.is_dir():
+        raise CosimError(f"{option} {path}: folder {path.parent} does not exist; create it (mkdir -p {path.parent}) or write elsewhere")

@@ -123,6 +123,8 @@ def run_fit_rail(args: argparse.Namespace) -> int:
         rails = [RailSpec(**r) for r in spec["rails"]]
     except json.JSONDecodeError as err:
         raise CosimError(f"{args.spec}:{err.lineno}: not valid JSON ({err.msg})") from None
+    except RecursionError:
+        raise CosimError(f"{args.spec}: JSON nested deeper than any rail spec is; give the file as written") from None
     except (KeyError, TypeError) as err:
         raise CosimError(f"{args.spec}: rail spec needs 'rails': [{{name, voltage_col, predictors, ...}}] ({err})") from None
     table = read_table(args.measured)

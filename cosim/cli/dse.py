@@ -71,20 +71,16 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     from cosim.dse.whatif import dvfs_grid, recorded_run, whatif, whatif_stats
     from cosim.output import write_table
     from cosim.readers.gem5_stats import read_stats
-    from cosim.timeline.cpu import check_isa
+    from cosim.timeline.cpu import check_cpu_types, check_isa
 
     resolved = _open_run(args)
     config, specs = resolved.config, list(resolved.clusters)
     check_isa(config, [spec.model for spec in specs], any_isa=args.any_isa)
+    freqs = _whatif_freqs(args.freqs, specs)  # before the stats are read
+    check_cpu_types(config, specs, str(resolved.stats_path))
     stats = read_stats(resolved.stats_path, stats=whatif_stats(config, specs))
     run = recorded_run(stats, config, specs)
-    freqs = {}
-    for name, text in _pairs(args.freqs, "--freqs").items():
-        try:
-            freqs[name] = [float(x) for x in text.split(",")]
-        except ValueError:
-            raise CosimError(f"--freqs {name}={text}: expected MHz values separated by commas") from None
-    table = whatif(run, dvfs_grid(run, freqs))
+    table = whatif(run, dvfs_grid(run, freqs), extrapolate=args.extrapolate)
     table["pareto"] = pareto_front(table)
     choice = choose(table, power_cap_w=args.power_cap, deadline_s=args.deadline)
     write_table(table, args.output)
@@ -106,16 +102,49 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     return 0
 
 
+def _whatif_freqs(items: list[str], specs) -> dict[str, list[float]]:
+    """``--freqs NAME=F1,F2``: clusters of this run, clocks in MHz (a tenth of the model's lowest V-f point is GHz typed for MHz)."""
+    import math
+
+    models = {spec.name: spec.model for spec in specs}
+    freqs = {}
+    for name, text in _pairs(items, "--freqs").items():
+        if name not in models:
+            raise CosimError(f"--freqs {name}={text}: this run has no cluster '{name}'; its clusters: {', '.join(models)}")
+        try:
+            freqs[name] = [float(x) for x in text.split(",")]
+        except ValueError:
+            raise CosimError(f"--freqs {name}={text}: expected MHz values separated by commas") from None
+        lowest = models[name].vf_points[0][0]
+        for f in freqs[name]:
+            if not math.isfinite(f) or f <= 0:
+                raise CosimError(f"--freqs {name}={text}: {f:g} is not a clock > 0 [MHz]")
+            if f < lowest / 10:
+                raise CosimError(
+                    f"--freqs {name}={text}: {f:g} MHz is below a tenth of {models[name].name}'s lowest V-f point "
+                    f"({lowest:g} MHz); clocks are in MHz ({f:g} GHz is {f * 1000:g} MHz)"
+                )
+    return freqs
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from cosim.dse.choose import choose, pareto_front, plot_pareto
     from cosim.dse.sweep import SweepSpec, dask_client, find_runs, sweep
     from cosim.output import write_table
 
+    if args.scheduler not in (None, "local") and args.workers != 1:  # a remote cluster has its own workers
+        raise CosimError(
+            f"--workers {args.workers} with --scheduler {args.scheduler}: the scheduler's cluster sets its workers; drop --workers"
+        )
     clusters = _pairs(args.cluster, "--cluster")
     if clusters and len(args.model) not in (1, len(clusters)):
         raise CosimError(f"{len(args.model)} --model for {len(clusters)} --cluster: give one model, or one per cluster in order")
     spec = SweepSpec(
-        models=tuple(args.model), clusters=tuple(clusters.items()), any_isa=args.any_isa, keep_implausible=args.keep_implausible
+        models=tuple(args.model),
+        clusters=tuple(clusters.items()),
+        any_isa=args.any_isa,
+        keep_implausible=args.keep_implausible,
+        extrapolate=args.extrapolate,
     )
     runs = find_runs(args.runs)
     client = dask_client(args.scheduler, workers=max(1, args.workers)) if args.scheduler else None

@@ -57,7 +57,7 @@ def add_parsers(sub) -> None:
     e.add_argument("--no-check", action="store_true", help="skip asking the config script for its options (one gem5 --help)")
     e.add_argument("--quiet", action="store_true", help="no progress lines")
     e.add_argument("--allow-partial", action="store_true", help="exit 0 even if some points failed or were refused")
-    e.set_defaults(run=_cmd_explore)
+    e.set_defaults(run=_cmd_explore, output_is_folder=True)
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:

@@ -67,13 +67,22 @@ def add_parsers(sub) -> None:
     f.add_argument("--name", default="fitted-model", help="model name")
     f.add_argument("--component", default="CPU cluster", help="what the model is of, in words")
     f.add_argument("-o", "--output", type=Path, default=Path("model.json"), help="model file (a .md model card and plots go beside it)")
-    f.set_defaults(run=_cmd_fit)
+    f.set_defaults(run=_cmd_fit, output_suffixes=(".json",), extra_outputs=_fit_outputs)
 
     r = sub.add_parser("fit-rail", help="fit a per-rail model (Tegra K1 methodology) from measured data")
     r.add_argument("measured", type=Path, help="measured table (CSV/TSV)")
     r.add_argument("--spec", type=Path, required=True, help="JSON: power_col and rails (see cosim/fit/rail.py)")
     r.add_argument("-o", "--output", type=Path, default=Path("rail-model.json"), help="coefficients and fit statistics (JSON)")
-    r.set_defaults(run=_cmd_fit_rail)
+    r.set_defaults(run=_cmd_fit_rail, output_suffixes=(".json",))
+
+
+def _fit_outputs(args: argparse.Namespace) -> dict[str, Path]:
+    """What cosim fit writes beside its model file: the model card and the diagnostic plots."""
+    stem = args.output.with_suffix("")
+    return {
+        f"-o {args.output}'s model card": args.output.with_suffix(".md"),
+        **{f"-o {args.output}'s {kind} plot": stem.with_name(f"{stem.name}-{kind}.png") for kind in ("residuals", "workloads")},
+    }
 
 
 _FIT_HELP = """\
@@ -98,9 +107,16 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     from cosim.readers.measured import read_measured
 
     model = load_model(args.model)
+    if args.voltage_col and args.voltage != "measured":  # the column would be read and silently not used
+        raise CosimError(f"--voltage-col {args.voltage_col} with --voltage {args.voltage}: give one source of voltage")
     if args.format == "armpm":
         from cosim.readers.armpm import read_armpm
 
+        table_only = [f for f, v in (("--label", args.label), ("--freq-col", args.freq_col), ("--voltage-col", args.voltage_col)) if v]
+        if table_only or args.event_col:
+            raise CosimError(
+                f"{', '.join(table_only + ['--event-col'] * bool(args.event_col))}: for --format table; an ARMPM log names its columns"
+            )
         measured = read_armpm(args.measured, cores=args.cores)
         lacking = sorted(set(model.events) - set(measured.rates))
         if lacking:
@@ -119,7 +135,14 @@ def _cmd_apply(args: argparse.Namespace) -> int:
             event_cols=_pairs(args.event_col, "--event-col"),
             need_voltage=args.voltage == "measured",
         )
-    pred = apply_model(model, measured, voltage=args.voltage, keep_implausible=args.keep_implausible, source=str(args.measured))
+    pred = apply_model(
+        model,
+        measured,
+        voltage=args.voltage,
+        keep_implausible=args.keep_implausible,
+        extrapolate=args.extrapolate,
+        source=str(args.measured),
+    )
     print(f"{args.measured}: {len(pred)} rows, model {model.name}" + (f" on {measured.label} columns" if measured.label else ""))
     if pred["extrapolated"].any():
         print(f"  {int(pred['extrapolated'].sum())} row(s) outside the model's training V-f range (flagged)")
@@ -138,6 +161,10 @@ def _cmd_apply(args: argparse.Namespace) -> int:
             )
         pred["measured_w"] = actual
         print(f"  MAPE vs '{args.compare_with}': {mape_pct(pred['power_w'].to_numpy(), actual):.2f} %")
+        judged = np.isfinite(pred["power_lo_w"].to_numpy()) & np.isfinite(actual)
+        if judged.any():
+            inside = (actual >= pred["power_lo_w"].to_numpy()) & (actual <= pred["power_hi_w"].to_numpy())
+            print(f"  interval covers {100 * inside[judged].mean():.1f} % of {int(judged.sum())} row(s)")
     if args.output:
         write_table(pred, args.output)
         print(f"  predictions -> {args.output}")

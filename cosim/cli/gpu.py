@@ -142,6 +142,30 @@ def _read_gpu(args) -> tuple[str, object]:
 
 def _device_flag(args, kind: str, data, model_name: str, model_raw) -> str:
     """The device check (cosim.models.device) on what the GPU input says about its device."""
+    try:
+        return _device_check(args, kind, data, model_name, model_raw)
+    except CosimError as err:
+        raise CosimError(f"{err}. {gpu_models_hint()}") from None
+
+
+def gpu_models_hint() -> str:
+    """Which shipped GPU model fits which device, and where a GPU none fits goes: the kernel DVFS models."""
+    import json
+
+    from cosim.models.modelfile import shipped_models_dir
+
+    known = []
+    for path in sorted(shipped_models_dir().glob("*.json")):
+        names = (json.loads(path.read_text()).get("device") or {}).get("names")
+        if names:
+            known.append(f"{path.stem} ({'/'.join(names)})")
+    return (
+        f"cosim's GPU power models: {', '.join(known)}; for another GPU, fit its kernels' runtime and power across core and "
+        "memory clocks from your measurements: cosim kernel-fit (docs/howto/kernel-models.md)"
+    )
+
+
+def _device_check(args, kind: str, data, model_name: str, model_raw) -> str:
     from cosim.models.device import device_flag
 
     if kind == "ocelot":
@@ -211,6 +235,7 @@ def cmd_gpu(args: argparse.Namespace) -> int:
     from cosim.plots.gpu import plot_breakdown, plot_gpu_timeline
 
     kind_of_model, args.model_path = _model_kind(args.model)
+    _refuse_flags_of_the_other_model(args, kind_of_model)
     kind, data = _read_gpu(args)
     if kind_of_model == "rail":
         _, timeline, _ = _tk1(args, kind, data)
@@ -241,6 +266,21 @@ def cmd_gpu(args: argparse.Namespace) -> int:
     if args.breakdown:
         print(f"  breakdown -> {plot_breakdown(timeline, args.breakdown)}")
     return 0
+
+
+def _refuse_flags_of_the_other_model(args, kind_of_model: str) -> None:
+    """Flags only the other GPU model reads would be silently ignored: refuse them."""
+    if kind_of_model == "rail":
+        other = {"--gpu-clock-mhz": args.gpu_clock_mhz is not None, "--idle-power": bool(args.idle_power), "--transfers": args.transfers}
+        model = "the access-rate model (ocelot-fermi-aalto2013)"
+    else:
+        other = {"--activity": args.activity, "--railgate-delay-s": args.railgate_delay_s is not None, "--gpu-trace": args.gpu_trace}
+        model = "the rail model (tegra-k1-stokke2016)"
+    given = [flag for flag, value in other.items() if value]
+    if given:
+        raise CosimError(
+            f"{', '.join(given)}: only {model} reads {'them' if len(given) > 1 else 'it'}, not --model {args.model}; drop it or change --model"
+        )
 
 
 def _ocelot(args, kind: str, data):
@@ -310,13 +350,17 @@ def cmd_soc(args: argparse.Namespace) -> int:
     from cosim.counters.gpu import dram_busy_cycles
     from cosim.output import write_table
     from cosim.plots.soc import plot_soc
+    from cosim.readers.files import input_file
     from cosim.readers.gem5_stats import read_stats
     from cosim.timeline.cpu import power_timeline
     from cosim.timeline.soc import soc_timeline
 
+    input_file(args.gpu, what="a GPU trace, nvprof/ncu log or GPGPU-Sim output")  # every input checked before any work
     run = _open_run(args)
     stats = read_stats(run.stats_path)
-    cpu = power_timeline(stats, run.config, run.clusters, any_isa=args.any_isa, keep_implausible=args.keep_implausible)
+    cpu = power_timeline(
+        stats, run.config, run.clusters, any_isa=args.any_isa, keep_implausible=args.keep_implausible, extrapolate=args.extrapolate
+    )
     args.input = args.gpu
     kind, data = _read_gpu(args)
     model, gpu, background = _tk1(args, kind, data)

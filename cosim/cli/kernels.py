@@ -1,4 +1,5 @@
-"""``cosim kernel-synth`` and ``kernel-eval``: kernel-level runtime and power models."""
+"""``cosim kernel-synth``, ``kernel-eval`` (synthetic Jetson AGX method) and ``kernel-fit``, ``kernel-predict``,
+``kernel-choose`` (runtime and power across core and memory clocks, from measured tables)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def add_parsers(sub) -> None:
     ke.add_argument("--test-boards", required=True, metavar="B1,B2", help="boards held out for testing")
     ke.add_argument("--budget", type=int, default=1, help="hyper-parameter sets tried per model (leave-one-board-out CV)")
     ke.set_defaults(run=_cmd_kernel_eval)
+    add_dvfs_parsers(sub)
 
 
 def _cmd_kernel_synth(args: argparse.Namespace) -> int:
@@ -56,4 +58,154 @@ def _cmd_kernel_eval(args: argparse.Namespace) -> int:
                 f"{kernel:<12} {target:<8} {a['within_5pct']:6.1f} {a['within_10pct']:6.1f} {a['within_15pct']:6.1f} "
                 f"{a['within_20pct']:6.1f} {a['rmse']:7.3f}{unit:>2} {a['mae']:7.3f}{unit:>2}"
             )
+    return 0
+
+
+def add_dvfs_parsers(sub) -> None:
+    table_help = "a kernel DVFS table (CSV: benchmark, kernel, core_mhz, mem_mhz, runtime_s, power_w, features) or a folder of logs"
+    kf = sub.add_parser("kernel-fit", help="fit kernel runtime and power models across core/memory clocks (both families)")
+    kf.add_argument("tables", nargs="+", type=Path, metavar="TABLE", help=table_help)
+    kf.add_argument("-o", "--output", type=Path, default=Path("kernel-model.json"))
+    kf.add_argument("--reference-pair", default="1000,1000", metavar="C,M", help="the profile's clock pair [MHz] (default 1000,1000)")
+    kf.add_argument("--validate", action="store_true", help="also report leave-one-benchmark-out errors, coverage and energy saving")
+    kf.set_defaults(run=_cmd_kernel_fit, output_suffixes=(".json",))
+
+    for name, helptext, run in (
+        ("kernel-predict", "predict runtime, power and energy at clock pairs, with intervals", _cmd_kernel_predict),
+        ("kernel-choose", "pick, per kernel, the clock pair with the least predicted energy under a constraint", _cmd_kernel_choose),
+    ):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("model", type=Path, help="MODEL.json from cosim kernel-fit")
+        p.add_argument("table", type=Path, help=table_help + "; holds each kernel's profile at the model's reference pair")
+        p.add_argument("-o", "--output", type=Path, default=Path(f"{name}.csv"))
+        p.add_argument("--core-mhz", metavar="LIST", help="predict at every pair of these core clocks ... [MHz]")
+        p.add_argument("--mem-mhz", metavar="LIST", help="... and these memory clocks [MHz] (default: the pairs in TABLE)")
+        p.add_argument("--family", choices=("physics", "trees"), default="physics", help="model family (default physics)")
+        if name == "kernel-choose":
+            c = p.add_mutually_exclusive_group(required=True)
+            c.add_argument(
+                "--deadline-factor",
+                type=float,
+                metavar="F",
+                help="runtime (its interval's upper end) at most F x that predicted at the highest clocks",
+            )
+            c.add_argument("--power-cap", type=float, metavar="W", help="power (its interval's upper end) at most W watts")
+        p.set_defaults(run=run)
+
+
+def _cmd_kernel_fit(args: argparse.Namespace) -> int:
+    import time
+
+    import pandas as pd
+
+    from cosim.kernels.dvfs import check_table, device_of, parse_pair, read_dvfs_table
+    from cosim.kernels.dvfs_file import fit_model, save_model
+
+    reference = parse_pair(args.reference_pair)
+    tables = [read_dvfs_table(p) for p in args.tables]
+    table = check_table(pd.concat(tables, ignore_index=True), source=", ".join(map(str, args.tables)))
+    devices = {device_of(t) for t in tables} - {""}
+    if len(devices) > 1:
+        raise CosimError(f"the tables hold {len(devices)} devices ({', '.join(sorted(devices))}); fit one model per device")
+    start = time.process_time()
+    model = fit_model(table, reference=reference, source=", ".join(map(str, args.tables)))
+    print(
+        f"fitted on {table['benchmark'].nunique()} benchmark(s), {len(table)} row(s), reference {reference[0]:g},{reference[1]:g} MHz "
+        f"({time.process_time() - start:.1f} s CPU) -> {args.output}"
+    )
+    if args.validate:
+        model["validation"] = _validate(model, table, reference)
+    save_model(model, args.output)
+    return 0
+
+
+def _validate(model: dict, table, reference) -> dict:
+    import time
+
+    from cosim.kernels.dvfs import with_profiles
+    from cosim.kernels.dvfs_eval import FAMILIES, choose, errors, lobo, off_reference
+
+    rows = with_profiles(table, reference=reference, source="table")
+    out = {}
+    for family in FAMILIES:
+        start = time.process_time()
+        pred = lobo(rows, family)
+        err = errors(pred, off_reference(pred, rows))
+        picked = choose(pred, deadline_factor=1.1)
+        saving = float(picked["saving_measured_pct"].mean())
+        cpu = time.process_time() - start
+        print(f"\nleave-one-benchmark-out, {family} ({cpu:.1f} s CPU): MAPE [%], worst row [%], 90 % interval coverage [%]")
+        print(f"{'benchmark':<22} {'runtime':>8} {'worst':>7} {'power':>7} {'worst':>7} {'cov t':>6} {'cov P':>6}")
+        for bench, r in err.iterrows():
+            print(
+                f"{bench:<22} {r['runtime_mape']:8.1f} {r['runtime_worst']:7.1f} {r['power_mape']:7.1f} {r['power_worst']:7.1f} "
+                f"{r['runtime_coverage']:6.1f} {r['power_coverage']:6.1f}"
+            )
+        print(
+            f"clocks chosen for --deadline-factor 1.1 on left-out benchmarks: measured energy {saving:.1f} % below the highest clocks, mean per kernel "
+            f"(per kernel {picked['saving_measured_pct'].min():.1f} to {picked['saving_measured_pct'].max():.1f} %; "
+            f"measured slowdown up to {picked['slowdown_measured'].max():.2f}x)"
+        )
+        out[family] = {"errors": err.reset_index().to_dict(orient="list"), "energy_saving_pct": saving, "cpu_s": cpu}
+    return out
+
+
+def _predictions(args: argparse.Namespace):
+    from cosim.kernels.dvfs import grid, parse_clocks, read_dvfs_table, with_profiles
+    from cosim.kernels.dvfs_file import check_device, family_model, load_model
+    from cosim.kernels.dvfs_models import predict_table
+
+    model = load_model(args.model)
+    table = read_dvfs_table(args.table)
+    check_device(model, table, source=str(args.table), model_path=args.model)
+    reference = tuple(model["reference_pair_mhz"])
+    rows = with_profiles(table, reference=reference, source=str(args.table))
+    if (args.core_mhz is None) != (args.mem_mhz is None):
+        raise CosimError("give both --core-mhz and --mem-mhz (every pair of the two lists), or neither (the pairs in TABLE)")
+    if args.core_mhz is not None:
+        rows = grid(rows, parse_clocks(args.core_mhz, "--core-mhz"), parse_clocks(args.mem_mhz, "--mem-mhz"))
+    _check_range(model, rows)
+    fitted, q = family_model(model, args.family)
+    return predict_table(args.family, fitted, q, rows)
+
+
+def _check_range(model: dict, rows) -> None:
+    for col, (lo, hi) in model["clock_range_mhz"].items():
+        off = (rows[col] < lo * 0.999) | (rows[col] > hi * 1.001)
+        if off.any():
+            v = rows.loc[off, col].iloc[0]
+            raise CosimError(
+                f"{col.replace('_mhz', '')} clock {v:g} MHz is outside the fitted range {lo:g}-{hi:g} MHz; the model is not checked there: "
+                "predict inside it, or fit on measurements that cover it"
+            )
+
+
+def _cmd_kernel_predict(args: argparse.Namespace) -> int:
+    from cosim.output import write_table
+
+    pred = _predictions(args)
+    write_table(pred, args.output)
+    print(
+        f"{len(pred)} prediction(s) of {pred[['benchmark', 'kernel']].drop_duplicates().shape[0]} kernel(s), {args.family} -> {args.output}"
+    )
+    return 0
+
+
+def _cmd_kernel_choose(args: argparse.Namespace) -> int:
+    from cosim.kernels.dvfs_eval import choose
+    from cosim.output import write_table
+
+    picked = choose(_predictions(args), deadline_factor=args.deadline_factor, power_cap_w=args.power_cap)
+    write_table(picked, args.output)
+    for _, r in picked.iterrows():
+        line = (
+            f"{r['benchmark']}/{r['kernel']}: {r['core_mhz']:g}/{r['mem_mhz']:g} MHz, predicted {r['energy_j_pred'] * 1e3:.3g} mJ "
+            f"vs {r['default_energy_j_pred'] * 1e3:.3g} mJ at {r['default_core_mhz']:g}/{r['default_mem_mhz']:g}"
+        )
+        if "energy_j" in picked.columns and r["energy_j"] == r["energy_j"]:
+            line += (
+                f"; measured {r['energy_j'] * 1e3:.3g} vs {r['default_energy_j'] * 1e3:.3g} mJ ({r['saving_measured_pct']:+.1f} % saved)"
+            )
+        print(line)
+    print(f"-> {args.output}")
     return 0

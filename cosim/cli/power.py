@@ -55,13 +55,15 @@ def add_parsers(sub) -> None:
 
     d = sub.add_parser("demo", help="timeline CSV + plot of the bundled real gem5 run")
     d.add_argument("--out", type=Path, default=Path("cosim-demo"), help="output folder (default: ./cosim-demo)")
-    d.set_defaults(run=_cmd_demo)
+    d.set_defaults(
+        run=_cmd_demo, extra_outputs=lambda a: {f"--out {a.out}'s table": a.out / "power.csv", f"--out {a.out}'s plot": a.out / "power.png"}
+    )
 
 
 _POWER_HELP = """\
 Price every stats dump (epoch) of a gem5 run with hardware-trained models.
 With no --model (and no cosim-run.json), each cluster gets the shipped model of
-its CPU type: out-of-order -> cortex-a15-walker2017, in-order (Minor, simple)
+its CPU type: out-of-order -> cortex-a15-gemstone2018, in-order (Minor, simple)
 -> cortex-a7-gemstone2018.
 
 example:
@@ -86,7 +88,12 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
     from cosim.run import price_run
 
     stats, timeline = price_run(
-        run, strict=args.strict, any_isa=args.any_isa, keep_implausible=args.keep_implausible, progress=getattr(args, "progress", False)
+        run,
+        strict=args.strict,
+        any_isa=args.any_isa,
+        keep_implausible=args.keep_implausible,
+        extrapolate=getattr(args, "extrapolate", False),
+        progress=getattr(args, "progress", False),
     )
     write_table(timeline, output)
     meta = stats.attrs["gem5"]
@@ -95,7 +102,13 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
     for name, rows in cols.groups(timeline, "cluster"):
         flags = sorted({f for text in rows["flags"] for f in text.split(";") if f})
         print(f"  {name:<12} {rows['model'][0]:<26} {_summary(rows)}" + (f"  flags: {', '.join(flags)}" if flags else ""))
-        missing_rows += int(np.isnan(rows["power_w"]).sum())
+        missing = [f.partition(":")[2] for f in flags if f.startswith("missing_term:")]
+        if missing:
+            print(
+                f"  {'':<12} {len(missing)} term(s) of {rows['model'][0]} gem5 cannot count ({', '.join(missing)}): input 0 in "
+                "every epoch, so their share of power is missing (flag missing_term)"
+            )
+        missing_rows += int((np.isnan(rows["power_w"]) & ~rows["implausible"].astype(bool)).sum())
     if plot is not None:
         from cosim.plots.cpu import plot_timeline
 
@@ -121,18 +134,41 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
 
 
 def _summary(rows) -> str:
-    """Mean power and energy of one cluster, saying how many epochs have no value rather than counting them as 0."""
+    """Mean power (energy / time [W]) and energy [J] of one cluster, saying how many epochs have no value rather than counting them as 0."""
     import numpy as np
 
     power = rows["power_w"]
     n = len(power)
     known = ~np.isnan(power)
     if not known.any():
-        return f"no value in any of its {n} epoch(s) (nan in their stats)"
-    text = f"mean {np.mean(power[known]):.3f} W  energy {np.sum(rows['energy_j'][known]):.4g} J"
+        why = "implausible, kept flagged" if rows["implausible"].all() else "nan in their stats"
+        return f"no value in any of its {n} epoch(s) ({why})  {_standing(rows)}"
+    energy_j = float(np.sum(rows["energy_j"][known]))
+    # energy over time, never a plain average of epoch powers: epochs differ in length (the last one, ROI markers)
+    text = f"mean {energy_j / np.sum(rows['duration_s'][known]):.3f} W  energy {energy_j:.4g} J"
     if not known.all():
         text += f" over {int(known.sum())} of {n} epochs ({int((~known).sum())} without a value: nan in their stats)"
-    return text
+    return f"{text}  {_standing(rows)}"
+
+
+def _standing(rows) -> str:
+    """Where the cluster stands in its model's envelope, and how its core count was priced."""
+    import numpy as np
+
+    up = np.array(["extrapolated" in f.split(";") for f in rows["flags"]])
+    if up.any():
+        ratio = f", {np.max(rows['freq_x_top_clock'][up]):.2f}x top clock"
+        half = (rows["power_hi_w"] - rows["power_lo_w"])[up] / 2
+        width = f", interval +-{np.nanmax(half):.3f} W" if np.isfinite(half).any() else ""
+        where = f"[extrapolated{ratio}{width}]"
+    elif np.any(rows["extrapolated"]):
+        where = "[outside training range]"
+    else:
+        where = "[inside training range]"
+    scale = float(rows["cores_scaled"][0])
+    if scale != 1.0:
+        where += f" [{int(rows['n_cpus'][0])} of {int(rows['model_cores'][0])} cores: static scaled by {scale:.3g}]"
+    return where
 
 
 def _cmd_gem5_expr(args: argparse.Namespace) -> int:

@@ -13,6 +13,10 @@ source, kernel, launch, metric, value, unit, device, statistic.  Values are in
 SI base units (B, s, B/s, Hz, W, J); counts stay counts; percentages become
 fractions.  The format is detected from the content; --format overrides.
 
+A folder of benchmark_<name>_core<C>_mem<M>_input<NN>_<metrics|perf|power>.log
+files gives a kernel DVFS table instead: one row per (benchmark, kernel, core_mhz,
+mem_mhz) with runtime_s, power_w and the nvprof metrics (docs/howto/kernel-models.md).
+
 examples:
   cosim read traces/cosim-nvprof-dct-gputrace.txt -o trace.csv
   cosim read run.log --format gpgpusim -o run.parquet
@@ -28,7 +32,7 @@ def add_parsers(sub) -> None:
         description=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    r.add_argument("input", type=Path, help="the file to read")
+    r.add_argument("input", type=Path, help="the file to read, or a folder of per-clock-pair GPU logs (a kernel DVFS table)")
     r.add_argument("--format", choices=FORMATS, help="the input's format (default: detected)")
     r.add_argument("-o", "--output", type=Path, default=Path("cosim-read.csv"), help="table .csv or .parquet")
     r.set_defaults(run=cmd_read, progress=False)
@@ -36,7 +40,11 @@ def add_parsers(sub) -> None:
 
 def cmd_read(args: argparse.Namespace) -> int:
     from cosim.output import write_table
+    from cosim.readers.dvfs_logs import is_log_folder
     from cosim.readers.tidy import read
+
+    if args.input.is_dir() and is_log_folder(args.input):
+        return _read_dvfs_folder(args)
 
     table = read(args.input, format=args.format)
     write_table(table, args.output)
@@ -45,5 +53,20 @@ def cmd_read(args: argparse.Namespace) -> int:
     print(
         f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {kernels} "
         f"{'epoch' if fmt == 'gem5' else 'kernel'}(s) -> {args.output}"
+    )
+    return 0
+
+
+def _read_dvfs_folder(args: argparse.Namespace) -> int:
+    from cosim.output import write_table
+    from cosim.readers.dvfs_logs import read_dvfs_folder
+
+    table = read_dvfs_folder(args.input)
+    write_table(table, args.output)
+    n = table["power_samples"]
+    print(
+        f"{args.input}: kernel DVFS table, {len(table)} row(s) = {table['benchmark'].nunique()} benchmark(s) x clock pairs, "
+        f"power from {int(n.min())}-{int(n.max())} samples per row (median {n.median():g}), "
+        f"{len(table.attrs['dvfs']['dropped'])} pair(s) dropped -> {args.output}"
     )
     return 0

@@ -67,6 +67,11 @@ class EventRates:
     chosen: dict[str, dict[str, Source]]  # event -> CPU path -> the source used for that CPU
 
     @property
+    def missing(self) -> set[str]:
+        """Events gem5 cannot count at all: every CPU's source is the constant 0, so the model's term for it is missing."""
+        return {event for event, by_cpu in self.chosen.items() if by_cpu and all(not s.terms for s in by_cpu.values())}
+
+    @property
     def substitutes(self) -> dict[str, str]:
         """Event -> why its input is a substitute (for some CPU), for every substituted event."""
         out = {}

@@ -44,10 +44,9 @@ def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: fl
             )
             if s
         )
-        lowest = df.loc[df["peak_power_w"].idxmin()] if power_cap_w is not None else df.loc[df["runtime_s"].idxmin()]
         return Choice(
             None,
-            f"no configuration meets {limits} (the lowest peak power is {lowest['peak_power_w']:.3f} W, "
+            f"no configuration meets {limits} (the lowest peak power is {df['peak_power_w'].min():.3f} W, "
             f"the shortest runtime {df['runtime_s'].min():.6g} s)",
         )
     pool = df[ok]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -31,23 +32,27 @@ class SweepSpec:
     clusters: tuple[tuple[str, str], ...] = ()  # (name, config path prefix of its CPUs)
     any_isa: bool = False
     keep_implausible: bool = False
+    extrapolate: bool = False
 
 
 def find_runs(paths: Sequence[Path]) -> list[Path]:
-    """Run folders: each path that holds a stats.txt, or the sub-folders of a path that do."""
+    """Run folders: each path that holds a stats.txt, or the sub-folders of a path that do.
+
+    Hidden sub-folders are skipped: ``cosim explore`` runs a point in ``.ID.part-N`` until it is whole.
+    """
     runs = []
     for path in paths:
         path = Path(path)
         if stats_file(path):
             runs.append(path)
-        elif path.is_dir() and (subs := sorted(p for p in path.iterdir() if stats_file(p))):
+        elif path.is_dir() and (subs := sorted(p for p in path.iterdir() if not p.name.startswith(".") and stats_file(p))):
             runs += subs
         else:
             raise CosimError(f"{path}: no stats.txt in this folder or its sub-folders; is it a gem5 output directory?")
     return runs
 
 
-def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = False) -> dict:
+def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = False, extrapolate: bool = False) -> dict:
     """One row: the run's configuration and its totals, priced by :func:`cosim.run.price_run` as ``cosim power`` does.
 
     Worker processes never import pandas: the run stays in numpy columns (:mod:`cosim.columns`).
@@ -59,7 +64,7 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # flags stay in the table; a sweep prints one line per run at most
-        stats, timeline = price_run(run, any_isa=any_isa, keep_implausible=keep_implausible)
+        stats, timeline = price_run(run, any_isa=any_isa, keep_implausible=keep_implausible, extrapolate=extrapolate)
     power = timeline["power_w"]
     _, epoch_row = np.unique(timeline["epoch"], return_inverse=True)
     total = np.bincount(epoch_row, weights=np.nan_to_num(power, nan=0.0))  # SoC power per epoch; a cluster without value adds 0
@@ -82,7 +87,7 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
         flags |= set(cluster_flags)
         row |= {
             f"{spec_.name}_model": spec_.model.name,
-            f"{spec_.name}_freq_mhz": float(np.round(np.mean(timeline["freq_mhz"][mine]), 2)),
+            f"{spec_.name}_freq_mhz": float(np.round(np.average(timeline["freq_mhz"][mine], weights=timeline["duration_s"][mine]), 2)),
             f"{spec_.name}_n_cpus": cluster.n_cpus,
             f"{spec_.name}_l2_bytes": sum(cluster.cache_bytes.get(c, 0) for c in sorted(set(cluster.l2.values()))),
             f"{spec_.name}_energy_j": energy_j,
@@ -110,7 +115,10 @@ def run_row(folder: Path, spec: SweepSpec) -> dict:
 
     try:
         run = open_run(folder, models=spec.models, clusters=dict(spec.clusters))
-        return {**summarize_run(run, any_isa=spec.any_isa, keep_implausible=spec.keep_implausible), "error": ""}
+        return {
+            **summarize_run(run, any_isa=spec.any_isa, keep_implausible=spec.keep_implausible, extrapolate=spec.extrapolate),
+            "error": "",
+        }
     except CosimError as err:
         return {"run": Path(folder).name, "error": str(err)}
 
@@ -143,35 +151,89 @@ def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: 
     return pd.DataFrame(rows)
 
 
-def _dask_rows(runs: list[Path], spec: SweepSpec, client, progress: bool) -> list[dict]:
-    from distributed import as_completed
+#: Seconds a sweep waits with no Dask worker (and unfinished runs) before giving those runs a reason
+NO_WORKER_S = 15.0
+
+
+def _dask_rows(runs: list[Path], spec: SweepSpec, client, progress: bool, *, no_worker_s: float = NO_WORKER_S) -> list[dict]:
+    """One row per run from ``client``'s workers; runs left when no worker has been there for
+    ``no_worker_s`` seconds (all killed, or the scheduler gone) get a row saying so, not a hang."""
+    import time
+
+    from distributed import wait
 
     futures = client.map(run_row, runs, spec=spec, pure=False)
-    for _ in _progress(as_completed(futures), len(futures), progress):
-        pass  # the bar moves as runs finish, in any order
-    rows = []
-    for run, future in zip(runs, futures):
+    index = {future: i for i, future in enumerate(futures)}
+    rows: list[dict | None] = [None] * len(runs)
+    pending = set(futures)
+    bar = _progress(None, len(futures), progress) if progress else None
+    alone_since: float | None = None
+    lost = f"no Dask worker left to run it for {no_worker_s:g} s (all killed?)"
+    while pending:
         try:
-            rows.append(future.result())
-        except Exception as err:  # a worker that died (KilledWorker), or an error outside cosim's own checks
-            rows.append({"run": run.name, "error": f"worker failed: {type(err).__name__}: {err}"})
-    return rows
+            done, pending = wait(pending, timeout=1.0, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            done = set()
+        except (Exception, asyncio.CancelledError) as err:  # the scheduler is gone: its futures are cancelled
+            lost = f"not run: the connection to the Dask scheduler was lost ({type(err).__name__})"
+            break
+        for future in done:  # fetched at once: a result left on a worker that dies is lost
+            rows[index[future]] = _dask_row(runs[index[future]], future, timeout_s=5.0)
+            future.release()
+        if bar is not None and done and hasattr(bar, "update"):
+            bar.update(len(done))
+        if _has_workers(client):
+            alone_since = None
+        elif alone_since is None:
+            alone_since = time.monotonic()
+        elif time.monotonic() - alone_since > no_worker_s:
+            break
+    if bar is not None and hasattr(bar, "close"):
+        bar.close()
+    for future in pending:
+        future.cancel()
+        rows[index[future]] = {"run": runs[index[future]].name, "error": lost}
+    return [row for row in rows if row is not None]
+
+
+def _dask_row(run: Path, future, *, timeout_s: float) -> dict:
+    try:
+        return future.result(timeout=timeout_s)
+    except TimeoutError:
+        return {"run": run.name, "error": f"worker failed: its result was lost with its worker (not back within {timeout_s:g} s)"}
+    except (Exception, asyncio.CancelledError) as err:  # a worker that died (KilledWorker), or an error outside cosim's checks
+        return {"run": run.name, "error": f"worker failed: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"}
+
+
+def _has_workers(client) -> bool:
+    if client.status != "running":  # the scheduler connection is lost
+        return False
+    try:
+        return bool(client.scheduler_info(n_workers=1).get("workers"))
+    except Exception:  # the scheduler went away while asked
+        return False
 
 
 def dask_client(scheduler: str, *, workers: int = 2):
     """A ``dask.distributed.Client``: ``"local"`` starts a LocalCluster of ``workers`` processes, anything else is a
     scheduler address (``tcp://host:8786``), e.g. of a SLURM or PBS cluster started with dask-jobqueue."""
+    import logging
+
     try:
         from distributed import Client, LocalCluster
     except ImportError:
         raise CosimError("--scheduler needs dask.distributed: pip install 'cosim[distributed]'") from None
+    # a lost worker or scheduler is reported per run, in one line each; distributed's own log
+    # would print tracebacks of its reconnection attempts
+    for name in [n for n in logging.root.manager.loggerDict if n.split(".")[0] in ("distributed", "tornado", "asyncio")] + ["asyncio"]:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     if scheduler == "local":
         cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address=None)
         return Client(cluster)
     try:
         return Client(scheduler, timeout="10s")
-    except OSError as err:
-        raise CosimError(f"--scheduler {scheduler}: no Dask scheduler answers there ({err})") from None
+    except Exception as err:  # refused, timed out, or something else answers there (garbage frames)
+        raise CosimError(f"--scheduler {scheduler}: no Dask scheduler answers there ({type(err).__name__}: {str(err)[:200]})") from None
 
 
 def _progress(items, total: int, enabled: bool):

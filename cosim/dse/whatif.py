@@ -46,10 +46,11 @@ import pandas as pd
 
 from cosim.counters.pmc import event_rates
 from cosim.errors import CosimError
+from cosim.models.envelope import above_top, cores_factor, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
-from cosim.models.walker import static_power_w
 from cosim.readers.gem5_config import Gem5Config
 from cosim.timeline.cpu import ClusterSpec, frequency_mhz, resolve_cluster
+from cosim.timeline.cycles import checked_cycles
 
 # CPU kinds whose idle cycles include the cycles they wait for memory (MinorCPU quiesces on a miss)
 _QUIESCE_ON_MISS = {"minor", "inorder"}
@@ -78,6 +79,7 @@ class ClusterActivity:
     cycle_coeff: np.ndarray  # the same for the CPU_CYCLES (0x11) inputs, whose count changes with the clock
     busy_s: np.ndarray
     mem_s: np.ndarray
+    cores_scale: float = 1.0  # static power scale for the cores present (cosim.models.envelope.cores_factor)
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
         cluster = resolve_cluster(config, spec, meta.ticks_per_s)
         model = spec.model
         freq = frequency_mhz(stats, cluster)
+        checked_cycles(stats, cluster, freq_mhz=freq, duration_s=duration, keep=False, path=meta.path)  # busy_s needs real cycles
         rates = event_rates(
             stats, cluster, model.events, generation=meta.generation, cores_per_cluster=model.cores_per_cluster, freq_mhz=freq
         )
@@ -120,6 +123,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 duration * freq * _beta_e(model, rates, len(stats), cycles=True),
                 busy,
                 mem,
+                cores_factor(model, cluster.n_cpus),
             )
         )
     dram = _dram_objects(config)
@@ -134,15 +138,19 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
 
 
 def _miss_latency_s(stats: pd.DataFrame, cluster, ticks_per_s: float) -> np.ndarray:
-    """The cluster's share of its L2s' miss latency per epoch [s]: read misses for O3, all demand misses otherwise."""
+    """The cluster's share of its L2s' miss latency per epoch [s]: read misses for O3, all demand misses otherwise.
+
+    Each L2's latency is split by the CPUs using it: the cluster keeps its own cores' share, so one shared L2 and
+    one private L2 per core give the same total for the same misses."""
     out_of_order = all(cluster.kind(c) == "o3" for c in cluster.cores)
     families = READ_MISS_LATENCY if out_of_order else tuple((n,) for n in MISS_LATENCY)
     latency = np.zeros(len(stats))
     for l2 in set(cluster.l2.values()):
+        users = sum(cluster.l2.get(c) == l2 for c in cluster.cores)  # this cluster's cores below this L2
         for names in families:
             found = [f"{l2}.{n}" for n in names if f"{l2}.{n}" in stats]
             if found:
-                latency += stats[found].to_numpy().sum(axis=1) * cluster.n_cpus / cluster.sharers(l2)
+                latency += stats[found].to_numpy().sum(axis=1) * users / cluster.sharers(l2)
                 break
     return latency / ticks_per_s
 
@@ -176,11 +184,13 @@ def dvfs_grid(run: RecordedRun, freqs: Mapping[str, Sequence[float]] | None = No
     return pd.DataFrame(rows, columns=[f"{name}_freq_mhz" for name in axes])
 
 
-def whatif(run: RecordedRun, grid: pd.DataFrame) -> pd.DataFrame:
+def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -> pd.DataFrame:
     """Runtime [s], energy [J], average and peak power [W] of the run at each grid row; per-cluster energy and runtime too.
 
     ``peak_power_w`` adds each cluster's highest epoch power: the clusters' epochs no
-    longer line up once their clocks change, so this is an upper bound.
+    longer line up once their clocks change, so this is an upper bound.  Clocks are
+    priced by each model's envelope (:mod:`cosim.models.envelope`); one beyond its band
+    is refused unless ``extrapolate``.
     """
     duration = run.duration_s
     ends = np.cumsum(duration)
@@ -194,6 +204,8 @@ def whatif(run: RecordedRun, grid: pd.DataFrame) -> pd.DataFrame:
     for c in run.clusters:
         f_new = grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)
         levels, index = np.unique(f_new, return_inverse=True)
+        if not extrapolate:
+            refuse_beyond_band(c.model, levels, lambda i, c=c, levels=levels: f"--freqs {c.name}={levels[i]:g}")
         op = operating_point(c.model, levels)
         span = slice(0, finish[c.name] + 1)
         busy = c.mem_s + (c.busy_s - c.mem_s) * (c.freq_mhz / levels[:, None])  # (levels, epochs)
@@ -205,7 +217,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame) -> pd.DataFrame:
         with np.errstate(divide="ignore", invalid="ignore"):
             cycles = np.where(c.busy_s > 0, (c.mem_s * levels[:, None] + (c.busy_s - c.mem_s) * c.freq_mhz) / (c.busy_s * c.freq_mhz), 1.0)
         dyn_j = (c.dyn_coeff + c.cycle_coeff * cycles) * op.voltage_v[:, None] ** 2
-        static_w = static_power_w(levels, op.voltage_v, c.model.static)
+        static_w = envelope_static_w(c.model, levels, op.voltage_v) * c.cores_scale
         epoch_s = duration[None, :] - c.busy_s[None, :] + busy
         with np.errstate(divide="ignore", invalid="ignore"):
             peak_w = np.nanmax(np.where(epoch_s > 0, dyn_j / epoch_s, 0.0), axis=1) + static_w
@@ -225,6 +237,8 @@ def whatif(run: RecordedRun, grid: pd.DataFrame) -> pd.DataFrame:
     out["peak_power_w"] = peak
     out["avg_power_w"] = out["energy_j"] / out["runtime_s"]
     out["edp_js"] = out["energy_j"] * out["runtime_s"]
+    # a clock above the model's top trained clock is priced by its envelope's extrapolation: flagged
+    out["extrapolated"] = np.any([above_top(c.model, grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)) for c in run.clusters], axis=0)
     return out[
         [
             *grid.columns,
@@ -233,6 +247,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame) -> pd.DataFrame:
             "peak_power_w",
             "avg_power_w",
             "edp_js",
+            "extrapolated",
             *[c for c in out.columns if c.endswith(("_energy_j", "_runtime_s")) and c not in ("energy_j", "runtime_s")],
         ]
     ]

@@ -6,17 +6,23 @@ import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError
+from cosim.models.envelope import envelope_power_w, extrapolation_half_width_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
-from cosim.models.plausibility import implausible_reasons, refuse_implausible
+from cosim.models.plausibility import blank_implausible, implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
-from cosim.models.walker import cluster_power_w
 from cosim.readers.measured import MeasuredInputs
 
 VOLTAGE_SOURCES = ("measured", "table", "voltage-model")
 
 
 def apply_model(
-    model: Model, measured: MeasuredInputs, *, voltage: str = "measured", keep_implausible: bool = False, source: str = "measured table"
+    model: Model,
+    measured: MeasuredInputs,
+    *,
+    voltage: str = "measured",
+    keep_implausible: bool = False,
+    extrapolate: bool = False,
+    source: str = "measured table",
 ) -> pd.DataFrame:
     """Predicted power per measured row: ``power_w``, ``dynamic_w``, ``static_w``, ``term_*_w``, ``voltage_v``.
 
@@ -24,24 +30,31 @@ def apply_model(
     once divided by the frequency [MHz].  ``voltage`` picks the voltage the model is
     given: the measured one, the model's V-f table, or its voltage model (Walker
     Section VIII: what a run-time manager or a simulator, which cannot measure it, has).
-    Rows outside the training range are flagged in ``extrapolated``.  A row whose
+    Rows outside the training range are flagged in ``extrapolated``; rows above its top clock are priced
+    by the model's envelope (:mod:`cosim.models.envelope`), beyond its band refused unless ``extrapolate``.
+    ``power_lo_w``/``power_hi_w`` are +-2 SER, widened by the extrapolation (nan without an SER).  A row whose
     frequency or voltage is not a positive number, or whose rates are missing, has
     no value (nan, ``no_value`` true).  Physically implausible rows (see
     :mod:`cosim.models.plausibility`) are refused, naming the first, unless
-    ``keep_implausible`` keeps them flagged.
+    ``keep_implausible`` keeps them flagged, with no power value.
     """
     if voltage not in VOLTAGE_SOURCES:
         raise CosimError(f"voltage source '{voltage}': use one of {', '.join(VOLTAGE_SOURCES)}")
     with np.errstate(divide="ignore", invalid="ignore"):
         eph = {e: rate / measured.freq_mhz for e, rate in measured.rates.items()}
     f = measured.freq_mhz
+    if not extrapolate:
+        refuse_beyond_band(model, f, lambda i: f"{source}: row {i + 2} ({model.name})")
+    table_op = operating_point(model, f)
+    table_u = table_op.voltage_u_v if table_op.voltage_u_v is not None else np.zeros(len(f))
     if voltage == "measured":
-        v = measured.voltage_v
+        v, v_u = measured.voltage_v, np.zeros(len(f))
     elif voltage == "table":
-        v = operating_point(model, f).voltage_v
+        v, v_u = table_op.voltage_v, table_u
     else:
-        v = voltage_under_load(model, f, eph)
-    power = cluster_power_w(eph, f, v, model.dynamic, model.static)
+        v, v_u = voltage_under_load(model, f, eph), table_u
+    power = envelope_power_w(model, eph, f, v)
+    slope = power.pop("dpower_dv_w_per_v")
     no_value = ~(np.isfinite(f) & (f > 0) & np.isfinite(v) & (v > 0) & np.isfinite(power["power_w"]))
     for values in power.values():
         values[no_value] = np.nan
@@ -51,13 +64,23 @@ def apply_model(
     bad = reasons != ""
     if not keep_implausible:
         refuse_implausible(reasons, lambda i: f"{source}: row {i + 2} ({model.name})", "check that row's columns")
+    blank_implausible(power, bad)
     op = operating_point(model, f, v)
+    half = (2.0 * model.ser_w if model.ser_w is not None else np.nan) + extrapolation_half_width_w(
+        model, freq_mhz=f, power_w=power["power_w"], dpower_dv_w_per_v=slope, voltage_u_v=v_u
+    )
     out = pd.DataFrame(power)
+    out["power_lo_w"] = out["power_w"] - half
+    out["power_hi_w"] = out["power_w"] + half
     out["voltage_v"] = v
     out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training
     out["no_value"] = no_value
     out["implausible"] = bad
     out["implausible_reason"] = reasons
+    out["flags"] = [
+        ";".join(name for name, on in (("extrapolated", e), ("no_value", n), ("implausible", i)) if on)
+        for e, n, i in zip(out["extrapolated"], no_value, bad)
+    ]
     return out
 
 

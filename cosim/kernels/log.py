@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError
+from cosim.readers._files import read_text
 from cosim.readers.measured import read_table
 
 REQUIRED = ("network", "kernel", "params", "input_shape", "cpu_mhz", "gpu_mhz", "emc_mhz", "runtime_ms", "power_w", "board")
@@ -40,10 +41,13 @@ def board_levels(path: str | Path) -> dict[str, np.ndarray]:
     for evenly spaced levels when only the range and count are published.
     """
     path = Path(path)
+    text = read_text(path, missing_hint="give a board file: JSON with a levels_mhz table")
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
         raise CosimError(f"{path}: not a readable board file ({err})") from None
+    except RecursionError:  # nested deeper than Python's parser goes: no file cosim reads is
+        raise CosimError(f"{path}: JSON nested deeper than any board file is; give the file as written") from None
     domains = data.get("levels_mhz") if isinstance(data, dict) else None
     if not isinstance(domains, dict) or not domains:
         raise CosimError(f"{path}: needs a levels_mhz table: domain -> [clocks in MHz] or {{min, max, count}}")

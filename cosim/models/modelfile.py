@@ -61,6 +61,7 @@ class OperatingPoint:
     freq_outside_training: np.ndarray  # bool per epoch
     voltage_outside_training: np.ndarray
     voltage_not_in_table: np.ndarray  # interpolated or extrapolated from the V-f table
+    voltage_u_v: np.ndarray | None = None  # uncertainty of a voltage continued above the table [V]; None: none
 
 
 def shipped_models_dir() -> Path:
@@ -82,6 +83,8 @@ def read_model_json(path: str | Path, *, schema: str | tuple[str, ...], kind: st
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise CosimError(f"{path}:{err.lineno}: model file is not valid JSON ({err.msg})") from None
+    except RecursionError:  # nested deeper than Python's parser goes: no file cosim reads is
+        raise CosimError(f"{path}: JSON nested deeper than any model file is; give the file as written") from None
     got = data.get("schema") if isinstance(data, dict) else None
     allowed = (schema,) if isinstance(schema, str) else schema
     if got not in allowed:
@@ -185,18 +188,24 @@ def _parse(path: Path, data: Any) -> Model:
 def operating_point(model: Model, freq_mhz: np.ndarray, voltage_v: float | np.ndarray | None = None) -> OperatingPoint:
     """Voltage for each epoch's frequency [MHz]: the user's ``voltage_v``, else the model's V-f table.
 
-    Between table points the voltage is interpolated linearly, beyond them
-    extrapolated from the two nearest points; both are flagged, never silent.
+    Between table points the voltage is interpolated linearly, below them
+    extrapolated from the two lowest points, above them continued as
+    :func:`cosim.models.envelope.extrapolated_voltage` says; all are flagged, never silent.
     """
+    from cosim.models.envelope import extrapolated_voltage
+
     f = np.asarray(freq_mhz, dtype=float)
     table_f = np.array([p[0] for p in model.vf_points])
     table_v = np.array([p[1] for p in model.vf_points])
     in_table = (np.abs(f[:, None] - table_f[None, :]) <= _FREQ_REL_TOL * table_f[None, :]).any(axis=1)
+    u = np.zeros(f.shape)
     if voltage_v is not None:
         v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape).copy()
         not_in_table = np.zeros(f.shape, dtype=bool)
     else:
         v = _interp_extrap(f, table_f, table_v)
+        up = f > table_f[-1]
+        v[up], u[up] = extrapolated_voltage(model, f[up])
         # a table frequency reached through tick rounding gets exactly its table voltage
         nearest = np.abs(f[:, None] - table_f[None, :]).argmin(axis=1)
         v[in_table] = table_v[nearest[in_table]]
@@ -208,6 +217,7 @@ def operating_point(model: Model, freq_mhz: np.ndarray, voltage_v: float | np.nd
         freq_outside_training=(f < lo_f * (1 - _FREQ_REL_TOL)) | (f > hi_f * (1 + _FREQ_REL_TOL)),
         voltage_outside_training=(v < lo_v - 1e-9) | (v > hi_v + 1e-9),
         voltage_not_in_table=not_in_table,
+        voltage_u_v=u,
     )
 
 

@@ -111,6 +111,20 @@ def class_cycles(model: AccessRateModel, counts: Mapping[str, ArrayLike]) -> dic
     return {cls: np.asarray(counts[cls], dtype=float) / (model.throughput[cls] * model.sm_count) for cls in OCELOT_CLASSES}
 
 
+def check_clock(model: AccessRateModel, clock_mhz: float | None) -> None:
+    """The envelope's rule for a model measured at one clock: its energies per instruction hold at that clock's
+    voltage, so a clock above it by more than the band (``envelope.band_x_top_clock``, default 1.125) is refused."""
+    if clock_mhz is None:
+        return
+    band = float(model.raw.get("envelope", {}).get("band_x_top_clock", 1.125))
+    if clock_mhz > model.clock_mhz * band * 1.003:
+        raise CosimError(
+            f"--gpu-clock-mhz {clock_mhz:g}: {clock_mhz / model.clock_mhz:.3g}x the clock {model.name} was measured at "
+            f"({model.clock_mhz:g} MHz), beyond its extrapolation band ({band:g}x, up to {model.clock_mhz * band:g} MHz): its "
+            "energies per instruction hold at that clock's voltage only; give a clock inside the band or another --gpu model"
+        )
+
+
 def kernel_duration_s(model: AccessRateModel, counts: Mapping[str, ArrayLike], *, clock_mhz: float | None = None) -> np.ndarray:
     """Kernel time [s] = TotalCycles (Eq. 6.8) / clock."""
     total = sum(class_cycles(model, counts).values())

@@ -19,7 +19,11 @@ def pyplot():
 
 def save_figure(fig, path: str | Path, *, dpi: int = 120) -> Path:
     """Write ``fig`` atomically in the format of ``path``'s suffix (PNG by default), then close it."""
+    from cosim.output import FIGURE_SUFFIXES, check_output
+
     path = Path(path)
+    if path.suffix:
+        check_output(path, option="plot", suffixes=FIGURE_SUFFIXES)
     write_atomic(path, lambda tmp: fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=dpi))
     pyplot().close(fig)
     return path

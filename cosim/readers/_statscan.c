@@ -14,7 +14,7 @@
  * the file into dumps and tokenises them.
  *
  * Each non-blank line is "<name> <value> [anything...]".  The value may be a
- * decimal number, nan, inf (with sign) or gem5's "no_value" (read as NaN).
+ * decimal number, nan, inf (with sign), gem5's "no_value" or M5's "<err: ...>" (read as NaN).
  * Lines that hold no scalar are skipped (see skippable): Ruby histograms
  * ("name | n pct cum | ...", "name [binsize: ...]"), M5-era ".start_dist"/".end_dist" markers and the
  * bucket rows between them ("  0  123  12.30%": a name that starts with a digit).
@@ -82,7 +82,8 @@ static int is_decimal(const char *tok, Py_ssize_t len)
 static int is_special(const char *tok, double *out)
 {
     const char *body = (tok[0] == '+' || tok[0] == '-') ? tok + 1 : tok;
-    if (strcmp(tok, "no_value") == 0 || strcasecmp(body, "nan") == 0) {
+    /* M5 printed a failed formula as "<err: div-0>": no value, like gem5's no_value */
+    if (strcmp(tok, "no_value") == 0 || strcasecmp(body, "nan") == 0 || strncmp(tok, "<err:", 5) == 0) {
         *out = NAN;
         return 1;
     }
@@ -94,7 +95,7 @@ static int is_special(const char *tok, double *out)
 }
 
 /* Accept what gem5 prints and nothing looser, the same rule as the Python
- * fallback: a plain decimal number, [+-]nan, [+-]inf[inity], or no_value.
+ * fallback: a plain decimal number, [+-]nan, [+-]inf[inity], no_value, or M5's <err: ...>.
  * tok is NUL-terminated.  With out == NULL the token is only checked. */
 static int parse_value(const char *tok, Py_ssize_t len, double *out)
 {

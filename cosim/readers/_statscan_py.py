@@ -30,7 +30,7 @@ def _skippable(name: bytes, tok: bytes | None) -> bool:
 
 
 def _parse_value(tok: str) -> float | None:
-    if tok == "no_value":
+    if tok == "no_value" or tok.startswith("<err:"):  # M5 printed a failed formula as "<err: div-0>"
         return math.nan
     body = tok[1:] if tok[:1] in "+-" else tok
     special = _SPECIAL.get(body.lower())

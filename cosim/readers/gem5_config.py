@@ -257,7 +257,11 @@ def read_config(path: str | Path, *, ticks_per_s: float = DEFAULT_TICKS_PER_S) -
     default is 1e12), needed to turn clock periods into frequencies.
     """
     path = Path(path)
-    text = read_text(path, missing_hint="give config.ini or config.json from gem5's output directory")
+    text = read_text(
+        path,
+        missing_hint="give config.ini or config.json from gem5's output directory",
+        empty_hint="an empty config file describes no run; give the one gem5 wrote",
+    )
     if not text.strip():
         raise CosimError(f"{path}: empty config file")
     if path.suffix == ".json" or text.lstrip().startswith("{"):
@@ -285,6 +289,8 @@ def _flatten_json(path: Path, text: str) -> dict[str, dict[str, str]]:
         tree = json.loads(text)
     except json.JSONDecodeError as err:
         raise CosimError(f"{path}:{err.lineno}: not valid JSON ({err.msg})") from None
+    except RecursionError:  # nested deeper than Python's parser goes: no file cosim reads is
+        raise CosimError(f"{path}: JSON nested deeper than any gem5 config is; give the file as written") from None
     objects: dict[str, dict[str, str]] = {}
 
     def visit(node: dict) -> None:
@@ -308,7 +314,10 @@ def _flatten_json(path: Path, text: str) -> dict[str, dict[str, str]]:
 
     if not isinstance(tree, dict) or "path" not in tree:
         raise CosimError(f"{path}: JSON has no top-level SimObject with a 'path'; is this gem5's config.json?")
-    visit(tree)
+    try:
+        visit(tree)
+    except RecursionError:
+        raise CosimError(f"{path}: SimObjects nested deeper than any gem5 system is; give the config.json gem5 wrote") from None
     return objects
 
 

@@ -23,6 +23,8 @@ import numpy as np
 from cosim.errors import CosimError, CosimWarning
 from cosim.readers._statscan_py import BEGIN_MARKER, END_MARKER, MARKER_LINE, next_marker
 from cosim.readers._statscan_py import scan_block as _scan_block_py
+from cosim.readers.epochs import tile_epochs
+from cosim.readers.files import input_file
 from cosim.readers.stats_table import DEFAULT_TICKS_PER_S, SIM_STATS, DroppedDump, StatsMeta, StatsTable
 
 if TYPE_CHECKING:
@@ -35,6 +37,7 @@ except ImportError:  # pragma: no cover - depends on the build
 
 
 _CHUNK_BYTES = 1 << 22
+_MAX_INFLATION = 200  # gem5 stats.txt.gz: about 13x (the bundled v24 run: 21.5 MB from 1.6 MB)
 
 
 def read_stats(
@@ -62,12 +65,15 @@ def read_stats(
     and ``inf`` are kept), plus ``epoch`` (dump index in the file),
     ``start_tick``, ``end_tick`` [tick] and ``duration_s`` [s] computed from the
     tick counts, not the rounded ``simSeconds``.  ``df.attrs["gem5"]`` holds a
-    :class:`StatsMeta`.
+    :class:`StatsMeta`.  The epochs tile time: dumps made without a stats reset
+    (cumulative counts) are differenced into per-epoch counts and listed in
+    ``StatsMeta.cumulative_dumps``, with one warning (:mod:`cosim.readers.epochs`).
 
     Raises
     ------
     CosimError
-        Missing or empty file, or no complete dump in it.
+        Missing or empty file, no complete dump in it, or dumps that overlap or
+        leave a gap no stats reset explains (the message names the dump).
     """
     return read_stats_table(path, stats=stats, progress=progress).to_frame()
 
@@ -93,7 +99,9 @@ def read_stats_table(path: str | Path, *, stats: Iterable[str] | None = None, pr
     values = np.frombuffer(reader.values, dtype=np.float64)
     for i, (cols, start) in enumerate(rows):
         matrix[i, cols] = values[start : start + len(cols)]
-    return StatsTable(matrix, columns, np.array(reader.kept_dumps, dtype=np.int64), meta)
+    dumps = np.array(reader.kept_dumps, dtype=np.int64)
+    meta.cumulative_dumps = dumps[tile_epochs(matrix, columns, dumps, path=str(path))].tolist()
+    return StatsTable(matrix, columns, dumps, meta)
 
 
 _warned_slow = False
@@ -131,6 +139,7 @@ class _DumpReader:
         self.path = path
         self.wanted = wanted
         self.progress = progress
+        self._inflate_limit: int | None = None  # inflated bytes a gzip file may reach
         self.scan: Callable = _scan_block_c or _scan_block_py
         self.meta = StatsMeta(
             path=str(path),
@@ -149,16 +158,17 @@ class _DumpReader:
         self._last_cols: np.ndarray | None = None
 
     def run(self) -> tuple[list[tuple[np.ndarray, int]], dict[str, int]]:
+        input_file(
+            self.path, what="the stats.txt from gem5's output directory (m5out/)", empty_hint="did gem5 exit before its first stats dump?"
+        )
         try:
             f = _open(self.path)
-        except FileNotFoundError:
-            raise CosimError(f"{self.path}: no such file; give the stats.txt from gem5's output directory (m5out/)") from None
         except OSError as err:
             raise CosimError(f"{self.path}: cannot read ({err.strerror})") from None
         with f:
             size = self.path.stat().st_size
-            if size == 0:
-                raise CosimError(f"{self.path}: empty file; did gem5 exit before its first stats dump?")
+            # gem5's stats inflate about 13x; beyond this the file is a gzip bomb or no stats file
+            self._inflate_limit = _MAX_INFLATION * size + (64 << 20) if isinstance(f, gzip.GzipFile) else None
             bar = _progress_bar(size, self.path.name) if self.progress else None
             try:
                 self._stream(f, bar)
@@ -203,6 +213,11 @@ class _DumpReader:
                 begin -= keep
             got = f.readinto(view[end : end + read_size])
             end += got
+            if self._inflate_limit is not None and base + end > self._inflate_limit:
+                raise CosimError(
+                    f"{self.path}: inflates to more than {_MAX_INFLATION}x its {self.path.stat().st_size} bytes, which no gem5 "
+                    "stats file does (a gzip bomb?); give the stats.txt(.gz) gem5 wrote"
+                )
             if bar is not None:
                 bar.update(got)
             eof = not got
@@ -331,6 +346,33 @@ class _DumpReader:
                 hit = np.flatnonzero(cols_idx == cols[name])
                 if hit.size and math.isfinite(value := self.values[start + hit[0]]) and value > 0:
                     self.meta.ticks_per_s = float(value)
+
+
+_GROUP = re.compile(rb"^(\S+?)\.(rob|iew|rename|fetch2)\.", re.MULTILINE)
+
+
+def cpu_stat_groups(path: str | Path, *, max_bytes: int = 64 << 20) -> dict[str, set[str]]:
+    """``{object path: stat groups}`` among rob, iew, rename (O3's stages) and fetch2 (Minor's) in the
+    first dump: which kind of CPU wrote it.  Reads in 1 MiB blocks, at most ``max_bytes``."""
+    found: dict[str, set[str]] = {}
+    tail = b""
+    try:
+        with _open(Path(path)) as f:
+            for _ in range(max(1, max_bytes >> 20)):
+                block = f.read(1 << 20)
+                if not block:
+                    break
+                text = tail + block
+                cut = text.rfind(b"\n") + 1
+                text, tail = text[:cut], text[cut:][-4096:]  # a line longer than that names no stat worth keeping
+                end = text.find(END_MARKER)
+                for m in _GROUP.finditer(text, 0, len(text) if end < 0 else end):
+                    found.setdefault(m[1].decode(errors="replace"), set()).add(m[2].decode())
+                if end >= 0:
+                    break
+    except (OSError, EOFError, zlib.error):
+        return {}  # the stats reader says what is wrong with the file
+    return found
 
 
 def _open(path: Path):

@@ -158,6 +158,8 @@ def read_gpu_summary(path: str | Path) -> pd.DataFrame:
     for lineno, text in enumerate(lines, start=1):
         if m := BANNER.match(text):
             in_results = _in_results(m["text"], in_results)
+            if m["text"].strip().startswith("API calls"):  # older nvprof: a banner, not a Type column, opens the API rows
+                kind = "API calls"
             continue
         if not in_results or not text.strip():
             continue

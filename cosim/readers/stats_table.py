@@ -45,6 +45,7 @@ class StatsMeta:
     dumps_in_file: int  # Begin markers seen
     dropped: list[DroppedDump] = field(default_factory=list)
     scanner: str = "c"
+    cumulative_dumps: list[int] = field(default_factory=list)  # dumps differenced from cumulative counts (no stats reset)
 
 
 #: What the power path accepts: :func:`cosim.read_stats`'s DataFrame or the reader's own table.
@@ -112,7 +113,7 @@ def _time_columns(stats: StatsTable, meta: StatsMeta) -> dict[str, np.ndarray]:
     if ticks is None:
         raise CosimError(f"{meta.path}: no sim_ticks/simTicks stat, so epoch lengths are unknown")
     final = sim_stat(stats, "final_tick")
-    # periodicStatDump resets stats after each dump: a dump covers simTicks up to finalTick.
+    # a dump covers simTicks up to finalTick; readers/epochs.py has made the dumps follow on from each other
     end = final if final is not None else np.cumsum(ticks)
     return {
         "end_tick": end.astype(np.int64),

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cosim.errors import CosimError
+from cosim.readers.files import input_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,10 +43,11 @@ def detect_format(path: str | Path) -> str:
     from cosim.readers.nvprof_trace import nvprof_layout
 
     path = Path(path)
-    if not path.is_file():
-        raise CosimError(f"{path}: no such file; give a gem5 stats.txt, an nvprof/ncu log, a GPGPU-Sim log or an Ocelot trace")
-    if path.stat().st_size == 0:
-        raise CosimError(f"{path}: the file is empty (0 bytes); was the run or the profile cut short? Give the tool's saved output")
+    input_file(
+        path,
+        what="a gem5 stats.txt, an nvprof/ncu log, a GPGPU-Sim log or an Ocelot trace",
+        empty_hint="was the run or the profile cut short? Give the tool's saved output",
+    )
     head = _head(path, 4 << 20)  # read once; a GPGPU-Sim log's first block can follow megabytes of start-up output
     if "Begin Simulation Statistics" in head[: 1 << 16]:
         return "gem5"

@@ -19,12 +19,13 @@ import numpy as np
 from cosim import columns as cols
 from cosim.counters.pmc import event_rates, stats_for
 from cosim.errors import CosimError, CosimWarning
+from cosim.models.envelope import above_top, cores_factor, envelope_power_w, extrapolation_half_width_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
-from cosim.models.plausibility import implausible_reasons, refuse_implausible
+from cosim.models.plausibility import blank_implausible, implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
-from cosim.models.walker import cluster_power_w
 from cosim.readers.gem5_config import Cluster, Gem5Config
 from cosim.readers.stats_table import StatsMeta
+from cosim.timeline.cycles import checked_cycles, cycle_stats
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,13 +63,16 @@ def stats_needed(config: Gem5Config, specs: Sequence[ClusterSpec]) -> set[str]:
     """The stat names the clusters' models read: give them to ``read_stats(stats=...)`` to parse nothing else."""
     wanted: set[str] = set()
     for spec in specs:
-        wanted |= stats_for(resolve_cluster(config, spec, config.ticks_per_s), spec.model.events)
+        cluster = resolve_cluster(config, spec, config.ticks_per_s)
+        wanted |= stats_for(cluster, spec.model.events) | cycle_stats(cluster)
     return wanted
 
 
-# With no --model, the most detailed CPU kind in a cluster picks the model.
+# With no --model, the most detailed CPU kind in a cluster picks the model: one whose every event gem5
+# counts.  cortex-a15-walker2017 needs 0x6a, which gem5 cannot count (docs/explanation/methodology.md,
+# "Default models": no measured data shows it more accurate than cortex-a15-gemstone2018 with that term at 0).
 DEFAULT_MODELS = {
-    "o3": "cortex-a15-walker2017",
+    "o3": "cortex-a15-gemstone2018",
     "minor": "cortex-a7-gemstone2018",
     "inorder": "cortex-a7-gemstone2018",
     "simple": "cortex-a7-gemstone2018",
@@ -123,6 +127,7 @@ def power_timeline(
     strict: bool = False,
     any_isa: bool = False,
     keep_implausible: bool = False,
+    extrapolate: bool = False,
 ) -> pd.DataFrame:
     """Power and energy per epoch and cluster.
 
@@ -142,14 +147,48 @@ def power_timeline(
     keep_implausible
         Keep physically implausible rows (negative or impossible power, event
         rates no core reaches, static power extrapolated the wrong way), flagged
-        ``implausible`` with the reason, instead of refusing the run.
+        ``implausible`` with the reason and no power value, instead of refusing the run.
+    extrapolate
+        Price clocks beyond the model's extrapolation band (:mod:`cosim.models.envelope`) instead of refusing them.
 
     Returns
     -------
     Long DataFrame, one row per (epoch, cluster); columns documented in README.md.
     """
-    table = timeline_columns(stats, config, clusters, strict=strict, any_isa=any_isa, keep_implausible=keep_implausible)
+    table = timeline_columns(
+        stats, config, clusters, strict=strict, any_isa=any_isa, keep_implausible=keep_implausible, extrapolate=extrapolate
+    )
     return cols.to_frame(table, stats.attrs)
+
+
+#: Stat groups only one kind of gem5 CPU writes: O3's reorder buffer, issue/execute and rename stages; Minor's fetch2
+_KIND_GROUPS = {"o3": frozenset({"rob", "iew", "rename"}), "minor": frozenset({"fetch2"}), "simple": frozenset()}
+_KIND_NAMES = {"o3": "out-of-order (O3)", "minor": "in-order Minor"}
+
+
+def check_cpu_types(config: Gem5Config, clusters: Sequence[ClusterSpec], stats_path: str) -> None:
+    """Refuse a config whose CPU types contradict the stats: Minor-only statistics under an O3 CPU, or the reverse.
+
+    A model priced on the wrong kind of CPU reads the wrong stats (and defaults to the wrong model).
+    """
+    from pathlib import Path
+
+    from cosim.readers.gem5_stats import cpu_stat_groups
+
+    if not Path(stats_path).is_file():
+        return
+    groups = cpu_stat_groups(stats_path)
+    for spec in clusters:
+        cluster = resolve_cluster(config, spec, config.ticks_per_s)
+        for cpu in cluster.cores:
+            kind, found = cluster.kind(cpu), groups.get(cpu, set())
+            if kind not in _KIND_GROUPS or not found or found & _KIND_GROUPS[kind]:
+                continue
+            written_by = "o3" if found & _KIND_GROUPS["o3"] else "minor"
+            raise CosimError(
+                f"{stats_path}: {cpu} has {_KIND_NAMES[written_by]} statistics ({', '.join(f'{g}.*' for g in sorted(found))}) but "
+                f"{config.path} says it is a {cluster.cpu_types.get(cpu)}; are they from the same run? Give this run's config with --config"
+            )
 
 
 def timeline_columns(
@@ -160,26 +199,33 @@ def timeline_columns(
     strict: bool = False,
     any_isa: bool = False,
     keep_implausible: bool = False,
+    extrapolate: bool = False,
 ) -> cols.Columns:
     """:func:`power_timeline` as numpy columns (no pandas): the same rows, in the same order."""
     meta: StatsMeta = stats.attrs["gem5"]
     if not clusters:
         raise CosimError(f"{config.path}: no cluster to price; name one with --cluster NAME=PATH")
     mismatch = check_isa(config, [spec.model for spec in clusters], any_isa=any_isa)
+    check_cpu_types(config, clusters, meta.path)
     extra = ["isa_mismatch"] if mismatch else (["isa_unknown"] if config.isa is None else [])
     parts = [
-        _cluster_timeline(stats, meta, resolve_cluster(config, spec, meta.ticks_per_s), spec, strict, keep_implausible, extra)
+        _cluster_timeline(
+            stats, meta, resolve_cluster(config, spec, meta.ticks_per_s), spec, strict, (keep_implausible, extrapolate), extra
+        )
         for spec in clusters
     ]
     # every part has the same epochs in order: taking their rows in turn, clusters by name,
     # sorts the table by epoch, then cluster name (stable)
+    for part in parts:
+        _flag_cumulative(part, getattr(meta, "cumulative_dumps", []))
     order = sorted(range(len(parts)), key=lambda i: clusters[i].name)
     return cols.interleave([parts[i] for i in order])
 
 
 def _cluster_timeline(
-    stats: StatsLike, meta: StatsMeta, cluster: Cluster, spec: ClusterSpec, strict: bool, keep: bool, extra_flags: list[str]
+    stats: StatsLike, meta: StatsMeta, cluster: Cluster, spec: ClusterSpec, strict: bool, trust: tuple[bool, bool], extra_flags: list[str]
 ) -> cols.Columns:
+    keep, extrapolate = trust
     model = spec.model
     freq = frequency_mhz(stats, cluster)
     rates = event_rates(
@@ -194,7 +240,14 @@ def _cluster_timeline(
     op = operating_point(model, freq, voltage)
     if strict:
         _check_operating_point(cluster, model, freq, op, spec, strict)
-    power = cluster_power_w(rates.eph, freq, op.voltage_v, model.dynamic, model.static)
+    if not extrapolate:
+        refuse_beyond_band(model, freq, lambda i: f"{meta.path}: epoch {np.asarray(stats['epoch'])[i]}, cluster '{cluster.name}'")
+    power = envelope_power_w(model, rates.eph, freq, op.voltage_v)
+    slope = power.pop("dpower_dv_w_per_v")
+    # per-core static parts follow the cores present, shared ones do not (dynamic already sums the present cores)
+    scale = cores_factor(model, cluster.n_cpus)
+    power["static_w"] = power["static_w"] * scale
+    power["power_w"] = power["dynamic_w"] + power["static_w"]
     missing = ~np.isfinite(power["power_w"])  # nan or inf in the stats: no value, not a huge one
     for values in power.values():
         values[missing] = np.nan
@@ -214,7 +267,10 @@ def _cluster_timeline(
         "dynamic_w": power["dynamic_w"],
         "static_w": power["static_w"],
     }
-    half = 2.0 * model.ser_w if model.ser_w is not None else np.nan
+    v_u = op.voltage_u_v if spec.voltage_v is None and op.voltage_u_v is not None else np.zeros(rows)
+    half = (2.0 * model.ser_w if model.ser_w is not None else np.nan) + extrapolation_half_width_w(
+        model, freq_mhz=freq, power_w=power["power_w"], dpower_dv_w_per_v=slope, voltage_u_v=v_u
+    )
     out["power_lo_w"] = out["power_w"] - half
     out["power_hi_w"] = out["power_w"] + half
     out["energy_j"] = out["power_w"] * duration
@@ -227,12 +283,14 @@ def _cluster_timeline(
     reasons = implausible_reasons(
         model,
         power_w=power["power_w"],
-        static_w=power["static_w"],
+        static_w=power["static_w"] / scale,  # the model's own curve, before the core count scales it
         freq_mhz=freq,
         voltage_v=op.voltage_v,
         eph=rates.eph,
         n_cpus=cluster.n_cpus,
     )
+    cycles = checked_cycles(stats, cluster, freq_mhz=freq, duration_s=duration, keep=keep, path=meta.path)
+    reasons = np.where(cycles != "", cycles, reasons)
     bad = reasons != ""
     if not keep:
         refuse_implausible(
@@ -241,14 +299,20 @@ def _cluster_timeline(
             "price it where the model was trained (cosim whatif --freqs, or another --model)",
             unit="epoch",
         )
+    blank_implausible({k: v for k, v in out.items() if k.endswith("_w") or k == "energy_j"}, bad)
     if not strict:
         _check_operating_point(cluster, model, freq, op, spec, strict)  # warn only once the rows are kept
     out["implausible"] = bad
     out["implausible_reason"] = reasons
     out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training
+    out["cores_scaled"] = np.full(rows, scale)
+    out["model_cores"] = np.full(rows, model.cores_per_cluster, dtype=np.int64)
+    out["freq_x_top_clock"] = freq / model.train_freq_mhz[1]
     for event in sorted(rates.substitutes):
         out[f"subst_{event}"] = np.ones(rows, dtype=bool)
-    out["flags"] = np.array(_flag_text(op, rates.substitutes, nan_input, bad, model, cluster, extra_flags), dtype=object)
+    subst = {e: why for e, why in rates.substitutes.items() if e not in rates.missing}
+    missing = [f"missing_term:{e}" for e in sorted(rates.missing)]  # input 0 always: not a mild substitution
+    out["flags"] = np.array(_flag_text(op, subst, nan_input, bad, model, cluster, extra_flags + missing, freq), dtype=object)
     if nan_input.any():
         where = ", ".join(str(e) for e in out["epoch"][nan_input][:5])
         warnings.warn(
@@ -258,6 +322,12 @@ def _cluster_timeline(
             stacklevel=3,
         )
     return out
+
+
+def _flag_cumulative(part: cols.Columns, dumps: list[int]) -> None:
+    """Flag ``cumulative_dump`` on rows the reader differenced from cumulative counts (no stats reset)."""
+    for i in np.flatnonzero(np.isin(part["epoch"], dumps)):
+        part["flags"][i] = ";".join(filter(None, [part["flags"][i], "cumulative_dump"]))
 
 
 def frequency_mhz(stats: StatsLike, cluster: Cluster) -> np.ndarray:
@@ -299,9 +369,17 @@ def _check_operating_point(cluster: Cluster, model: Model, freq: np.ndarray, op,
 
 
 def _flag_text(
-    op, substitutes: dict[str, str], nan_input: np.ndarray, implausible: np.ndarray, model: Model, cluster: Cluster, extra: list[str]
+    op,
+    substitutes: dict[str, str],
+    nan_input: np.ndarray,
+    implausible: np.ndarray,
+    model: Model,
+    cluster: Cluster,
+    extra: list[str],
+    freq: np.ndarray,
 ) -> list[str]:
     common = extra + [f"subst:{e}" for e in sorted(substitutes)]
+    up = above_top(model, freq)
     if cluster.n_cpus > model.cores_per_cluster:
         common.append("more_cpus_than_model")
     flags = []
@@ -309,6 +387,8 @@ def _flag_text(
         f = []
         if op.freq_outside_training[i]:
             f.append("freq_outside_training")
+        if up[i]:
+            f.append("extrapolated")
         if op.voltage_outside_training[i]:
             f.append("voltage_outside_training")
         if op.voltage_not_in_table[i]:

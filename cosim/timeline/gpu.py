@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError
-from cosim.models.ocelot import AccessRateModel, dynamic_energy_j, dynamic_power_w, kernel_duration_s, pcie_transfer
+from cosim.models.ocelot import AccessRateModel, check_clock, dynamic_energy_j, dynamic_power_w, kernel_duration_s, pcie_transfer
 from cosim.models.tegrak1 import RailModel, rail_voltages_v, tegra_k1_power_w
 from cosim.readers.activity import ACTIVITY_COLUMNS, DEFAULT
 from cosim.readers.ocelot import OCELOT_CLASSES
@@ -276,6 +276,7 @@ def ocelot_timeline(
     (columns ``launch``, ``size_bytes``) adds a PCI Express copy right before
     that launch (Ocelot runs copies synchronously).
     """
+    check_clock(model, clock_mhz)
     levels = {lv.name: lv.idle_power_w for lv in model.levels}
     for name, value in (idle_power_w or {}).items():
         if name not in levels:

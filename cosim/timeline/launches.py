@@ -87,6 +87,8 @@ def rows_at(start_s: np.ndarray, end_s: np.ndarray, t_s: np.ndarray) -> tuple[np
 def starts(launches: pd.DataFrame, duration_s: np.ndarray, launch_times: pd.DataFrame | None, gap_s: float) -> np.ndarray:
     if gap_s < 0 or not np.isfinite(gap_s):
         raise CosimError(f"--gap-s {gap_s}: the time between kernels must be >= 0 [s]")
+    if launch_times is not None and gap_s:  # the launch times would silently win
+        raise CosimError(f"--gap-s {gap_s:g} spaces kernels that have no start times, but the launch times give them; drop --gap-s")
     if launch_times is None:
         return np.concatenate([[0.0], np.cumsum(duration_s[:-1] + gap_s)])
     where = launch_times.attrs.get("path", "launch times")

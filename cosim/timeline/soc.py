@@ -111,4 +111,12 @@ def soc_timeline(
     return out
 
 
-_CPU_TRUST_FLAGS = {"implausible", "isa_mismatch", "isa_unknown", "nan_input", "freq_outside_training", "voltage_outside_training"}
+_CPU_TRUST_FLAGS = {
+    "implausible",
+    "extrapolated",
+    "isa_mismatch",
+    "isa_unknown",
+    "nan_input",
+    "freq_outside_training",
+    "voltage_outside_training",
+}

@@ -6,6 +6,8 @@
 #       -- ../shared/tools/gem5/workloads/phases.aarch64 5
 #   cosim power m5out/stats.txt -o power.csv --plot power.png     # cosim-run.json names clusters and models
 #
+# Each epoch's dump holds only the statistics cosim reads (--dumps full: every statistic).
+#
 # The O3 big cluster is priced by the Cortex-A15 model, the Minor LITTLE cluster by the Cortex-A7 model.
 # --online CLUSTER also evaluates that cluster's model inside gem5 (MathExprPowerModel per CPU: the
 # power_model.dynamicPower/staticPower stats of every dump); the A15 model needs Vector stats that
@@ -29,6 +31,12 @@ p.add_argument("--little-freq", default="1400MHz")
 p.add_argument("--big-cores", type=int, default=2)
 p.add_argument("--little-cores", type=int, default=2)
 p.add_argument("--online", action="append", default=[], choices=("big", "little"), help="evaluate this cluster's model in gem5")
+p.add_argument(
+    "--dumps",
+    default="cosim",
+    choices=("cosim", "full", "end"),
+    help="each epoch: the stats cosim reads (default), every stat (full_stats=True); end: one full dump at exit, no epochs",
+)
 se_system.add_options(p)
 args = p.parse_args()
 
@@ -55,8 +63,10 @@ run = cosim_gem5.attach_power(
     epoch=args.epoch,
     outdir=m5.options.outdir,
     online={name: name in args.online for name in ("big", "little")},
+    full_stats=args.dumps != "cosim",
 )
 m5.instantiate()
-run.start()
+if args.dumps != "end":
+    run.start()
 event = m5.simulate()
 print("exit:", event.getCause(), "at tick", m5.curTick())

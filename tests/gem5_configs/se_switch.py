@@ -1,5 +1,6 @@
 # gem5 v24 SE config for cosim's tests: one core that starts on an AtomicSimpleCPU (fast-forward) and switches to
-# a MinorCPU (switched_out at start, as se.py's switch_cpus) after --switch-at, with periodic stats dumps.
+# a MinorCPU (switched_out at start, as se.py's switch_cpus) after --switch-at, with attach_power's periodic stats
+# dumps (the switched-out CPU's statistics are dumped too).
 import argparse
 import os
 import sys
@@ -8,11 +9,13 @@ import m5
 from m5.objects import AtomicSimpleCPU, MinorCPU, Root
 
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "gem5_scripts"))
+import cosim_gem5  # noqa: E402
 import se_system  # noqa: E402
 from se_system import devices  # noqa: E402
 
 p = argparse.ArgumentParser()
 p.add_argument("--switch-at", default="300us")
+p.add_argument("--full-stats", action="store_true", help="every statistic in every dump (attach_power's full_stats)")
 se_system.add_options(p)
 args = p.parse_args()
 
@@ -27,8 +30,15 @@ detailed.createThreads()
 system.switch_cpus = [detailed]
 
 root = Root(full_system=False, system=system)
+run = cosim_gem5.attach_power(
+    system,
+    models={"c": ("system.cluster", "cortex-a7-gemstone2018")},
+    epoch=args.epoch,
+    outdir=m5.options.outdir,
+    full_stats=args.full_stats,
+)
 m5.instantiate()
-m5.stats.periodicStatDump(se_system.epoch_ticks(args))
+run.start()
 m5.simulate(m5.ticks.fromSeconds(m5.util.convert.toLatency(args.switch_at)))
 system.mem_mode = "timing"
 m5.switchCpus(system, [(cpu, detailed)])

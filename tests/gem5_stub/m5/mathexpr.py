@@ -18,7 +18,7 @@ _OPS = [  # (binary, priority, char, function)
     (True, 1, "*", lambda a, b: a * b),
     (True, 1, "/", lambda a, b: a / b if b != 0 else (math.copysign(math.inf, a) if a != 0 else math.nan)),
     (False, 2, "-", lambda a, b: -b),
-    (True, 3, "^", lambda a, b: a**b),
+    (True, 3, "^", lambda a, b: math.nan if a < 0 and not float(b).is_integer() else a**b),  # std::pow: NaN, not complex
 ]
 # what strtod accepts at the start of a string (decimal forms; gem5 never writes hex or inf here)
 _STRTOD = re.compile(r"[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)")

@@ -1,0 +1,133 @@
+"""Kernel DVFS tables: one row per (benchmark, kernel, core clock, memory clock), measured.
+
+CSV schema (users' own tables; ``cosim read`` of a folder of logs writes the same):
+
+| column | meaning |
+|---|---|
+| benchmark | the program the kernel belongs to (validation leaves one benchmark out at a time) |
+| kernel | the kernel's name |
+| core_mhz, mem_mhz | the set core and memory clocks [MHz] |
+| runtime_s | the kernel's time per launch [s] |
+| power_w | the average board power while it repeats [W] |
+| device (optional) | the GPU; a model refuses a table of another device |
+| any other numeric column | a feature of the kernel (nvprof metrics: SI units, fractions) |
+
+A kernel's features come from one profile: its row at the reference pair.  Its
+other rows are only compared with, never used as inputs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from cosim.errors import CosimError
+
+REQUIRED = ("benchmark", "kernel", "core_mhz", "mem_mhz", "runtime_s", "power_w")
+KEYS = ("benchmark", "kernel")
+# columns that describe a row, not the kernel: never features
+NOT_FEATURES = {"core_mhz", "mem_mhz", "runtime_s", "power_w", "power_samples", "core_mhz_sampled", "mem_mhz_sampled", "flags"}
+DEFAULT_REFERENCE = (1000.0, 1000.0)
+
+
+def read_dvfs_table(path: str | Path) -> pd.DataFrame:
+    """A kernel DVFS table from a CSV (schema above) or a folder of per-pair logs (:mod:`cosim.readers.dvfs_logs`)."""
+    from cosim.readers.dvfs_logs import read_dvfs_folder
+    from cosim.readers.measured import read_table
+
+    path = Path(path)
+    table = read_dvfs_folder(path) if path.is_dir() else read_table(path)
+    return check_table(table, source=str(path))
+
+
+def check_table(table: pd.DataFrame, *, source: str, measured: bool = True) -> pd.DataFrame:
+    """The table with its required columns checked (numbers > 0); ``measured=False`` lets runtime/power be absent."""
+    need = REQUIRED if measured else REQUIRED[:4]
+    missing = [c for c in need if c not in table.columns]
+    if missing:
+        raise CosimError(f"{source}: missing column(s) {', '.join(missing)}; a kernel DVFS table has {', '.join(REQUIRED)}, then features")
+    if table.empty:
+        raise CosimError(f"{source}: no rows")
+    out = table.copy()
+    out["benchmark"] = out["benchmark"].astype(str)
+    out["kernel"] = out["kernel"].astype(str)
+    for col in [c for c in REQUIRED[2:] if c in out.columns]:
+        values = pd.to_numeric(out[col], errors="coerce")
+        bad = ~(values > 0) | ~np.isfinite(values.to_numpy(dtype=float))
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise CosimError(f"{source}: row {row + 2}: {col} must be a positive number, not {table[col].iloc[row]!r}")
+        out[col] = values.astype(float)
+    for col in feature_columns(out):  # a model cannot be fitted or applied on a blank
+        blank = out[col].isna().to_numpy()
+        if blank.any():
+            row = int(np.flatnonzero(blank)[0])
+            raise CosimError(f"{source}: row {row + 2}: feature column {col} has no value; fill it, or drop the column from every row")
+    dup = out.duplicated(subset=[*KEYS, "core_mhz", "mem_mhz"])
+    if dup.any():
+        r = out[dup].iloc[0]
+        raise CosimError(
+            f"{source}: {r['benchmark']}/{r['kernel']} at {r['core_mhz']:g}/{r['mem_mhz']:g} MHz appears twice; one row per pair"
+        )
+    return out.reset_index(drop=True)
+
+
+def feature_columns(table: pd.DataFrame) -> list[str]:
+    """Numeric columns other than the clocks and measurements: the kernel's features."""
+    return [c for c in table.columns if c not in NOT_FEATURES and c not in (*KEYS, "device") and pd.api.types.is_numeric_dtype(table[c])]
+
+
+def device_of(table: pd.DataFrame) -> str:
+    if "device" not in table.columns:
+        return ""
+    names = sorted(set(table["device"].dropna().astype(str)))
+    return names[0] if len(names) == 1 else ""
+
+
+def parse_pair(text: str) -> tuple[float, float]:
+    """``"1000,1000"`` -> (core_mhz, mem_mhz)."""
+    try:
+        core, mem = (float(x) for x in text.split(","))
+    except ValueError:
+        raise CosimError(f"--reference-pair {text!r}: give core and memory clocks in MHz, e.g. 1000,1000") from None
+    if not (core > 0 and mem > 0):
+        raise CosimError(f"--reference-pair {text!r}: clocks must be > 0 MHz")
+    return core, mem
+
+
+def with_profiles(table: pd.DataFrame, *, reference: tuple[float, float], source: str) -> pd.DataFrame:
+    """Every row joined with its kernel's reference profile: ``runtime_s_ref``, ``power_w_ref``, ``core_mhz_ref``,
+    ``mem_mhz_ref`` and ``f_<feature>`` from the row at ``reference`` only."""
+    core, mem = reference
+    at_ref = table[(np.abs(table["core_mhz"] - core) < 0.5) & (np.abs(table["mem_mhz"] - mem) < 0.5)]
+    have = set(map(tuple, at_ref[list(KEYS)].to_numpy()))
+    lacking = sorted({f"{b}/{k}" for b, k in table[list(KEYS)].to_numpy()} - {f"{b}/{k}" for b, k in have})
+    if lacking:
+        raise CosimError(
+            f"{source}: {len(lacking)} kernel(s) have no profile at the reference pair {core:g},{mem:g} MHz (e.g. {lacking[0]}); "
+            "profile them there, or fit with another --reference-pair"
+        )
+    feats = feature_columns(table)
+    prof = at_ref[[*KEYS, "runtime_s", "power_w", "core_mhz", "mem_mhz", *feats]].copy()
+    prof.columns = [*KEYS, "runtime_s_ref", "power_w_ref", "core_mhz_ref", "mem_mhz_ref", *(f"f_{c}" for c in feats)]
+    out = table.drop(columns=feats).merge(prof, on=list(KEYS), how="left")
+    return out
+
+
+def grid(profiles: pd.DataFrame, cores: list[float], mems: list[float]) -> pd.DataFrame:
+    """Each kernel's profile row repeated at every (core, mem) pair of the lists (nothing measured there)."""
+    base = profiles.drop_duplicates(subset=list(KEYS)).drop(columns=["runtime_s", "power_w"], errors="ignore")
+    pairs = pd.DataFrame([(c, m) for c in cores for m in mems], columns=["core_mhz", "mem_mhz"])
+    return base.drop(columns=["core_mhz", "mem_mhz"]).merge(pairs, how="cross")
+
+
+def parse_clocks(text: str, flag: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise CosimError(f"{flag} {text!r}: give clocks in MHz separated by commas, e.g. 400,600,800,1000") from None
+    if not values or any(not (v > 0) for v in values):
+        raise CosimError(f"{flag} {text!r}: give clocks > 0 MHz separated by commas")
+    return values

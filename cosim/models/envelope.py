@@ -1,0 +1,220 @@
+"""One trust envelope for every model: priced as trained, priced by physical extrapolation, or refused.
+
+- Inside the trained clocks the model is used as published.
+- Above its top trained clock, up to ``band`` times it (the model file's ``envelope.band_x_top_clock``):
+  voltage from the model's published operating points beyond its table where it lists them, else the
+  mean of two continuations of its V-f table (a line through the top two points, a parabola through the
+  top three), half their spread being the voltage's own uncertainty; dynamic power the model's own
+  beta*E*V^2*f; static power never from the raw polynomial but from a physical form fitted to that
+  polynomial over the top of the trained range (:func:`static_fit`), which rises with V and f.  Rows are
+  flagged ``extrapolated`` and their interval widened (:func:`extrapolation_half_width_w`).
+- Beyond the band: refused (:func:`refuse_beyond_band`) unless the caller asks to ``--extrapolate``.
+
+The band and the widening are justified by refitting the A15 model on its Powmon rows up to 1600 MHz and
+pricing its 1800 MHz rows (1.125x), see docs/explanation/limits.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from cosim.errors import CosimError
+from cosim.models.walker import cluster_power_w, static_power_w
+
+DEFAULT_BAND = 1.125  # the validated distance: 1600 -> 1800 MHz on the A15's own measured data
+# Relative error added per unit of (f / f_top - 1): 90 % of the A15's 1800 MHz rows priced from 1600 MHz lie within
+# 2 SER + 0.8 * 0.125 * P (+ the voltage term); checked on 1400 -> 1600 MHz (docs/explanation/limits.md)
+DEFAULT_REL_ERROR_PER_X = 0.8
+_TOL = 0.003  # gem5 tick rounding, as in cosim.models.modelfile
+_K_GRID = np.arange(0.0, 10.01, 0.5)  # leakage exponent [1/V]: 0 (no V dependence) to 10 /V
+
+
+@dataclass(frozen=True)
+class StaticFit:
+    """S(f, V) = a*f*V^2 + b*V*exp(k*V) [W]: background switching plus leakage, both >= 0 so S rises with V and f."""
+
+    a: float  # [W / (MHz V^2)]
+    b: float  # [W / V]
+    k: float  # [1/V]
+    points_mhz: tuple[float, ...]  # table clocks it was fitted on
+    rms_w: float  # residual against the model's own static term at those points [W]
+
+    def static_w(self, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
+        f = np.asarray(freq_mhz, dtype=float)
+        v = np.asarray(voltage_v, dtype=float)
+        return self.a * f * v**2 + self.b * v * np.exp(self.k * v)
+
+
+def band(model) -> float:
+    """How far above its top trained clock a model is priced by extrapolation (a ratio >= 1)."""
+    value = model.raw.get("envelope", {}).get("band_x_top_clock", DEFAULT_BAND)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 1:
+        raise CosimError(f"{model.path}: envelope.band_x_top_clock must be a number >= 1 (1 prices nothing above the top clock)")
+    return float(value)
+
+
+def above_top(model, freq_mhz: np.ndarray) -> np.ndarray:
+    """Rows above the model's top trained clock (gem5's tick rounding counts as equal)."""
+    return np.asarray(freq_mhz, dtype=float) > model.train_freq_mhz[1] * (1 + _TOL)
+
+
+def beyond_band(model, freq_mhz: np.ndarray) -> np.ndarray:
+    """Rows above ``band`` times the top trained clock."""
+    return np.asarray(freq_mhz, dtype=float) > model.train_freq_mhz[1] * band(model) * (1 + _TOL)
+
+
+def _trained_table(model) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = model.train_freq_mhz
+    pts = [(f, v) for f, v in model.vf_points if lo * (1 - _TOL) <= f <= hi * (1 + _TOL)] or list(model.vf_points)
+    return np.array([p[0] for p in pts]), np.array([p[1] for p in pts])
+
+
+def _published_points(model) -> tuple[np.ndarray, np.ndarray] | None:
+    pts = model.raw.get("envelope", {}).get("operating_points_mhz_v")
+    if not pts:
+        return None
+    return np.array([float(p[0]) for p in pts]), np.array([float(p[1]) for p in pts])
+
+
+def extrapolated_voltage(model, freq_mhz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Voltage [V] above the V-f table and its uncertainty [V] (half the spread of the two continuations).
+
+    Published operating points beyond the table (``envelope.operating_points_mhz_v``) are
+    interpolated instead, with no added uncertainty.
+    """
+    f = np.asarray(freq_mhz, dtype=float)
+    tf = np.array([p[0] for p in model.vf_points])
+    tv = np.array([p[1] for p in model.vf_points])
+    published = _published_points(model)
+    if published is not None:
+        pf = np.concatenate([tf, published[0]])
+        pv = np.concatenate([tv, published[1]])
+        order = np.argsort(pf)
+        return np.interp(f, pf[order], pv[order]), np.zeros(f.shape)
+    if len(tf) == 1:
+        return np.full(f.shape, tv[0]), np.zeros(f.shape)
+    line = tv[-1] + (f - tf[-1]) * (tv[-1] - tv[-2]) / (tf[-1] - tf[-2])
+    if len(tf) < 3:
+        return line, np.zeros(f.shape)
+    parabola = np.polyval(np.polyfit(tf[-3:], tv[-3:], 2), f)
+    parabola = np.maximum(parabola, line)  # a concave table top would bend V down: keep the line as the floor
+    return (line + parabola) / 2, np.abs(parabola - line) / 2
+
+
+def static_fit(model) -> StaticFit:
+    """The physical static form fitted to the model's static term at its top trained table points.
+
+    The top half of the trained V-f table (at least 3 points, fewer only if the table has fewer) is where
+    voltage scaling happens; ``a`` and ``b`` are non-negative least squares for each ``k`` on a grid, and
+    the ``k`` with the smallest residual wins.
+    """
+    tf, tv = _trained_table(model)
+    n = min(len(tf), max(3, math.ceil(len(tf) / 2)))
+    f, v = tf[-n:], tv[-n:]
+    s = static_power_w(f, v, model.static)
+    best = None
+    for k in _K_GRID:
+        cols = np.c_[f * v**2, v * np.exp(k * v)]
+        coef = _nnls2(cols, s)
+        rms = float(np.sqrt(np.mean((cols @ coef - s) ** 2)))
+        if best is None or rms < best.rms_w - 1e-12:
+            best = StaticFit(a=float(coef[0]), b=float(coef[1]), k=float(k), points_mhz=tuple(map(float, f)), rms_w=rms)
+    assert best is not None
+    if best.a == 0 and best.b == 0:
+        raise CosimError(
+            f"{model.path}: the static term of {model.name} is not positive at its top trained clocks "
+            f"({', '.join(f'{x:g}' for x in f)} MHz), so no physical extrapolation fits it; price it inside its training range"
+        )
+    return best
+
+
+def _nnls2(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Non-negative least squares with two columns: the unconstrained answer, else the better single column."""
+    coef, *_ = np.linalg.lstsq(x, y, rcond=None)
+    if (coef >= 0).all():
+        return coef
+    best, best_err = np.zeros(2), float(np.sum(y**2))
+    for j in range(2):
+        c = max(0.0, float(x[:, j] @ y) / float(x[:, j] @ x[:, j]))
+        err = float(np.sum((y - c * x[:, j]) ** 2))
+        if err < best_err:
+            best, best_err = np.where(np.arange(2) == j, c, 0.0), err
+    return best
+
+
+def envelope_static_w(model, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
+    """Static power [W]: the model's polynomial inside its trained clocks, the physical form above them."""
+    f = np.asarray(freq_mhz, dtype=float)
+    v = np.asarray(voltage_v, dtype=float)
+    out = static_power_w(f, v, model.static)
+    up = above_top(model, f)
+    if up.any():
+        out = np.array(out, dtype=float)
+        out[up] = static_fit(model).static_w(f[up], np.broadcast_to(v, f.shape)[up])
+    return out
+
+
+def extrapolation_half_width_w(
+    model, *, freq_mhz: np.ndarray, power_w: np.ndarray, dpower_dv_w_per_v: np.ndarray, voltage_u_v: np.ndarray
+) -> np.ndarray:
+    """What extrapolation adds to the interval's half-width [W] (0 inside the trained clocks).
+
+    Two parts, added: the power's own relative error growing with the distance beyond the top clock,
+    ``envelope.rel_error_per_x`` times (f / f_top - 1) times the power (calibrated on the A15's
+    1600 -> 1800 MHz validation, see docs/explanation/limits.md), and the voltage's uncertainty carried
+    through the power's slope in V.
+    """
+    rate = float(model.raw.get("envelope", {}).get("rel_error_per_x", DEFAULT_REL_ERROR_PER_X))
+    f = np.asarray(freq_mhz, dtype=float)
+    over = np.maximum(f / model.train_freq_mhz[1] - 1.0, 0.0) * above_top(model, f)
+    return rate * over * np.abs(power_w) + np.abs(dpower_dv_w_per_v) * np.asarray(voltage_u_v) * (over > 0)
+
+
+def refuse_beyond_band(model, freq_mhz: np.ndarray, where) -> None:
+    """Refuse the first row beyond the extrapolation band, naming it (``where(i)``) and the ways out."""
+    bad = beyond_band(model, freq_mhz)
+    if not bad.any():
+        return
+    i = int(np.flatnonzero(bad)[0])
+    hi = model.train_freq_mhz[1]
+    b = band(model)
+    more = f" (and {int(bad.sum()) - 1} more)" if bad.sum() > 1 else ""
+    raise CosimError(
+        f"{where(i)}: {freq_mhz[i]:g} MHz is {freq_mhz[i] / hi:.3g}x {model.name}'s top trained clock {hi:g} MHz, beyond its "
+        f"extrapolation band ({b:g}x, up to {hi * b:g} MHz){more}; price it with --extrapolate (flagged, widened interval), "
+        "at clocks inside the band with cosim whatif --freqs, or with another --model"
+    )
+
+
+def envelope_power_w(model, eph, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`cosim.models.walker.cluster_power_w` with the envelope's static term, plus ``dpower_dv_w_per_v``.
+
+    The slope in V [W/V] (a central difference) carries the voltage's uncertainty into the interval.
+    """
+    f = np.asarray(freq_mhz, dtype=float)
+    v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
+    out = cluster_power_w(eph, f, v, model.dynamic, ())
+    out["static_w"] = envelope_static_w(model, f, v)
+    out["power_w"] = out["dynamic_w"] + out["static_w"]
+    dv = 1e-3
+    hi = cluster_power_w(eph, f, v + dv, model.dynamic, ())["dynamic_w"] + envelope_static_w(model, f, v + dv)
+    lo = cluster_power_w(eph, f, v - dv, model.dynamic, ())["dynamic_w"] + envelope_static_w(model, f, v - dv)
+    out["dpower_dv_w_per_v"] = (hi - lo) / (2 * dv)
+    return out
+
+
+def per_core_static_fraction(model) -> float:
+    """Share of the cluster's static power that belongs to its cores (the rest, L2 and interconnect, is shared)."""
+    value = model.raw.get("cores", {}).get("per_core_static_fraction", 1.0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise CosimError(f"{model.path}: cores.per_core_static_fraction must be a number from 0 to 1")
+    return float(value)
+
+
+def cores_factor(model, n_cpus: int) -> float:
+    """Static power scale for ``n_cpus`` cores present in a cluster trained with ``cores_per_cluster``: 1 - phi + phi * n / N."""
+    phi = per_core_static_fraction(model)
+    return 1.0 - phi + phi * n_cpus / model.cores_per_cluster

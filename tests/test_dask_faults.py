@@ -1,0 +1,112 @@
+"""Dask faults in cosim sweep: a killed worker, a killed scheduler and an unreachable one give every run a row or
+a reason, and a one-line error within 30 s, with the documented exit status (docs/reference/outputs.md)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+from helpers import REPO
+
+pytest.importorskip("distributed")
+
+DEMO = REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz"
+ARGS = ("--model", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster")
+N_RUNS = 40
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _dask(*argv) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_" + argv[0], *argv[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    """A scheduler and one worker process (no nanny, so a killed worker stays dead), as on a real cluster."""
+    port = _free_port()
+    scheduler = _dask("scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard")
+    worker = _dask("worker", f"tcp://127.0.0.1:{port}", "--nthreads", "1", "--no-nanny", "--no-dashboard")
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            from distributed import Client
+
+            with Client(f"tcp://127.0.0.1:{port}", timeout="5s") as client:
+                if client.scheduler_info()["workers"]:
+                    break
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, "the Dask test cluster did not start"
+        time.sleep(0.5)
+    yield f"tcp://127.0.0.1:{port}", scheduler, worker
+    for p in (worker, scheduler):
+        p.kill()
+        p.wait()
+
+
+def _runs(tmp_path):
+    """``N_RUNS`` copies of the bundled real run (about a second of CPU each to price)."""
+    for i in range(N_RUNS):
+        run = tmp_path / "runs" / f"run{i:02d}"
+        run.mkdir(parents=True)
+        for name in ("stats.txt.gz", "config.ini"):
+            os.symlink(DEMO / name, run / name)
+    return tmp_path / "runs"
+
+
+@pytest.mark.parametrize("victim", ["worker", "scheduler"])
+def test_a_process_killed_mid_sweep_gives_every_run_a_row_or_a_reason(cluster, victim, tmp_path):
+    address, scheduler, worker = cluster
+    out = tmp_path / "s.csv"
+    sweep = subprocess.Popen(
+        [sys.executable, "-I", "-m", "cosim.cli", "sweep", str(_runs(tmp_path)), *ARGS, "--scheduler", address, "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(6)  # started, connected, a few runs priced
+    os.kill((worker if victim == "worker" else scheduler).pid, signal.SIGKILL)
+    killed = time.monotonic()
+    stdout, stderr = sweep.communicate(timeout=120)
+    assert time.monotonic() - killed < 30, stderr
+    assert "Traceback" not in stderr and "internal error" not in stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("cosim: error:")]
+    if sweep.returncode == 3:  # some runs priced: the table has every run, the others with their reason
+        table = pd.read_csv(out, keep_default_na=False)
+        assert sorted(table["run"]) == [f"run{i:02d}" for i in range(N_RUNS)]
+        failed = table[table["error"] != ""]
+        assert len(failed) >= 1 and len(errors) == len(failed)
+    else:  # nothing priced: exit 2, nothing written, a reason per run and one summary line
+        assert sweep.returncode == 2, stderr
+        assert not out.exists() and len(errors) == N_RUNS + 1
+    assert all(any(why in e for why in ("no Dask worker left", "scheduler was lost", "worker failed", "none of the")) for e in errors), (
+        stderr
+    )
+
+
+def test_an_unreachable_scheduler_is_one_line_within_30_s(tmp_path):
+    runs = _runs(tmp_path)
+    for address in ("tcp://127.0.0.1:1", "tcp://10.255.255.1:8786"):  # refused; unroutable (no answer at all)
+        t0 = time.monotonic()
+        result = subprocess.run(
+            [sys.executable, "-I", "-m", "cosim.cli", "sweep", str(runs), *ARGS, "--scheduler", address, "-o", str(tmp_path / "x.csv")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert time.monotonic() - t0 < 30
+        assert result.returncode == 2 and "no Dask scheduler answers there" in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "x.csv").exists()

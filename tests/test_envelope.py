@@ -1,0 +1,219 @@
+"""The trust envelope (cosim/models/envelope.py): physical extrapolation validated on measured data, core counts,
+and gem5's own default configurations run in the bundled gem5, each priced flagged or refused in one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import GEM5, POWMON, REPO, needs_gem5, needs_shared
+from test_cli import assert_one_line_error, cosim
+
+from cosim.models.envelope import band, cores_factor, envelope_static_w, extrapolated_voltage, static_fit
+from cosim.models.modelfile import load_model
+from cosim.models.walker import static_power_w
+
+CPU_MODELS = ("cortex-a15-walker2017", "cortex-a15-gemstone2018", "cortex-a7-gemstone2018")
+
+
+@pytest.mark.parametrize("name", CPU_MODELS)
+def test_static_above_the_top_clock_rises_with_voltage_and_clock(name):
+    """The raw polynomial turns down above the A15's top clock (0.2455 W at 2 GHz, below 0.802 W at 1.8 GHz: the
+    issue's refusal); the envelope's form never does, and meets the polynomial at the top of the table."""
+    model = load_model(name)
+    top_f, top_v = model.vf_points[-1]
+    f = np.linspace(top_f * 1.001, top_f * band(model), 20)
+    v, _ = extrapolated_voltage(model, f)
+    s = envelope_static_w(model, f, v)
+    assert (np.diff(s) > 0).all() and (np.diff(v) > 0).all()
+    at_top = float(static_power_w(np.array([top_f]), np.array([top_v]), model.static)[0])
+    assert s[0] == pytest.approx(at_top, rel=0.05)
+    fit = static_fit(model)
+    assert fit.a >= 0 and fit.b >= 0 and 0 <= fit.k <= 10
+
+
+def test_walker_polynomial_is_never_used_above_its_range():
+    model = load_model("cortex-a15-walker2017")
+    raw = float(static_power_w(np.array([2000.0]), np.array([1.2521]), model.static)[0])
+    assert raw == pytest.approx(0.2455, abs=1e-3)  # the figure the old refusal named
+    assert envelope_static_w(model, np.array([2000.0]), np.array([1.2521]))[0] > 0.802
+
+
+def test_band_is_stated_in_every_cpu_model_file():
+    for name in CPU_MODELS:
+        model = load_model(name)
+        assert band(model) == 1.125 and "basis" in model.raw["envelope"] and "basis" in model.raw["cores"]
+
+
+def test_core_count_rule():
+    """Per-core static (three quarters, the stated assumption) follows the cores present; the shared quarter stays."""
+    model = load_model("cortex-a15-walker2017")
+    assert [cores_factor(model, n) for n in (1, 2, 4, 8)] == [0.4375, 0.625, 1.0, 1.75]
+
+
+@needs_shared
+def test_a15_refit_to_1600_mhz_prices_its_1800_mhz_rows(tmp_path):
+    """Validation on the A15's own measured Powmon data: fit on the rows <= 1600 MHz, price the 1800 MHz rows.
+
+    The raw polynomial refused them (static -0.0327 W) or, kept, was 39.2 % off.  Measured: 6.01 % with the
+    measured voltage, 7.32 % with the table's (the published model, trained *with* 1800 MHz, is 7.25 % there
+    with table voltage); the widened interval covers >= 90 % of the rows either way."""
+    data = pd.read_csv(POWMON, sep="\t")
+    low, top = tmp_path / "le1600.tsv", tmp_path / "f1800.tsv"
+    data[data["Frequency A15"] <= 1600].to_csv(low, sep="\t", index=False)
+    data[data["Frequency A15"] == 1800].to_csv(top, sep="\t", index=False)
+    model = tmp_path / "a15-le1600.json"
+    events = "0x11,0x1b-0x73,0x50,0x6a,0x73,0x14,0x19"
+    fitted = cosim("fit", low, "--label", "A15", "--power-col", "Power A15", "--events", events, "--folds", "2", "-o", model)
+    assert fitted.returncode == 0, fitted.stderr
+    for voltage, mape, covered in (("measured", 6.01, 0.983), ("table", 7.32, 0.979)):
+        out = tmp_path / f"{voltage}.csv"
+        result = cosim("apply", model, top, "--compare-with", "Power A15", "--voltage", voltage, "-o", out)
+        assert result.returncode == 0, result.stderr
+        assert f"MAPE vs 'Power A15': {mape:.2f} %" in result.stdout
+        pred = pd.read_csv(out)
+        assert pred["extrapolated"].all() and not pred["implausible"].any()
+        inside = (pred["measured_w"] >= pred["power_lo_w"]) & (pred["measured_w"] <= pred["power_hi_w"])
+        assert inside.mean() >= 0.90 and inside.mean() == pytest.approx(covered, abs=0.001)  # the issue's goal; docs' figure
+
+
+# --- gem5's own defaults, run in the bundled gem5 -----------------------------------------------------------
+
+SE_PY = GEM5 / "configs" / "deprecated" / "example" / "se.py"
+PHASES = str(GEM5 / "workloads" / "phases.aarch64")
+_RUNS: dict[tuple, object] = {}
+
+
+def _gem5(root, name: str, config, *args: str):
+    """One small run of the bundled gem5 (niced, cached for the session) with gem5's own command line; its folder."""
+    import subprocess
+
+    key = (name, str(config), args)
+    if key not in _RUNS:
+        out = root / f"envelope-{name}"
+        cmd = ["nice", "-n", "10", str(GEM5 / "gem5"), f"--outdir={out}", str(config), *args]
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stdout[-1500:] + result.stderr[-1500:]
+        _RUNS[key] = out
+    return _RUNS[key]
+
+
+@needs_gem5
+@pytest.mark.parametrize(
+    ("cpu", "says"),
+    [
+        ("O3CPU", None),  # A15 default model: 2 GHz is 1.11x its top clock, inside the band
+        ("MinorCPU", "2000 MHz is 1.43x cortex-a7-gemstone2018's top trained clock 1400 MHz"),
+        ("TimingSimpleCPU", "2000 MHz is 1.43x cortex-a7-gemstone2018's top trained clock 1400 MHz"),
+    ],
+)
+def test_se_py_at_its_2ghz_default(gem5_root, tmp_path, cpu, says):
+    run = _gem5(gem5_root, f"se-{cpu}", SE_PY, f"--cpu-type={cpu}", "--caches", "--l2cache", "-c", PHASES, "-o", "1")
+    out = tmp_path / "p.csv"
+    result = cosim("power", run / "stats.txt", "-o", out)
+    if says:
+        assert_one_line_error(result, says, "--extrapolate")
+        return
+    assert result.returncode == 0, result.stderr
+    assert "[extrapolated, 1.11x top clock, interval +-" in result.stdout and "[1 of 4 cores: static scaled by 0.438]" in result.stdout
+    t = pd.read_csv(out)
+    assert (t["freq_mhz"] == 2000).all() and t["extrapolated"].all() and t["flags"].str.contains("extrapolated").all()
+    # one core of the cluster: its static share of the A15's 0.802 W at 1800 MHz, raised by the extrapolation
+    assert (t["static_w"] > 0.802 * 0.4375).all() and (t["power_hi_w"] - t["power_lo_w"] > 4 * 0.05165).all()
+
+
+@needs_gem5
+def test_stdlib_arm_board_at_its_3ghz_default(gem5_root, tmp_path):
+    run = _gem5(gem5_root, "stdlib", REPO / "tests" / "gem5_configs" / "stdlib_arm_3ghz.py", PHASES, "1")
+    result = cosim("power", run / "stats.txt", "-o", tmp_path / "p.csv")
+    assert_one_line_error(result, "3003 MHz is 2.15x cortex-a7-gemstone2018's top trained clock", "beyond its extrapolation band")
+
+
+@needs_gem5
+def test_starter_se_at_its_4ghz_default_is_refused_for_both_models(gem5_root, tmp_path):
+    run = _gem5(gem5_root, "starter", GEM5 / "configs" / "example" / "arm" / "starter_se.py", "--cpu", "o3", f"{PHASES} 1")
+    for model, says in (("cortex-a15-walker2017", "2.22x"), ("cortex-a7-gemstone2018", "2.86x")):
+        result = cosim("power", run / "stats.txt", "--model", model, "-o", tmp_path / "p.csv")
+        assert_one_line_error(result, f"4000 MHz is {says} {model}'s top trained clock", "--extrapolate", "whatif --freqs", "--model")
+
+
+@needs_gem5
+def test_biglittle_big_cluster_of_1_2_4_cores_differs_in_static_power(gem5_root, tmp_path):
+    se = GEM5 / "workloads" / "se_biglittle.py"
+    static = {}
+    for n in (1, 2, 4):
+        run = _gem5(gem5_root, f"bl{n}", se, "--big-cores", str(n), "--little-cores", "1", "--", PHASES, "1")
+        out = tmp_path / f"p{n}.csv"
+        result = cosim("power", run / "stats.txt", "-o", out)
+        assert result.returncode == 0, result.stderr
+        big = pd.read_csv(out).query("cluster == 'bigCluster'")
+        assert (big["cores_scaled"] == cores_factor(load_model("cortex-a15-walker2017"), n)).all()
+        assert (big["freq_mhz"].round() == 1799).all() or (big["freq_mhz"].round() == 1800).all()
+        static[n] = big["static_w"].median()
+    # the A15's static at gem5's 1798.6 MHz and the table's 1.1741 V (0.816 W), times 1 - 0.75 + 0.75 n / 4
+    assert static[4] == pytest.approx(0.816, abs=0.001)
+    assert static[2] / static[4] == pytest.approx(0.625) and static[1] / static[4] == pytest.approx(0.4375)
+
+
+@needs_shared
+def test_whatif_follows_the_band(tmp_path):
+    """cosim whatif (the way out a refusal names) prices 2 GHz on the A15 flagged, and refuses 4 GHz in one line."""
+    from helpers import GEM5_RUNS
+
+    run = GEM5_RUNS / "cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz" / "stats.txt"
+    out = tmp_path / "w.csv"
+    refused = cosim("whatif", run, "--freqs", "bigCluster=4000", "--freqs", "littleCluster=1400", "-o", out)
+    assert_one_line_error(refused, "--freqs bigCluster=4000: 4000 MHz is 2.22x", "--extrapolate")
+    result = cosim("whatif", run, "--freqs", "bigCluster=1800,2000", "--freqs", "littleCluster=1400", "-o", out)
+    assert result.returncode == 0, result.stderr
+    t = pd.read_csv(out).set_index("bigCluster_freq_mhz")
+    assert t["extrapolated"].tolist() == [False, True]
+    # same work, same runtime model: 2 GHz costs more energy on the big cluster (higher V, static above the top)
+    assert t.loc[2000, "bigCluster_energy_j"] > t.loc[1800, "bigCluster_energy_j"]
+
+
+def test_gpu_models_follow_the_same_rule():
+    """Ocelot's access-rate model was measured at one clock (1645 MHz): 1.125x it is priced, beyond is refused; the
+    Tegra K1 rail model lists every clock step it was measured at and refuses any other (a band of 1x)."""
+    from cosim import CosimError
+    from cosim.models.ocelot import check_clock, load_access_rate_model
+    from cosim.models.tegrak1 import clock_voltage_v, load_rail_model
+
+    ocelot = load_access_rate_model()
+    check_clock(ocelot, 1645 * 1.125)
+    check_clock(ocelot, 800.0)
+    with pytest.raises(CosimError, match=r"1.22x the clock .* beyond its extrapolation band \(1.125x, up to 1850.62 MHz\)"):
+        check_clock(ocelot, 2000.0)
+    tk1 = load_rail_model("tegra-k1-stokke2016")
+    with pytest.raises(CosimError, match="not in the V-f table"):
+        clock_voltage_v(tk1, "gpu", 852.0 * 1.05)
+
+
+@needs_shared
+def test_summary_says_where_each_cluster_stands(tmp_path):
+    from helpers import GEM5_RUNS
+
+    fs = cosim("power", GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "stats.txt", "-o", tmp_path / "a.csv")
+    assert fs.returncode == 0, fs.stderr
+    assert "[extrapolated, 1.11x top clock, interval +-" in fs.stdout and "[2 of 4 cores: static scaled by 0.625]" in fs.stdout
+    t = pd.read_csv(tmp_path / "a.csv")
+    assert (t["cores_scaled"] == 0.625).all() and (t["model_cores"] == 4).all() and (t["freq_x_top_clock"].round(3) == 1.111).all()
+    se = cosim("power", GEM5_RUNS / "cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz" / "stats.txt", "-o", tmp_path / "b.csv")
+    assert se.returncode == 0, se.stderr
+    assert se.stdout.count("[inside training range] [2 of 4 cores: static scaled by 0.625]") == 2
+
+
+def test_plausibility_bounds_static_both_ways_above_the_top_clock():
+    """At 2 GHz and 1.26 V the A15's static power may neither fall below its 0.802 W at 1800 MHz (the raw polynomial's
+    0.2455 W) nor exceed f*V^2*exp(10/V*dV) times it (about 1.2 W here): 5 W is caught as well."""
+    from cosim.models.plausibility import implausible_reasons
+
+    model = load_model("cortex-a15-walker2017")
+    f = np.full(3, 2000.0)
+    v = np.full(3, 1.26)
+    static = np.array([0.2455, 1.0, 5.0])
+    eph = {e: np.zeros(3) for e in model.events}
+    reasons = implausible_reasons(model, power_w=static, static_w=static, freq_mhz=f, voltage_v=v, eph=eph, n_cpus=4)
+    assert "below the 0.802 W at 1800 MHz" in reasons[0]
+    assert reasons[1] == ""
+    assert "more than the" in reasons[2] and "that switching and leakage" in reasons[2]

@@ -1,0 +1,339 @@
+"""Kernel runtime and power across core and memory clocks: the GTX 980 logs of Wang & Chu (ICPADS 2018) from
+../shared (skipped when absent), and hand-written logs of the same shape."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("sklearn")
+
+from helpers import SHARED, run_cosim
+
+from cosim import CosimError
+from cosim.kernels.dvfs import check_table, with_profiles
+from cosim.kernels.dvfs_eval import errors, lobo, off_reference
+from cosim.kernels.dvfs_models import fit_family, predict_ratios
+from cosim.readers.dvfs_logs import plateau, read_dvfs_folder
+from cosim.readers.nvprof_trace import read_gpu_summary
+
+LOGS = SHARED / "data" / "gpu-dvfs" / "gtx980-wang2018" / "logs"
+needs_logs = pytest.mark.skipif(not LOGS.is_dir(), reason="../shared GTX 980 DVFS logs not present")
+
+
+@pytest.fixture(scope="module")
+def gtx980():
+    return read_dvfs_folder(LOGS)
+
+
+def _subset(tmp: Path, benches: list[str], skip: set[str] = frozenset()) -> Path:
+    """A folder of links to some benchmarks' real logs (the logs stay in ../shared)."""
+    folder = tmp / "logs"
+    folder.mkdir()
+    for p in LOGS.iterdir():
+        if any(p.name.startswith(f"benchmark_{b}_core") for b in benches) and p.name not in skip:
+            os.symlink(p, folder / p.name)
+    return folder
+
+
+# --- reading the real logs -----------------------------------------------------------------------------
+
+
+@needs_logs
+def test_the_folder_reads_as_one_row_per_benchmark_kernel_and_pair(gtx980):
+    assert len(gtx980) == 17 * 16 and gtx980["benchmark"].nunique() == 17
+    assert set(gtx980["core_mhz"]) == set(gtx980["mem_mhz"]) == {400.0, 600.0, 800.0, 1000.0}
+    assert gtx980["power_samples"].min() >= 40  # ~10 s of ~0.2 s samples per plateau
+    bp = gtx980[(gtx980["benchmark"] == "backprop") & (gtx980["core_mhz"] == 1000) & (gtx980["mem_mhz"] == 1000)].iloc[0]
+    assert bp["kernel"] == "bpnn_layerforward_CUDA"  # the study's kernel, not the longer bpnn_adjust_weights_cuda
+    assert bp["runtime_s"] == pytest.approx(200.34e-6)  # the perf log's summary: Avg 200.34us
+    # the log's first plateau (layerforward) sits at 60.2-64.1 W, the second kernel's at 54.9-57.1 W
+    assert 60.2 < bp["power_w"] < 64.1
+    assert bp["core_mhz_sampled"] == 999 and bp["dram_read_throughput"] > 1e9 and 0 < bp["achieved_occupancy"] <= 1
+    nn = gtx980[(gtx980["benchmark"] == "nn") & (gtx980["core_mhz"] == 400) & (gtx980["mem_mhz"] == 400)].iloc[0]
+    assert 26.614 < nn["power_w"] < 26.859  # the log's plateau: 26614 and 26859 mW samples only
+    assert nn["core_mhz_sampled"] == 405
+
+
+@needs_logs
+def test_the_summary_of_an_old_nvprof_leaves_api_calls_out():
+    summary = read_gpu_summary(LOGS / "benchmark_backprop_core1000_mem1000_input00_perf.log")
+    assert not any(n.startswith("cuda") for n in summary["name"]) and len(summary) == 4
+
+
+@needs_logs
+def test_cosim_read_of_the_folder_writes_the_table(tmp_path):
+    out = tmp_path / "t.csv"
+    r = run_cosim("read", _subset(tmp_path, ["nn", "scan", "bfs"]), "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert "48 row(s)" in r.stdout and "0 pair(s) dropped" in r.stdout
+    table = pd.read_csv(out)
+    assert list(table.columns[:6]) == ["benchmark", "kernel", "core_mhz", "mem_mhz", "runtime_s", "power_w"]
+    # the documented path: the table cosim read wrote (its flags column included) fits as it is, into a .json model
+    fit = run_cosim("kernel-fit", out, "-o", tmp_path / "gtx980-model.json")
+    assert fit.returncode == 0, fit.stderr
+    assert (tmp_path / "gtx980-model.json").read_text().lstrip().startswith("{")
+    blank = table.assign(achieved_occupancy=table["achieved_occupancy"].where(table.index != 3))
+    blank.to_csv(tmp_path / "blank.csv", index=False)
+    refused = run_cosim("kernel-fit", tmp_path / "blank.csv", "-o", tmp_path / "m.json")
+    assert refused.returncode == 2 and "row 5: feature column achieved_occupancy has no value" in refused.stderr
+
+
+@needs_logs
+def test_missing_logs_drop_their_pairs_and_say_so(tmp_path):
+    folder = _subset(tmp_path, ["nn", "scan"], skip={"benchmark_scan_core400_mem600_input00_power.log"})
+    r = run_cosim("read", folder, "-o", tmp_path / "t.csv")
+    assert r.returncode == 0, r.stderr
+    assert "31 row(s)" in r.stdout and "1 pair(s) dropped" in r.stdout
+    assert "scan core 400 mem 600 (no power)" in r.stderr
+
+
+@needs_logs
+def test_a_metrics_log_of_another_device_is_refused(tmp_path):
+    folder = _subset(tmp_path, ["nn", "scan"])
+    name = "benchmark_scan_core600_mem600_input00_metrics.log"
+    (folder / name).unlink()
+    (folder / name).write_text((LOGS / name).read_text().replace("GeForce GTX 980 (1)", "GeForce GTX 1080 (0)"))
+    r = run_cosim("read", folder, "-o", tmp_path / "t.csv")
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert name in r.stderr and "GeForce GTX 1080" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+# --- leave-one-benchmark-out on the real data -------------------------------------------------------------
+
+
+@needs_logs
+def test_unseen_benchmarks_are_predicted_within_the_anchors(gtx980):
+    rows = with_profiles(gtx980, reference=(1000.0, 1000.0), source="gtx980")
+    pred = lobo(rows, "physics")
+    err = errors(pred, off_reference(pred, rows)).loc["all"]
+    # anchors: Wang & Chu 3.85-8.83 % runtime, Guerreiro et al. 6-12 % power; the issue: <= 10 % at the very least
+    assert err["runtime_mape"] <= 10 and err["power_mape"] <= 10
+    assert err["runtime_mape"] <= 6 and err["power_mape"] <= 4  # measured 5.1 and 2.7 %: a regression guard
+    assert err["runtime_mape"] < 26  # runtime x 1000/f_core alone is 26 % off (measured with the issue)
+    assert err["runtime_coverage"] >= 80 and err["power_coverage"] >= 80  # 90 % intervals
+
+
+# --- the method on hand-made data ---------------------------------------------------------------------------
+
+
+def _roofline_table(n: int = 8, seed: int = 0) -> pd.DataFrame:
+    """Kernels whose runtime is max(compute / f_core, memory / f_mem) exactly; power 10 W static + 10 W x f_core / 1 GHz
+    (clock tree) + 30 W x the work rate (1 ms / runtime)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        share = (i + 0.5) / n  # memory share at 1000/1000
+        for core in (400.0, 600.0, 800.0, 1000.0):
+            for mem in (400.0, 600.0, 800.0, 1000.0):
+                t = 1e-3 * max((1 - share) * 1000 / core, share * 1000 / mem)
+                rows.append(
+                    {
+                        "benchmark": f"b{i}",
+                        "kernel": f"k{i}",
+                        "core_mhz": core,
+                        "mem_mhz": mem,
+                        "runtime_s": t,
+                        "power_w": 10 + 10 * core / 1000 + 30 * 1e-3 / t,
+                        "dram_read_throughput": share * 60e9 * (1 + 0.01 * rng.standard_normal()),
+                        "dram_write_throughput": 0.0,
+                        "ipc": 1.0,
+                        "achieved_occupancy": 0.8,
+                        "device": "GPU X",
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def test_physics_family_recovers_a_roofline():
+    rows = with_profiles(check_table(_roofline_table(), source="t"), reference=(1000.0, 1000.0), source="t")
+    model = fit_family("physics", rows)
+    rt, pw = predict_ratios("physics", model, rows)
+    assert np.mean(np.abs(rt * rows["runtime_s_ref"] / rows["runtime_s"] - 1)) < 0.03
+    assert np.mean(np.abs(pw * rows["power_w_ref"] / rows["power_w"] - 1)) < 0.03
+
+
+def test_a_prediction_uses_only_the_reference_pair_profile():
+    rows = with_profiles(check_table(_roofline_table(), source="t"), reference=(1000.0, 1000.0), source="t")
+    model = fit_family("physics", rows)
+    table = _roofline_table()
+    other = ~((table["core_mhz"] == 1000) & (table["mem_mhz"] == 1000))
+    changed = table.copy()
+    changed.loc[other, ["dram_read_throughput", "ipc"]] *= 7.0
+    for family, fitted in (("physics", model), ("trees", fit_family("trees", rows))):
+        a = predict_ratios(family, fitted, with_profiles(check_table(table, source="t"), reference=(1000.0, 1000.0), source="t"))
+        b = predict_ratios(family, fitted, with_profiles(check_table(changed, source="t"), reference=(1000.0, 1000.0), source="t"))
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+
+
+def _power_log(idle_mw: int, active_mw: int, n_idle: int, n_active: int) -> str:
+    rows = [f"5\t999\t999\t{idle_mw}\t" for _ in range(n_idle)]
+    rows += [f"5\t999\t999\t{active_mw}\t" for _ in range(n_active)]
+    rows += [f"5\t999\t999\t{idle_mw}\t" for _ in range(n_idle)]
+    return "Device 0: is GeForce GTX 980\nP-state\tCore-F(MHz)\tMem-F(MHz)\tPower(mW)\t\n" + "\n".join(rows) + "\n"
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    idle=st.integers(15_000, 40_000),
+    rise=st.integers(3_000, 200_000),
+    n_idle=st.integers(5, 30),
+    n_active=st.integers(5, 120),
+)
+def test_the_plateau_is_the_active_samples_less_the_edges(idle, rise, n_idle, n_active):
+    import tempfile
+
+    from cosim.readers.dvfs_logs import power_samples
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "p_power.log"
+        path.write_text(_power_log(idle, idle + rise, n_idle, n_active))
+        w = power_samples(path)[:, 2]
+    keep = plateau(w, source="p")
+    assert keep.stop - keep.start == n_active - 2
+    assert w[keep].mean() == pytest.approx((idle + rise) / 1000)
+
+
+def test_a_kernel_shorter_than_a_sample_has_no_plateau():
+    w = np.array([21.0] * 20 + [24.0] + [21.0] * 20)  # one sample caught the kernel
+    with pytest.raises(CosimError, match="no active plateau"):
+        plateau(w, source="p.log")
+    with pytest.raises(CosimError, match="no active plateau"):
+        plateau(np.full(40, 21.0), source="p.log")
+
+
+# --- the commands -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fit")
+    _roofline_table().to_csv(d / "t.csv", index=False)
+    r = run_cosim("kernel-fit", d / "t.csv", "-o", d / "m.json")
+    assert r.returncode == 0, r.stderr
+    return d
+
+
+def test_predict_writes_the_documented_columns_at_every_pair_of_the_lists(fitted):
+    out = fitted / "p.csv"
+    r = run_cosim("kernel-predict", fitted / "m.json", fitted / "t.csv", "--core-mhz", "500,900", "--mem-mhz", "700", "-o", out)
+    assert r.returncode == 0, r.stderr
+    pred = pd.read_csv(out)
+    assert len(pred) == 8 * 2
+    for col in (
+        "benchmark",
+        "kernel",
+        "core_mhz",
+        "mem_mhz",
+        "runtime_s_pred",
+        "power_w_pred",
+        "energy_j_pred",
+        "runtime_s_lo",
+        "energy_j_hi",
+    ):
+        assert col in pred.columns
+    assert (pred["runtime_s_lo"] <= pred["runtime_s_pred"]).all() and (pred["runtime_s_pred"] <= pred["runtime_s_hi"]).all()
+
+
+def test_choose_saves_energy_on_a_memory_bound_kernel(fitted):
+    r = run_cosim("kernel-choose", fitted / "m.json", fitted / "t.csv", "--deadline-factor", "1.1", "-o", fitted / "c.csv")
+    assert r.returncode == 0, r.stderr
+    picked = pd.read_csv(fitted / "c.csv").set_index("benchmark")
+    # b7: memory share 15/16 at 1000/1000: core 400 MHz keeps the runtime (compute 1/16 x 1000/400 < 15/16) and
+    # saves 6 W of clock-tree power
+    assert picked.loc["b7", "core_mhz"] == 400 and picked.loc["b7", "mem_mhz"] == 1000
+    assert picked.loc["b7", "saving_measured_pct"] > 0
+
+
+def test_bad_tables_and_devices_are_refused_in_one_line(fitted, tmp_path):
+    t = _roofline_table()
+    t.drop(columns=["power_w"]).to_csv(tmp_path / "no_power.csv", index=False)
+    t.assign(device="GPU Y").to_csv(tmp_path / "other.csv", index=False)
+    t[~((t["benchmark"] == "b0") & (t["core_mhz"] == 1000) & (t["mem_mhz"] == 1000))].to_csv(tmp_path / "no_ref.csv", index=False)
+    cases = {
+        ("kernel-fit", tmp_path / "no_power.csv", "-o", tmp_path / "x.json"): "missing column(s) power_w",
+        ("kernel-predict", fitted / "m.json", tmp_path / "other.csv", "-o", tmp_path / "x.csv"): "fitted on 'GPU X'",
+        ("kernel-predict", fitted / "m.json", tmp_path / "no_ref.csv", "-o", tmp_path / "x.csv"): "no profile at the reference pair",
+        ("kernel-predict", fitted / "m.json", fitted / "t.csv", "--core-mhz", "2000", "--mem-mhz", "800"): "outside the fitted range",
+    }
+    for args, words in cases.items():
+        r = run_cosim(*args)
+        assert r.returncode != 0 and "Traceback" not in r.stderr, args
+        assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "x.json").exists() and not (tmp_path / "x.csv").exists()
+
+
+@needs_logs
+def test_a_device_refusal_in_cosim_gpu_points_at_the_kernel_models(tmp_path):
+    log = tmp_path / "m.log"
+    shutil.copy(LOGS / "benchmark_nn_core1000_mem1000_input00_metrics.log", log)
+    r = run_cosim("gpu", log, "-o", tmp_path / "g.csv")
+    assert r.returncode != 0 and "tegra-k1-stokke2016 (GK20A)" in r.stderr and "cosim kernel-fit" in r.stderr
+
+
+# --- a hand-written folder of logs, same shape as the GTX 980 ones (no ../shared needed) --------------------
+
+_METRICS = """==100== NVPROF is profiling process 100, command: app -iters=50
+==100== Profiling application: app -iters=50
+==100== Profiling result:
+==100== Metric result:
+Invocations                               Metric Name                        Metric Description         Min         Max         Avg
+Device "{device}"
+    Kernel: myKernel(float*, int)
+         51                        achieved_occupancy                        Achieved Occupancy    0.900000    0.910000    0.905000
+         51                    dram_read_throughput             Device Memory Read Throughput  20.000GB/s  22.000GB/s  21.000GB/s
+         51                   dram_write_throughput            Device Memory Write Throughput  9.0000GB/s  9.0000GB/s  9.0000GB/s
+         51                                       ipc                              Executed IPC    1.200000    1.300000    1.250000
+"""
+_PERF = """iterated 50, average time is {ms} msec.
+==100== Profiling application: app -iters=50
+==100== Profiling result:
+Time(%)      Time     Calls       Avg       Min       Max  Name
+ 90.00%  {total}        51  {avg}  1.0000ms  3.0000ms  myKernel(float*, int)
+ 10.00%  1.0000ms         3  333.33us  300.00us  400.00us  [CUDA memcpy HtoD]
+
+==100== API calls:
+Time(%)      Time     Calls       Avg       Min       Max  Name
+ 80.00%  900.00ms         6  150.00ms  20.000us  890.00ms  cudaMalloc
+"""
+
+
+def _write_folder(folder: Path, pairs: dict[tuple[int, int], tuple[str, int]], device: str = "GeForce GTX 980 (1)") -> None:
+    """One benchmark 'toy': per (core, mem) pair its nvprof Avg text and plateau power [mW] (idle 21000 mW)."""
+    folder.mkdir()
+    for (core, mem), (avg, active_mw) in pairs.items():
+        stem = folder / f"benchmark_toy_core{core}_mem{mem}_input00"
+        Path(f"{stem}_metrics.log").write_text(_METRICS.format(device=device))
+        Path(f"{stem}_perf.log").write_text(_PERF.format(ms=1.0, total="100.00ms", avg=avg))
+        Path(f"{stem}_power.log").write_text(_power_log(21000, active_mw, 20, 50))
+
+
+def test_a_hand_written_folder_reads_with_the_documented_values(tmp_path):
+    _write_folder(tmp_path / "logs", {(1000, 1000): ("2.0000ms", 50000), (400, 1000): ("4.5000ms", 30000)})
+    out = tmp_path / "t.csv"
+    r = run_cosim("read", tmp_path / "logs", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert "2 row(s)" in r.stdout and "power from 48-48 samples" in r.stdout  # 50 active samples less the 2 edges
+    t = pd.read_csv(out).set_index("core_mhz")
+    assert t.loc[1000, "runtime_s"] == pytest.approx(2e-3) and t.loc[400, "runtime_s"] == pytest.approx(4.5e-3)
+    assert t.loc[1000, "power_w"] == pytest.approx(50.0) and t.loc[400, "idle_power_w"] == pytest.approx(21.0)
+    assert t.loc[1000, "kernel"] == "myKernel"  # the API call cudaMalloc (longer) is not a kernel
+    # nvprof prints throughputs in binary units: 21 GB/s is 21 x 2^30 B/s (cosim.readers._units)
+    assert t.loc[1000, "dram_read_throughput"] == pytest.approx(21 * 2**30) and t.loc[1000, "achieved_occupancy"] == pytest.approx(0.905)
+
+
+def test_a_power_log_without_a_plateau_is_refused_in_one_line(tmp_path):
+    _write_folder(tmp_path / "logs", {(1000, 1000): ("2.0000ms", 50000)})
+    power = tmp_path / "logs" / "benchmark_toy_core1000_mem1000_input00_power.log"
+    power.write_text(_power_log(21000, 21000, 20, 50))  # the kernel ran between two samples
+    r = run_cosim("read", tmp_path / "logs", "-o", tmp_path / "t.csv")
+    assert r.returncode != 0 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert str(power) in r.stderr and "no active plateau" in r.stderr and not (tmp_path / "t.csv").exists()
