@@ -164,10 +164,10 @@ def test_a_study_writes_each_point_in_its_folder_and_one_table(tmp_path, run_dir
     # the stand-in copies the same real run for every point: the bundled run's first 3 dumps of 100 us
     assert all(r["status"] == "ok" and float(r["runtime_s"]) == pytest.approx(300e-6) for r in sim)
     assert float(sim[0]["edp_js"]) == pytest.approx(float(sim[0]["energy_j"]) * float(sim[0]["runtime_s"]))
-    # --dvfs: the what-if at every V-f point of both models (A15: 9 points? read them from the model files)
+    # --dvfs: the what-if at every V-f point of both clusters' models (their V-f tables read from the model files)
     from cosim.models.modelfile import load_model
 
-    n_vf = len(load_model("cortex-a15-walker2017").vf_points) * len(load_model("cortex-a7-gemstone2018").vf_points)
+    n_vf = len(load_model(sim[0]["bigCluster_model"]).vf_points) * len(load_model(sim[0]["littleCluster_model"]).vf_points)
     predicted = [r for r in table if r["source"] == "predicted"]
     assert len(predicted) == 4 * n_vf and {r["point"] for r in predicted} == {r["point"] for r in sim}
     assert (tmp_path / "s" / "results.parquet").exists() and (tmp_path / "s" / "pareto.png").stat().st_size > 10_000
