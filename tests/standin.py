@@ -82,6 +82,8 @@ def replay_design(folder: Path):
     path = folder / "replay.toml"
     path.write_text(
         f'[gem5]\nbinary = "{STANDIN / "gem5"}"\nconfig = "{STANDIN / "config.py"}"\n'
-        f'args = ["--epoch", "1ms", "--little-cores", "1"]\nworkload = ["{STANDIN / "config.py"}", "1"]\n{grid}'
+        f'args = ["--epoch", "1ms", "--little-cores", "1"]\nworkload = ["{STANDIN / "config.py"}", "1"]\n{grid}\n'
+        # the models the recording was priced with (its stats.txt keeps only the lines they read)
+        '[models]\nbig = ["system.bigCluster", "cortex-a15-walker2017"]\nlittle = ["system.littleCluster", "cortex-a7-gemstone2018"]\n'
     )
     return load_design(path)

@@ -16,7 +16,7 @@ from cosim.errors import CosimError
 from cosim.explore.design import Design, command, point_id, sample_points
 from cosim.explore.progress import Progress
 from cosim.explore.runner import Task
-from cosim.explore.store import FINAL, POINTS, Store, status_of
+from cosim.explore.store import POINTS, Store, status_of
 
 #: a search that keeps drawing points it has already run has found the whole space: it stops after this many in a row
 _MAX_REPEATS = 200
@@ -35,7 +35,6 @@ class Outcome:
     ran: int = 0
     failed: int = 0
     timings: list[dict[str, float]] = field(default_factory=list)  # per point run here: gem5_s, price_s
-    stopped: str = ""
 
 
 def _params(trial, space: dict[str, tuple]) -> dict[str, Any]:
@@ -202,8 +201,3 @@ def _note(result: dict[str, Any] | None, why: str) -> str:
         return result["reason"]
     v = result["values"]
     return f"runtime {v['runtime_s']:.4g} s, energy {v['energy_j']:.4g} J, gem5 {result['gem5_s']:.1f} s"
-
-
-def finished_points(store: Store) -> dict[str, Any]:
-    """Per point id, its finished trial (ok, refused or failed)."""
-    return {pid: t for pid, t in store.latest().items() if status_of(t) in (*FINAL, "failed")}

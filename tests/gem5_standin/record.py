@@ -2,7 +2,7 @@
 
     python tests/gem5_standin/record.py STUDY OUT.tar.xz
 
-Per point: its config.ini, and its stats.txt with only the lines cosim reads (the stats the models and the
+Per point: its config.ini, and its stats.txt with only the lines cosim reads (the stats the models it was priced with and the
 what-if need, and every stat outside system.*); index.json maps each point's gem5 options to its folder.
 """
 
