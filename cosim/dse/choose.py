@@ -11,12 +11,12 @@ import pandas as pd
 
 
 def pareto_front(df: pd.DataFrame, *, x: str = "runtime_s", y: str = "energy_j") -> pd.Series:
-    """True for rows no other row beats on both ``x`` and ``y`` (both minimised)."""
+    """True for rows no other row beats on both ``x`` and ``y`` (both minimised); a row without both values is never on it."""
     order = np.lexsort((df[y].to_numpy(), df[x].to_numpy()))
     best_y = np.inf
     on_front = np.zeros(len(df), dtype=bool)
     for i in order:
-        if df[y].iloc[i] < best_y:
+        if np.isfinite(df[x].iloc[i]) and df[y].iloc[i] < best_y:
             on_front[i] = True
             best_y = df[y].iloc[i]
     return pd.Series(on_front, index=df.index)
@@ -30,7 +30,10 @@ class Choice:
 
 def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: float | None = None) -> Choice:
     """Under a peak-power cap: the fastest; under a deadline: the least energy; both: least energy; neither: least EDP."""
-    ok = pd.Series(True, index=df.index)
+    # a configuration without a runtime or energy value (implausible rows kept flagged) can be neither compared nor chosen
+    ok = pd.Series(np.isfinite(df["runtime_s"].to_numpy(float)) & np.isfinite(df["energy_j"].to_numpy(float)), index=df.index)
+    if not ok.any():
+        return Choice(None, f"none of the {len(df)} configuration(s) has a runtime and energy value to choose by (see their flags)")
     if power_cap_w is not None:
         ok &= df["peak_power_w"] <= power_cap_w
     if deadline_s is not None:
