@@ -115,6 +115,7 @@ def test_several_workloads_are_one_more_parameter_and_samples_are_seeded(tmp_pat
         (lambda t: t.replace(str(STANDIN / "gem5"), str(STANDIN / "replay.py")), "is not executable"),
         (lambda t: t.replace(str(STANDIN / "config.py") + '"\nargs', '/no/config.py"\nargs'), "gem5.config"),
         (lambda t: t.replace('"5"]', '"5"]').replace('workload = ["', 'workload = ["/no/prog", "'), "gem5.workload"),
+        (lambda t: t + '[models]\nbig = ["system.bigCluster", "cortex-a15-walkr2017"]\n', "models.big: .*cortex-a15-walkr2017"),
         (lambda t: t.replace("[gem5]", "[gem5]\nx = 1").replace("x = 1", ""), None),
     ],
 )
@@ -356,3 +357,14 @@ def test_the_search_finds_most_of_a_recorded_grids_front_with_half_its_runs(tmp_
     assert len(found) == 12
     ref = reference_point(grid)
     assert hypervolume(found, ref) / hypervolume(grid, ref) >= SEARCH_SHARE_AT_HALF
+
+
+def test_a_failed_points_reason_leads_with_gem5s_own_error(tmp_path):
+    """gem5 prints a bad option value's error before the traceback's frames (as seen with --big-l2-size 1XB): the
+    reason names it, not only the last frames."""
+    from cosim.explore.runner import tail
+
+    frames = [f"  src/python/m5/SimObject.py({400 + i}): __setattr__" for i in range(12)]
+    (tmp_path / "gem5.stderr").write_text("\n".join(["ValueError: cannot convert '1XB' to memory size", "Traceback:", *frames]) + "\n")
+    reason = tail(tmp_path / "gem5.stderr")
+    assert reason.startswith("ValueError: cannot convert '1XB' to memory size | ") and "SimObject.py(411)" in reason

@@ -197,6 +197,12 @@ def _models(path: Path, table: dict) -> dict[str, tuple[str, str]]:
     for name, value in table.items():
         if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value)):
             raise CosimError(f'{path}: models.{name} must be ["config path", "model"], e.g. ["system.bigCluster", "cortex-a15-walker2017"]')
+        try:  # a typo must cost nothing: found here, not after gem5 has run every point
+            from cosim.models.modelfile import load_model
+
+            load_model(value[1])
+        except CosimError as err:
+            raise CosimError(f"{path}: models.{name}: {err}") from None
         out[name] = (value[0], value[1])
     return out
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -115,5 +116,10 @@ def tail(path: Path, lines: int = _TAIL_LINES) -> str:
         text = path.read_bytes()[-4096:].decode("utf-8", "replace")
     except OSError:
         return ""
-    kept = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
+    every = [line.strip() for line in text.splitlines() if line.strip()]
+    kept = every[-lines:]
+    # gem5 prints the error itself (fatal:, panic:, a Python ValueError) before its traceback's frames: lead with it
+    cause = next((line for line in every if re.match(r"(fatal|panic|\w*Error\b)", line)), None)
+    if cause and cause not in kept:
+        kept = [cause, *kept]
     return " | ".join(kept) or "(no stderr)"
