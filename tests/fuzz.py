@@ -247,7 +247,67 @@ def _corsair_like_measured(folder: Path):
     return path, argv, folder / "m.json"
 
 
-NEEDS_SHARED = {"gem5-config-json": SHARED_RUN, "armpm": ARMPM, "measured-csv": POWMON, "measured-fit": POWMON}
+GPU_DVFS = REPO.parent / "shared" / "data" / "gpu-dvfs" / "gtx980-wang2018" / "logs"
+_DVFS_BENCHMARKS = ("nn", "scan", "bfs")  # three: the fewest a kernel fit validates leaving one out
+_DVFS_PAIRS = ("core1000_mem1000", "core600_mem400")
+
+
+def _dvfs_logs(folder: Path) -> Path:
+    logs = folder / "logs"
+    logs.mkdir(exist_ok=True)
+    for bench in _DVFS_BENCHMARKS:
+        for pair in _DVFS_PAIRS:
+            for kind in ("metrics", "perf", "power"):
+                name = f"benchmark_{bench}_{pair}_input00_{kind}.log"
+                shutil.copy(GPU_DVFS / name, logs / name)
+    return logs
+
+
+def _dvfs(kind: str):
+    """``cosim read`` of a folder of GTX 980 DVFS logs (issue #26), one of its ``kind`` logs mutated."""
+
+    def make(folder: Path):
+        logs = _dvfs_logs(folder)
+        out = folder / "dvfs.csv"
+        return logs / f"benchmark_nn_core1000_mem1000_input00_{kind}.log", ["read", logs, "-o", out], out
+
+    return make
+
+
+def _kernel_table(folder: Path):
+    """``cosim kernel-fit`` of a kernel DVFS table (the documented CSV schema), made from the real logs."""
+    from cosim.readers.dvfs_logs import read_dvfs_folder
+
+    table = folder / "kernels.csv"
+    read_dvfs_folder(_dvfs_logs(folder)).to_csv(table, index=False)
+    shutil.rmtree(folder / "logs")
+    out = folder / "model.json"
+    return table, ["kernel-fit", table, "-o", out], out
+
+
+def _design_file(folder: Path):
+    """``cosim explore --dry-run`` of a design file (issue #24) naming the gem5 stand-in of the tests."""
+    standin = REPO / "tests" / "gem5_standin"
+    design = folder / "design.toml"
+    design.write_text(
+        f'[gem5]\nbinary = "{standin / "gem5"}"\nconfig = "{standin / "config.py"}"\nargs = ["--epoch", "100us"]\n'
+        f'workload = ["{standin / "config.py"}", "5"]\n\n[parameters]\n"--big-cores" = [1, 2]\n"--little-freq" = ["600MHz", "1000MHz"]\n\n'
+        '[models]\nbig = ["system.bigCluster", "cortex-a15-walker2017"]\n\n[sample]\nmethod = "grid"\n'
+    )
+    out = folder / "study" / "results.csv"
+    return design, ["explore", design, "-o", folder / "study", "--dry-run", "--no-check"], out
+
+
+NEEDS_SHARED = {
+    "gem5-config-json": SHARED_RUN,
+    "armpm": ARMPM,
+    "measured-csv": POWMON,
+    "measured-fit": POWMON,
+    "gpu-dvfs-power": GPU_DVFS,
+    "gpu-dvfs-perf": GPU_DVFS,
+    "gpu-dvfs-metrics": GPU_DVFS,
+    "kernel-table": GPU_DVFS,
+}
 
 
 TARGETS = {
@@ -276,6 +336,11 @@ TARGETS = {
         Target("armpm", _armpm),
         Target("activity", _activity),
         Target("measured-fit", _corsair_like_measured),
+        Target("gpu-dvfs-power", _dvfs("power")),
+        Target("gpu-dvfs-perf", _dvfs("perf")),
+        Target("gpu-dvfs-metrics", _dvfs("metrics")),
+        Target("kernel-table", _kernel_table),
+        Target("design-file", _design_file),
     )
 }
 

@@ -80,7 +80,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             pid = point_id(params)
             print(f"{pid}  {status.get(pid, 'to run'):8}  {shlex.join(command(design, params))}")
         what = f"{len(points)} points" if points else f"a search of {args.budget} gem5 runs over {len(sample_points(design))} points"
-        print(f"dry run: {what} -> {args.output}; nothing was run", file=sys.stderr)
+        print(f"dry run: {what} -> {args.output}; nothing was run")
         return 0
     return _explore(design, args)
 
