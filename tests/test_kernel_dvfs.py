@@ -83,7 +83,7 @@ def test_cosim_read_of_the_folder_writes_the_table(tmp_path):
     blank = table.assign(achieved_occupancy=table["achieved_occupancy"].where(table.index != 3))
     blank.to_csv(tmp_path / "blank.csv", index=False)
     refused = run_cosim("kernel-fit", tmp_path / "blank.csv", "-o", tmp_path / "m.json")
-    assert refused.returncode == 2 and "row 5: feature column achieved_occupancy has no value" in refused.stderr
+    assert refused.returncode == 2 and "row 5: feature column achieved_occupancy has no finite value" in refused.stderr
 
 
 @needs_logs
