@@ -33,6 +33,8 @@ CPU_EXTRA = (
     "op_class",
     "statIssuedInstType_0",
     "iq.FU_type_0",
+    "rename.LQFullEvents",  # whatif: an O3 core's memory-level parallelism (load/store queue full)
+    "rename.SQFullEvents",
 )
 CPU_TREES = ("power_model", "power_state")  # every statistic under these (online power, power-state residency)
 CACHE_EXTRA = (
@@ -44,6 +46,16 @@ CACHE_EXTRA = (
     "ReadReq_miss_latency",
     "ReadSharedReq_miss_latency",
     "ReadCleanReq_miss_latency",
+    "demandMisses",
+    "demand_misses",
+    "ReadReq.misses",
+    "ReadSharedReq.misses",
+    "ReadCleanReq.misses",
+    "ReadReq_misses",
+    "ReadSharedReq_misses",
+    "ReadCleanReq_misses",
+    "blockedCycles",  # whatif: cycles the L1D refused accesses with every MSHR busy
+    "blocked_cycles",
 )
 MEMORY_STATS = ("busUtil", "totQLat", "totMemAccLat", "bytesRead", "bytesWritten", "bytes_read", "bytes_written")
 DISPLAY = 0x0002  # gem5 statistics::display: a statistic without it is never printed
