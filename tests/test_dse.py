@@ -251,9 +251,10 @@ def test_whatif_against_real_gem5_runs_at_other_clocks():
     down, up = compare(*runs), compare(*runs[::-1])
     for row in (down, up):
         # measured: runtime +11.0 % down, -15.2 % up (the LITTLE's store drains take the same time at any clock
-        # here, docs/explanation/whatif.md); energy -0.4 % / -2.2 %; the interval holds gem5's value both ways
+        # here, docs/explanation/whatif.md); energy -2.9 % / +1.7 %, big cluster -3.6 % / +3.5 % (default models,
+        # static power scaled to the 2 cores present); the interval holds gem5's value both ways
         assert abs(row["runtime_s"]) < 16 and abs(row["energy_j"]) < 3
-        assert abs(row["big_energy_j"]) < 2 and abs(row["little_energy_j"]) < 10
+        assert abs(row["big_energy_j"]) < 4 and abs(row["little_energy_j"]) < 10
         assert row["runtime_s_covered"] and row["energy_j_covered"]
     # the run ends with the LITTLE cluster at both clock pairs, and the what-if says so
     assert down["ends_with"] == up["ends_with"] == "little"
