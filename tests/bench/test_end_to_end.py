@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import subprocess
 import sys
 
@@ -44,9 +45,14 @@ def _repeat_run(path, size_bytes: int) -> int:
     """Write the bundled run's dumps to ``path`` until it holds about ``size_bytes``; the number of dumps."""
     text = gzip.decompress((RUN / "stats.txt.gz").read_bytes())
     repeats = max(1, round(size_bytes / len(text)))
+    # each copy follows on in time (its finalTicks shifted by the run's length), so the epochs tile as a real run's do
+    pieces = re.split(rb"(?m)^(finalTick +)(\d+)", text)  # text, name, value, text, name, value, ..., text
+    run_ticks = int(pieces[-2])
     with open(path, "wb") as f:
-        for _ in range(repeats):
-            f.write(text)
+        for k in range(repeats):
+            for i in range(0, len(pieces) - 1, 3):
+                f.write(pieces[i] + pieces[i + 1] + str(int(pieces[i + 2]) + k * run_ticks).encode())
+            f.write(pieces[-1])
     return repeats * text.count(b"---------- Begin Simulation Statistics")
 
 

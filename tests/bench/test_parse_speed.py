@@ -126,9 +126,7 @@ def _peak_rss_bytes(path: Path, wanted: list[str] | None = None) -> int:
 def test_memory_flat_for_4x_file(big_stats, tmp_path, filtered, record_property):
     path, _ = big_stats
     bigger = tmp_path / "stats4x.txt"
-    with open(bigger, "wb") as out:
-        for _ in range(4):
-            out.write(path.read_bytes())
+    _write(bigger, 4 * TARGET_BYTES)  # four times the epochs, following on in time (a repeated file would overlap itself)
     wanted = WANTED if filtered else None
     small, large = _peak_rss_bytes(path, wanted), _peak_rss_bytes(bigger, wanted)
     ratio = large / small
