@@ -18,7 +18,7 @@ pytest.importorskip("distributed")
 
 DEMO = REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz"
 ARGS = ("--model", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster")
-N_RUNS = 40
+N_RUNS = 300  # enough that a kill 6 s in finds runs still to price, on a fast machine too
 
 
 def _free_port() -> int:
@@ -60,7 +60,7 @@ def cluster(tmp_path):
 def _runs(tmp_path):
     """``N_RUNS`` copies of the bundled real run (about a second of CPU each to price)."""
     for i in range(N_RUNS):
-        run = tmp_path / "runs" / f"run{i:02d}"
+        run = tmp_path / "runs" / f"run{i:03d}"
         run.mkdir(parents=True)
         for name in ("stats.txt.gz", "config.ini"):
             os.symlink(DEMO / name, run / name)
@@ -86,7 +86,7 @@ def test_a_process_killed_mid_sweep_gives_every_run_a_row_or_a_reason(cluster, v
     errors = [line for line in stderr.splitlines() if line.startswith("cosim: error:")]
     if sweep.returncode == 3:  # some runs priced: the table has every run, the others with their reason
         table = pd.read_csv(out, keep_default_na=False)
-        assert sorted(table["run"]) == [f"run{i:02d}" for i in range(N_RUNS)]
+        assert sorted(table["run"]) == [f"run{i:03d}" for i in range(N_RUNS)]
         failed = table[table["error"] != ""]
         assert len(failed) >= 1 and len(errors) == len(failed)
     else:  # nothing priced: exit 2, nothing written, a reason per run and one summary line
