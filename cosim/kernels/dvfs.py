@@ -61,11 +61,13 @@ def check_table(table: pd.DataFrame, *, source: str, measured: bool = True) -> p
             raise CosimError(f"{source}: row {row + 2}: {col} must be a positive number, not {table[col].iloc[row]!r}")
         out[col] = values.astype(float)
     for col in feature_columns(out):  # a model cannot be fitted or applied on a blank
-        blank = ~np.isfinite(out[col].to_numpy(dtype=float))
+        values = out[col].to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):  # no profiler metric comes near 1e30; beyond it a fit overflows float32
+            blank = ~np.isfinite(values) | (np.abs(values) > 1e30)
         if blank.any():
             row = int(np.flatnonzero(blank)[0])
             raise CosimError(
-                f"{source}: row {row + 2}: feature column {col} has no finite value ({table[col].iloc[row]!r}); "
+                f"{source}: row {row + 2}: feature column {col} has no finite value below 1e30 ({table[col].iloc[row]!r}); "
                 "fill it, or drop the column from every row"
             )
     dup = out.duplicated(subset=[*KEYS, "core_mhz", "mem_mhz"])
