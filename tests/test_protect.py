@@ -48,6 +48,10 @@ CASES = [
     ("fit model card", "fit card.md {FIT} -o card.json", "card.md"),
     ("fit-rail spec", "fit-rail measured.csv --spec spec.json -o spec.json", "spec.json"),
     ("roofline --stats", "roofline --platform jetson-tk1-cpu --freqs 1000 --stats m5out/stats.txt -o m5out/stats.txt", "m5out/stats.txt"),
+    ("power a gem5 folder", "power m5out -o m5out/config.ini", "m5out/config.ini"),
+    ("explore study on its design", "explore design.toml -o design.toml", "design.toml"),
+    ("kernel-fit table", "kernel-fit kernels.csv -o kernels.csv", "kernels.csv"),
+    ("kernel-predict model", "kernel-predict model.json kernels.csv -o model.json", "model.json"),
 ]
 
 
@@ -68,6 +72,9 @@ def work(tmp_path):
     (tmp_path / "measured.csv").write_text("Power A15,A15 Freq (MHz),A15 Voltage (V),0x11\n1.2,1000,1.0,8.1e8\n")
     (tmp_path / "card.md").write_text("# a model card the user wrote\n")
     (tmp_path / "spec.json").write_text('{"power_col": "Power A15", "rails": []}\n')
+    (tmp_path / "design.toml").write_text('[gem5]\nconfig = "cfg.py"\n[parameters]\n"--x" = [1]\n')
+    (tmp_path / "kernels.csv").write_text("benchmark,kernel,core_mhz,mem_mhz,runtime_s,power_w\nb,k,1000,1000,0.001,100\n")
+    (tmp_path / "model.json").write_text("{}\n")
     return tmp_path
 
 
