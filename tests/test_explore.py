@@ -143,8 +143,9 @@ def test_bad_input_on_the_command_line_runs_nothing(tmp_path, run_dir):
     assert done.returncode == 2 and "grid is empty" in done.stderr and not (tmp_path / "s").exists()
     # --dry-run prints every point and its command, and runs nothing
     done = explore(design(tmp_path, GRID), "-o", tmp_path / "s", "--dry-run", env=e)
-    assert done.returncode == 0 and len(done.stdout.splitlines()) == 4 and "--big-cores 2 --little-freq 1000MHz" in done.stdout
-    assert all(" to run " in line for line in done.stdout.splitlines())
+    *points, summary = done.stdout.splitlines()
+    assert done.returncode == 0 and len(points) == 4 and "--big-cores 2 --little-freq 1000MHz" in done.stdout
+    assert all(" to run " in line for line in points) and summary.startswith("dry run: 4 points") and done.stderr == ""
     assert not (tmp_path / "s").exists() and not log.exists()
 
 
