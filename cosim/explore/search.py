@@ -8,10 +8,12 @@ hypervolume that the points it ran reach.
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from cosim.errors import CosimError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SAMPLERS = ("tpe", "nsga2", "gp", "random")
 
@@ -38,6 +40,8 @@ def make_sampler(name: str, *, seed: int | None = None, workers: int = 1):
 
 def reference_point(points: np.ndarray) -> np.ndarray:
     """10 % beyond the worst runtime and energy of ``points`` (n x 2): every point then adds some area."""
+    import numpy as np  # here, not at import: cosim --help loads this module for its --sampler choices
+
     worst = points.max(axis=0)
     best = points.min(axis=0)
     return worst + 0.1 * np.maximum(worst - best, 1e-12)
@@ -45,6 +49,8 @@ def reference_point(points: np.ndarray) -> np.ndarray:
 
 def hypervolume(points: Sequence[Sequence[float]] | np.ndarray, reference: np.ndarray) -> float:
     """Area dominated by ``points`` (minimised, n x 2) and bounded by ``reference``."""
+    import numpy as np
+
     pts = np.asarray(points, dtype=float).reshape(-1, 2)
     pts = pts[np.all(pts < reference, axis=1)]
     if not len(pts):
