@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from cosim.errors import CosimError
 from cosim.readers.files import input_file
+from cosim.readers.sidecar import SIDECAR
 
 if TYPE_CHECKING:
     from cosim.columns import Columns
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 STATS_NAMES = ("stats.txt", "stats.txt.gz")
 CONFIG_NAMES = ("config.ini", "config.json")
-SIDECAR = "cosim-run.json"  # the same name as cosim.readers.sidecar.SIDECAR (kept import-free here)
 
 
 @dataclass(frozen=True)
