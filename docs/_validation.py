@@ -1,17 +1,22 @@
 """The validation page's table, made while the docs build from ``explanation/validation.toml``.
 
 Rows marked ``live`` are computed here from the bundled demo run and the measured board data, so the page
-says what the code gives today; the benchmark rows carry the ranges last measured by the named benchmark.
+says what the code gives today.  Rows marked ``bench`` show what the benchmarks in ``tests/bench/`` measured,
+from ``tests/bench/measured.json`` (their last three runs, as a range; written by a run with
+``--benchmark-enable``): no benchmark figure is typed by hand.
 """
 
 from __future__ import annotations
 
+import json
+import string
 import tomllib
 import warnings
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 ROWS = DOCS / "explanation" / "validation.toml"
+MEASURED = DOCS.parent / "tests" / "bench" / "measured.json"
 POWMON = DOCS.parent.parent / "shared" / "data" / "gemstone" / "sample-input-data" / "asrtpm-A15-powmon-data.csv"
 
 
@@ -21,10 +26,42 @@ def validation_table() -> str:
     live = {"apply_a15": _apply_a15, "demo_whatif": _demo_whatif}
     lines = ["| what | measured | target |", "|---|---|---|"]
     for row in data["row"]:
-        measured = live[row["live"]]() if "live" in row else row["measured"]
-        lines.append(f"| {row['what']} | {measured or row['measured']} | {row['target']} |")
+        if "live" in row:
+            measured = live[row["live"]]() or row["measured"]
+        elif "bench" in row:
+            measured = bench_value(row)
+        else:
+            measured = row["measured"]
+        lines.append(f"| {row['what']} | {measured} | {row['target']} |")
+    lines += ["", 'Speed and memory, from the benchmarks in `tests/bench/` (README\'s "Measured" table shows the same rows):', ""]
+    lines += readme_table(data)
     lines += ["", f"Speeds are from this project's 2-core machine, which varies by {data['variance']} between runs."]
     return "\n".join(lines) + "\n"
+
+
+def readme_table(data: dict | None = None, measured: dict | None = None) -> list[str]:
+    """The benchmarks' table, as README's "Measured" section must show it: every ``[[bench]]`` row, in order."""
+    data = data if data is not None else tomllib.loads(ROWS.read_text())
+    lines = ["| benchmark (file) | measured | target |", "|---|---|---|"]
+    return lines + [f"| {b['readme']} | {bench_value(b, measured)} | {b['target']} |" for b in data["bench"]]
+
+
+def bench_value(row: dict, measured: dict | None = None) -> str:
+    """``row['show']`` filled from the benchmark runs recorded under ``row['bench']``: each field as the range
+    of its recorded runs ("4.19–4.26"), or one value when they agree."""
+    if measured is None:
+        measured = json.loads(MEASURED.read_text()) if MEASURED.exists() else {}
+    runs = measured.get(row["bench"], [])
+    fields = [(name, spec) for _, name, spec, _ in string.Formatter().parse(row["show"]) if name]
+    runs = [r for r in runs if all(r.get(name) is not None for name, _ in fields)]
+    if not runs:
+        return f"not measured yet (`{row['bench']}`: `pytest tests/bench --benchmark-enable`)"
+    text = row["show"]
+    for name, spec in fields:
+        values = sorted(format(r[name], spec) for r in runs)
+        low, high = min(values, key=float), max(values, key=float)
+        text = text.replace(f"{{{name}:{spec}}}" if spec else f"{{{name}}}", low if low == high else f"{low}–{high}", 1)
+    return text
 
 
 def _apply_a15() -> str:
@@ -68,4 +105,11 @@ def _demo_whatif() -> str:
         return text + f"; under a 1 W cap: {choice.why}"
     r = choice.row
     clocks = ", ".join(f"{s.name} {r[f'{s.name}_freq_mhz']:g} MHz" for s in specs)
-    return text + f"; under a 1 W peak cap: {clocks}, {r['runtime_s'] * 1e3:.3f} ms, {r['energy_j'] * 1e3:.3f} mJ, {r['peak_power_w']:.3f} W peak"
+    return (
+        text
+        + f"; under a 1 W peak cap: {clocks}, {r['runtime_s'] * 1e3:.3f} ms, {r['energy_j'] * 1e3:.3f} mJ, {r['peak_power_w']:.3f} W peak"
+    )
+
+
+if __name__ == "__main__":  # python docs/_validation.py: README's "Measured" table from the last benchmark runs
+    print("\n".join(readme_table()))

@@ -42,7 +42,7 @@ def big_run():
     return RecordedRun(duration, clusters)
 
 
-def test_whatif_1000_points_10000_epochs(benchmark, big_run):
+def test_whatif_1000_points_10000_epochs(benchmark, big_run, measured):
     big = np.linspace(200, 1800, 40)
     little = np.linspace(200, 1400, 25)
     grid = pd.DataFrame([(b, s) for b in big for s in little], columns=["big_freq_mhz", "little_freq_mhz"])
@@ -50,6 +50,7 @@ def test_whatif_1000_points_10000_epochs(benchmark, big_run):
     table = benchmark.pedantic(whatif, args=(big_run, grid), rounds=3, iterations=1)
     assert len(table) == 1000 and np.isfinite(table["energy_j"]).all()
     if benchmark.stats is not None:
+        measured("whatif_1000_points", best_s=round(benchmark.stats.stats.min, 3))
         print(f"\nwhat-if, 1000 DVFS points x {N_EPOCHS} epochs: best of 3 {benchmark.stats.stats.min:.3f} s (target < 2 s)")
 
 
@@ -68,7 +69,7 @@ def run_folders(tmp_path_factory):
     return root
 
 
-def test_sweep_pool_scaling(run_folders):
+def test_sweep_pool_scaling(run_folders, measured):
     spec = SweepSpec(
         models=("cortex-a15-walker2017", "cortex-a7-gemstone2018"),
         clusters=(("big", "system.bigCluster"), ("little", "system.littleCluster")),
@@ -81,10 +82,11 @@ def test_sweep_pool_scaling(run_folders):
             table = sweep(runs, spec, workers=workers)
             times[workers] = min(times[workers], time.perf_counter() - start)
             assert len(table) == 50 and (table["error"] == "").all()
+    measured("sweep_50_runs", one_worker_s=round(times[1], 2), two_workers_s=round(times[2], 2), speedup=round(times[1] / times[2], 2))
     print(f"\nsweep of 50 runs, best of 3: 1 worker {times[1]:.2f} s, 2 workers {times[2]:.2f} s, speed-up {times[1] / times[2]:.2f}x")
 
 
-def test_sweep_dask_local(run_folders):
+def test_sweep_dask_local(run_folders, measured):
     distributed = pytest.importorskip("distributed")
     spec = SweepSpec(
         models=("cortex-a15-walker2017", "cortex-a7-gemstone2018"),
@@ -106,4 +108,5 @@ def test_sweep_dask_local(run_folders):
     one = time.perf_counter()
     sweep(runs, spec, workers=1)
     one = time.perf_counter() - one
+    measured("sweep_50_runs_dask", dask_s=round(elapsed, 2), one_worker_s=round(one, 2), speedup=round(one / elapsed, 2))
     print(f"\nsweep of 50 runs on a 2-worker Dask LocalCluster: {elapsed:.2f} s, {one / elapsed:.2f}x one local worker ({one:.2f} s)")

@@ -56,10 +56,11 @@ def _repeat_run(path, size_bytes: int) -> int:
     return repeats * text.count(b"---------- Begin Simulation Statistics")
 
 
-def test_power_against_a_bare_line_loop(tmp_path):
+def test_power_against_a_bare_line_loop(tmp_path, measured):
     (tmp_path / "config.ini").write_bytes((RUN / "config.ini").read_bytes())
     demo = json.loads((RUN / "cosim-demo.json").read_text())
     results = {}
+    keys = {"100 MB": "power_100mb", "490 MB": "power_490mb", "1 GiB": "power_1gib"}  # in tests/bench/measured.json
     for label, size in (("100 MB", 100 << 20), ("490 MB", 490 << 20), ("1 GiB", 1 << 30)):
         stats = tmp_path / "stats.txt"
         dumps = _repeat_run(stats, size)
@@ -75,6 +76,13 @@ def test_power_against_a_bare_line_loop(tmp_path):
             f"peak {cosim_mib:.0f} MiB; bare line loop {loop_s:.2f} CPU s; ratio {cosim_s / loop_s:.2f} (target <= 1.5)"
         )
     memory_ratio = results["1 GiB"][2] / results["100 MB"][2]
+    for label, (cosim_s, loop_s, cosim_mib) in results.items():
+        measured(
+            keys[label], cosim_s=round(cosim_s, 2), loop_s=round(loop_s, 2), ratio=round(cosim_s / loop_s, 2), peak_mib=round(cosim_mib)
+        )
+    measured(
+        "power_memory", ratio=round(memory_ratio, 3), peak_1gib_mib=round(results["1 GiB"][2]), peak_100mb_mib=round(results["100 MB"][2])
+    )
     print(f"peak memory, 1 GiB against 100 MB: {memory_ratio:.3f}x (target <= 1.1)")
     assert memory_ratio <= 1.1  # streaming: memory grows with the dumps kept, not with the text
     cosim_s, loop_s, _ = results["1 GiB"]

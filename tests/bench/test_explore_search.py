@@ -40,7 +40,7 @@ def _study(tmp_path, design, *, sampler: str | None, seed: int = 0, budget: int 
     return [(t.user_attrs["row"].get("runtime_s", np.nan), t.user_attrs["row"].get("energy_j", np.nan)) for t in runs]
 
 
-def test_search_finds_the_front_with_fewer_runs_than_random(tmp_path, monkeypatch):
+def test_search_finds_the_front_with_fewer_runs_than_random(tmp_path, monkeypatch, measured):
     pytest.importorskip("optuna")
     from cosim.explore.search import hypervolume, reference_point
 
@@ -60,6 +60,7 @@ def test_search_finds_the_front_with_fewer_runs_than_random(tmp_path, monkeypatc
             for label, k in budgets.items():
                 shares.setdefault(sampler, {}).setdefault(label, []).append(hypervolume(runs[:k], ref) / full)
     median = {s: {k: statistics.median(v) for k, v in by.items()} for s, by in shares.items()}
+    measured("explore_search", **{f"{s}_{k[:2]}_pct": round(100 * median[s][k], 1) for s in median for k in budgets})
     print(
         f"\nsearch on the recorded {n}-point grid, median of {len(SEEDS)} seeds, share of the grid's Pareto hypervolume: "
         + "; ".join(f"{s}: " + ", ".join(f"{median[s][k]:.1%} with {budgets[k]} runs ({k})" for k in budgets) for s in median)

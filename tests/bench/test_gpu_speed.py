@@ -26,12 +26,17 @@ def big_trace(tmp_path_factory):
     return path
 
 
-def test_parse_10000_launches(benchmark, big_trace):
+def _best_s(benchmark) -> float | None:
+    return None if benchmark.stats is None else round(benchmark.stats.stats.min, 3)
+
+
+def test_parse_10000_launches(benchmark, big_trace, measured):
     trace = benchmark.pedantic(read_ocelot_trace, args=(big_trace,), rounds=3, iterations=1)
     assert len(trace) == LAUNCHES
+    measured("gpu_10000_launches", parse_s=_best_s(benchmark))
 
 
-def test_price_10000_launches_tk1(benchmark, big_trace):
+def test_price_10000_launches_tk1(benchmark, big_trace, measured):
     trace = read_ocelot_trace(big_trace)
     model = load_rail_model()
 
@@ -40,10 +45,12 @@ def test_price_10000_launches_tk1(benchmark, big_trace):
 
     timeline = benchmark.pedantic(price, rounds=3, iterations=1)
     assert (timeline["kind"] == "kernel").sum() == LAUNCHES and (timeline["kind"] == "idle").sum() == LAUNCHES - 1
+    measured("gpu_10000_launches", tegra_k1_s=_best_s(benchmark))
 
 
-def test_price_10000_launches_access_rate(benchmark, big_trace):
+def test_price_10000_launches_access_rate(benchmark, big_trace, measured):
     trace = read_ocelot_trace(big_trace)
     model = load_access_rate_model()
     timeline = benchmark.pedantic(ocelot_timeline, args=(trace, model), kwargs={"gap_s": 1e-4}, rounds=3, iterations=1)
     assert (timeline["kind"] == "kernel").sum() == LAUNCHES
+    measured("gpu_10000_launches", access_rate_s=_best_s(benchmark))

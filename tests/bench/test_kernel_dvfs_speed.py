@@ -22,7 +22,7 @@ LOGS = SHARED / "data" / "gpu-dvfs" / "gtx980-wang2018" / "logs"
 
 
 @pytest.mark.skipif(not LOGS.is_dir(), reason="../shared GTX 980 DVFS logs not present")
-def test_fit_and_leave_one_benchmark_out_within_60_s():
+def test_fit_and_leave_one_benchmark_out_within_60_s(measured):
     table = read_dvfs_folder(LOGS)
     start = os.times()
     fit_model(table, reference=(1000.0, 1000.0), source="gtx980")
@@ -31,5 +31,6 @@ def test_fit_and_leave_one_benchmark_out_within_60_s():
         lobo(rows, family)
     end = os.times()
     cpu = (end.user - start.user) + (end.system - start.system)
+    measured("kernel_fit_validate", cpu_s=round(cpu, 1))
     print(f"\nkernel DVFS fit + LOBO of {table['benchmark'].nunique()} benchmarks, both families: {cpu:.1f} s CPU")
     assert cpu <= 60

@@ -83,26 +83,27 @@ def big_stats(tmp_path_factory):
 WANTED = _names()[::80][:50]
 
 
-def _report(benchmark, lines: int, kind: str) -> None:
+def _report(benchmark, measured, lines: int, kind: str, key: str) -> None:
     if benchmark.stats is None:  # under --benchmark-disable the call ran once, untimed
         return
     rate = lines / benchmark.stats.stats.min / 1e6
     benchmark.extra_info.update(lines=lines, M_lines_per_s=round(rate, 2))
+    measured(key, M_lines_per_s=round(rate, 2))
     print(f"\n{kind} parse: {lines} lines, best of {benchmark.stats.stats.rounds}: {rate:.2f} M lines/s")
 
 
-def test_full_parse_speed(benchmark, big_stats):
+def test_full_parse_speed(benchmark, big_stats, measured):
     path, lines = big_stats
     df = benchmark.pedantic(read_stats, args=(path,), rounds=3, iterations=1)
     assert len(df.columns) > 3000 and len(df) > 100
-    _report(benchmark, lines, "full")
+    _report(benchmark, measured, lines, "full", "parse_full")
 
 
-def test_filtered_parse_speed(benchmark, big_stats):
+def test_filtered_parse_speed(benchmark, big_stats, measured):
     path, lines = big_stats
     df = benchmark.pedantic(read_stats, args=(path,), kwargs={"stats": WANTED}, rounds=3, iterations=1)
     assert set(WANTED) <= set(df.columns) and len(df.columns) < 70
-    _report(benchmark, lines, "filtered")
+    _report(benchmark, measured, lines, "filtered", "parse_filtered")
 
 
 # VmHWM is this process's own peak; ru_maxrss would carry over the parent's across fork/exec.
@@ -123,7 +124,7 @@ def _peak_rss_bytes(path: Path, wanted: list[str] | None = None) -> int:
 
 
 @pytest.mark.parametrize("filtered", [True, False], ids=["filtered", "full"])
-def test_memory_flat_for_4x_file(big_stats, tmp_path, filtered, record_property):
+def test_memory_flat_for_4x_file(big_stats, tmp_path, filtered, record_property, measured):
     path, _ = big_stats
     bigger = tmp_path / "stats4x.txt"
     _write(bigger, 4 * TARGET_BYTES)  # four times the epochs, following on in time (a repeated file would overlap itself)
@@ -131,6 +132,7 @@ def test_memory_flat_for_4x_file(big_stats, tmp_path, filtered, record_property)
     small, large = _peak_rss_bytes(path, wanted), _peak_rss_bytes(bigger, wanted)
     ratio = large / small
     record_property("peak_rss_mb", (round(small / 2**20), round(large / 2**20)))
+    measured("parse_memory_4x", **{f"{'filtered' if filtered else 'full'}_ratio": round(ratio, 2)})
     print(f"\npeak RSS {'filtered' if filtered else 'full'}: 1x {small / 2**20:.0f} MiB, 4x {large / 2**20:.0f} MiB, ratio {ratio:.2f}")
     # the text is streamed; only the kept values grow (4x the dumps -> 4x the table)
     assert ratio <= 1.2 if filtered else ratio <= 1.3

@@ -16,7 +16,7 @@ def _best_of(args: list[str], n: int = 5) -> float:
     return best
 
 
-def test_help_startup(benchmark):
+def test_help_startup(benchmark, measured):
     bare = _best_of([sys.executable, "-I", "-c", "pass"])
     benchmark.pedantic(
         subprocess.run,
@@ -28,5 +28,6 @@ def test_help_startup(benchmark):
     cosim_s = _best_of([sys.executable, "-I", "-m", "cosim.cli", "--help"])
     ratio = cosim_s / bare
     benchmark.extra_info["ratio_to_python_pass"] = round(ratio, 2)
+    measured("startup_help", cosim_s=round(cosim_s, 3), python_s=round(bare, 3), ratio=round(ratio, 2))
     print(f"\ncosim --help {cosim_s:.3f} s, python -c pass {bare:.3f} s (best of 5): {ratio:.2f}x (target <= 5)")
     assert ratio <= 5.0, f"cosim --help is {ratio:.1f}x python -c pass"
