@@ -12,7 +12,8 @@ Which statistics (:func:`wanted_stats`): the simulation totals (Root's own stati
 cluster's clock and voltage domain, for each CPU every statistic any source of the counter map names
 for the CPU and its caches, the CPU's power model and power state, the cycle and op-class counts
 and the cache-miss latencies that ``cosim whatif``/``roofline`` read, and the memory controllers'
-traffic and busy statistics.  Distributions are never dumped (cosim reads none).
+traffic and busy statistics.  Distributions are dumped only where named (an O3 CPU's commits per cycle, whose
+zero bucket the what-if reads); all others are skipped.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ CPU_EXTRA = (
     "iq.FU_type_0",
     "rename.LQFullEvents",  # whatif: an O3 core's memory-level parallelism (load/store queue full)
     "rename.SQFullEvents",
+    "commit.numCommittedDist",  # whatif: an O3 core's cycles that committed nothing (its zero bucket)
+    "commit.committed_per_cycle",
 )
 CPU_TREES = ("power_model", "power_state")  # every statistic under these (online power, power-state residency)
 CACHE_EXTRA = (
@@ -122,9 +125,9 @@ def select(root, bases: set[str], trees: set[str], legacy=()) -> tuple[list[tupl
         keep = []
         stats = group.getStats()
         for info in stats:
-            if not info.flags & DISPLAY or isinstance(info, skip):
-                continue
             name = f"{dotted}.{info.name}" if dotted else info.name
+            if not info.flags & DISPLAY or (isinstance(info, skip) and name not in bases):
+                continue
             if whole or dotted == "" or name in bases or (isinstance(info, vector2d) and name in bases_2d):
                 keep.append(info)
         if keep:

@@ -22,26 +22,26 @@ def suite() -> pd.DataFrame:
 
 
 def test_the_suite_is_recorded():
-    """8 programs of different character, each at 3 clock pairs on 1+1 cores, with 100 us dumps and with one dump,
-    kept as test data."""
+    """8 programs of different character, each at 3 clock pairs on 1+1 and 2+2 cores, with 100 us dumps and with one
+    dump, kept as test data."""
     assert len(PROGRAMS) >= 8
     for program in PROGRAMS:
         assert (REPO / "tests" / "workloads" / f"{program}.c").is_file()
-        for setup in ("1c-epoch", "1c-one"):
+        for setup in ("1c-epoch", "1c-one", "2c-epoch", "2c-one"):
             for big, little in PAIRS:
                 run = RUNS / program / setup / f"{big}_{little}"
                 assert stats_file(run) is not None and (run / "config.ini").is_file(), run
 
 
 def test_suite_errors_and_interval_coverage(suite):
-    """Every ordered pair of every program (96): runtime and energy against gem5 at those clocks, as measured
-    (docs/explanation/whatif.md: worst -11.2 % runtime, -9.9 % energy, both on the mixed program's store drains),
-    and the interval holds gem5's value on at least 90 % of the pairs."""
+    """Every ordered pair of every program at 1+1 cores (96): runtime and energy against gem5 at those clocks, as
+    measured (docs/explanation/whatif.md: worst -11.5 % runtime, -9.2 % energy, both on the mixed program's store
+    drains), and the interval holds gem5's value on at least 90 % of the pairs."""
     head = summary(suite)
     assert head["pairs"] == 8 * 6 * 2
-    assert suite["runtime_s"].abs().max() < 12 and suite["energy_j"].abs().max() < 12
-    assert head["runtime_s_within_5"] >= 87 and head["energy_j_within_5"] >= 88
-    # measured: coverage 96.9 % / 100 %, mean half-width 7.4 % / 5.3 %; at least 90 % with each kind of dump too
+    assert suite["runtime_s"].abs().max() < 12 and suite["energy_j"].abs().max() < 10
+    assert head["runtime_s_within_5"] >= 87 and head["energy_j_within_5"] >= 93
+    # measured: coverage 100 % / 100 %, mean half-width 7.6 % / 5.6 %; at least 90 % with each kind of dump too
     assert head["runtime_s_coverage"] >= 0.95 and head["energy_j_coverage"] >= 0.95
     assert head["runtime_s_mean_width"] < 8 and head["energy_j_mean_width"] < 7  # an interval that says something
     for setup in ("1c-epoch", "1c-one"):
@@ -73,7 +73,7 @@ PRIVATE_L2 = REPO / "tests" / "data" / "whatif_private_l2"  # tests/gem5_configs
 
 def test_whatif_on_private_l2s_against_gem5_at_two_other_clocks():
     """Two O3 CPUs with one L2 each (gem5 v24, tests/gem5_configs/se_private_l2.py), predicted from 1000 MHz at
-    1400 and 1800 MHz against gem5 run there: runtime -0.9 / -1.0 %, energy -1.3 / -2.4 % (measured).  Counting
+    1400 and 1800 MHz against gem5 run there: runtime +0.3 / +0.5 %, energy -0.5 / -1.1 % (measured).  Counting
     each L2's misses n_cpus times (issue #28) and the read-miss latency alone as memory time gave -9.9 / -15.9 %."""
     config = read_config(PRIVATE_L2 / "1000" / "config.ini")
     cluster = config.cluster("big", "system.cluster")
@@ -117,11 +117,18 @@ def test_pareto_plot_labels_every_point_and_marks_the_choice(tmp_path):
     assert f"chosen: {choice.row['big_freq_mhz']:g}/{choice.row['little_freq_mhz']:g}" in svg
 
 
-def test_two_plus_two_cores_held_out():
-    """2 O3 + 2 Minor CPUs, 100 us dumps (not used to calibrate the interval): 48 ordered pairs, measured runtime
-    within 5 % on 41 (worst -12.7 %, mixed), energy on 44 (worst -8.4 %, ptrchase); all inside the interval."""
-    rows = suite_rows(RUNS, "2c-epoch")
+@pytest.mark.parametrize(
+    ("setup", "runtime_within_5", "energy_within_5", "worst_runtime", "worst_energy"),
+    [
+        ("2c-epoch", 41, 44, 13.5, 9),  # measured: worst -13.0 % runtime (mixed), -8.2 % energy (ptrchase)
+        ("2c-one", 43, 46, 9, 6),  # measured: worst -8.2 % runtime (mixed), -5.8 % energy (ptrchase)
+    ],
+)
+def test_two_plus_two_cores_held_out(setup, runtime_within_5, energy_within_5, worst_runtime, worst_energy):
+    """2 O3 + 2 Minor CPUs with 100 us dumps and with one dump: 48 ordered pairs each, errors as measured and gem5's
+    value inside the interval on at least 90 % of them (measured: 100 % / 100 % and 93.8 % / 100 %)."""
+    rows = suite_rows(RUNS, setup)
     assert len(rows) == 48
-    assert rows["runtime_s"].abs().max() < 13 and rows["energy_j"].abs().max() < 9
-    assert (rows["runtime_s"].abs() <= 5).sum() >= 41 and (rows["energy_j"].abs() <= 5).sum() >= 44
+    assert rows["runtime_s"].abs().max() < worst_runtime and rows["energy_j"].abs().max() < worst_energy
+    assert (rows["runtime_s"].abs() <= 5).sum() >= runtime_within_5 and (rows["energy_j"].abs() <= 5).sum() >= energy_within_5
     assert rows["runtime_s_covered"].mean() >= 0.9 and rows["energy_j_covered"].mean() >= 0.9

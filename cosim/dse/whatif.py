@@ -24,10 +24,14 @@ the suite that checks each step):
 - an L2 miss spends tag_latency + response_latency cycles of the L2 (and one
   each way on its bus) on the cluster's clock; only the rest (memory bus, DRAM)
   is fixed;
-- O3 (busy includes its waits): the larger of its L2 read-miss latency (loads
-  one after the other; stores retire into the store queue) and the cycles rename
-  was blocked by a full load or store queue (overlapping misses, stores
-  draining: memory-level parallelism), per CPU, at most busy_c;
+- O3 (busy includes its waits): its L2 read-miss latency (loads one after the
+  other; stores retire into the store queue) plus the cycles rename was blocked
+  by a full load or store queue or its L1D by busy MSHRs (overlapping misses,
+  stores draining), at most the cycles it committed nothing (where the two
+  overlap: memory-level parallelism) and at most busy_c; sums, so one dump of
+  several phases gets each phase's memory time (stats without the commit counts:
+  the larger of the two).  Misses in flight together overlap their L2 cycles
+  too: the on-clock part is the L2 cycles times memory time / summed latency;
 - Minor (its waits are idle cycles): the load-miss part of wait_c (its L1s'
   read-miss latency) splits as that latency does between the cluster clock (L2
   hits, the L2's own cycles) and the fixed part; its store drains stay fixed.
@@ -62,6 +66,8 @@ MISS_LATENCY = ("demandMissLatency::total", "demand_miss_latency::total")
 MISSES = ("demandMisses::total", "demand_misses::total")
 # O3 rename stalls for a full load / store queue: one count per blocked cycle
 FULL_LSQ = ("rename.LQFullEvents", "rename.SQFullEvents")
+# O3 cycles in which commit retired nothing (its ROB head waiting), in both naming generations
+NO_COMMIT = ("commit.numCommittedDist::0", "commit.committed_per_cycle::0")
 # cycles a cache refused accesses: every MSHR busy, or an MSHR's target list full
 L1_BLOCKED = ("blockedCycles::no_mshrs", "blockedCycles::no_targets", "blocked_cycles::no_mshrs", "blocked_cycles::no_targets")
 # the read misses alone (loads and instruction fetches); an out-of-order core does not wait for its stores
@@ -98,7 +104,6 @@ class RecordedRun:
     duration_s: np.ndarray  # per epoch
     clusters: list[ClusterActivity]
     dram_busy_s: float = 0.0  # time the DRAM data bus was busy over the run [s]
-    queue_share: float = 0.0  # share of DRAM access latency spent queueing (totQLat / totMemAccLat)
 
 
 def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[ClusterSpec]) -> RecordedRun:
@@ -139,13 +144,23 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             mem_clocked, wait_clocked = zero, load_wait * (1.0 - off_clock)
             load_fixed = load_wait * off_clock
         else:
-            # an O3 core's misses overlap: its memory time is at least the latency of its read misses one after the
-            # other (dependent loads), and at least the cycles its L1D refused accesses with every MSHR waiting on
-            # memory, or it could not rename for a full load or store queue (independent misses, stores draining):
-            # memory-level parallelism as gem5 counts it
+            # an O3 core's memory time: its read misses one after the other (dependent loads) plus the cycles its L1D
+            # refused accesses with every MSHR waiting, or it could not rename for a full load or store queue
+            # (independent misses, stores draining); where they overlap (memory-level parallelism) the cycles it
+            # committed nothing bound it.  Both are sums, so a dump of several phases gets each phase's memory time.
+            # Without the commit counts (older stats): the larger of the two, exact only for one kind of phase.
             full = _stall_cycles(stats, cluster) / (freq * 1e6) / cluster.n_cpus
-            mem = np.minimum(busy, np.maximum(latency / cluster.n_cpus, full))
-            mem_clocked, wait_clocked, load_fixed = np.minimum(clocked, mem), zero, zero
+            serial = latency / cluster.n_cpus
+            stalled = _no_commit_cycles(stats, cluster)
+            if stalled is None:
+                mem = np.minimum(busy, np.maximum(serial, full))
+            else:
+                mem = np.minimum(busy, np.minimum(stalled / (freq * 1e6) / cluster.n_cpus, serial + full))
+            # the L2's own cycles of misses in flight together overlap as their latencies do: on the critical path
+            # only the share memory time is of the misses' summed latency
+            with np.errstate(divide="ignore", invalid="ignore"):
+                overlap = np.where(serial > mem, mem / serial, 1.0)
+            mem_clocked, wait_clocked, load_fixed = np.minimum(clocked * overlap, mem), zero, zero
         out.append(
             ClusterActivity(
                 cluster.name,
@@ -163,13 +178,9 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
         )
     dram = _dram_objects(config)
     busy_cols = [f"{d}.busUtil" for d in dram if f"{d}.busUtil" in stats]
-    queue_cols = [f"{d}.totQLat" for d in dram if f"{d}.totQLat" in stats]
-    access_cols = [f"{d}.totMemAccLat" for d in dram if f"{d}.totMemAccLat" in stats]
-    # mean data-bus busy time over the DRAM channels [s], and the queueing share of their access latency
+    # mean data-bus busy time over the DRAM channels [s]
     dram_busy = float(np.nansum(stats[busy_cols].to_numpy() / 100.0 * duration[:, None])) / len(busy_cols) if busy_cols else 0.0
-    access = float(np.nansum(stats[access_cols].to_numpy())) if access_cols else 0.0
-    share = float(np.nansum(stats[queue_cols].to_numpy())) / access if access > 0 and queue_cols else 0.0
-    return RecordedRun(duration, out, dram_busy, share)
+    return RecordedRun(duration, out, dram_busy)
 
 
 def _l2_misses(stats: pd.DataFrame, cluster, ticks_per_s: float, *, reads: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -218,6 +229,17 @@ def _stall_cycles(stats: pd.DataFrame, cluster) -> np.ndarray:
     return total
 
 
+def _no_commit_cycles(stats: pd.DataFrame, cluster) -> np.ndarray | None:
+    """Cycles in which the cluster's O3 CPUs committed nothing, summed over them; None unless every CPU has them."""
+    total = np.zeros(len(stats))
+    for cpu in cluster.cpus:
+        found = next((f"{cpu}.{n}" for n in NO_COMMIT if f"{cpu}.{n}" in stats), None)
+        if found is None:
+            return None
+        total += np.nan_to_num(stats[found].to_numpy())
+    return total
+
+
 def _l2_miss_cycles(config: Gem5Config, cluster) -> float:
     """Cycles of the cluster's own clock in each L2 miss: the L2's tag lookup and response latency, and one cycle
     each way on the L2 bus (gem5's L2XBar: frontend and response latency 1).  gem5 counts them in the L2's miss
@@ -245,13 +267,13 @@ def whatif_stats(config: Gem5Config, specs: Sequence[ClusterSpec]) -> set[str]:
     for spec in specs:
         cluster = resolve_cluster(config, spec, config.ticks_per_s)
         wanted |= stats_for(cluster, spec.model.events)
-        wanted |= {f"{cpu}.{name}" for cpu in cluster.cpus for name in ("numCycles", "idleCycles", *FULL_LSQ)}
+        wanted |= {f"{cpu}.{name}" for cpu in cluster.cpus for name in ("numCycles", "idleCycles", *FULL_LSQ, *NO_COMMIT)}
         names = [*MISS_LATENCY, *MISSES, *(n for family in READ_MISSES for names in family for n in names)]
         wanted |= {f"{l2}.{name}" for l2 in cluster.l2.values() for name in names}
         wanted |= {f"{l1}.{name}" for l1 in cluster.l1i.values() for name in MISS_LATENCY}
         wanted |= {f"{l1}.{name}" for l1 in cluster.l1d.values() for name in L1_BLOCKED}
         wanted |= {f"{l1}.{name}" for l1 in cluster.l1d.values() for name in ("ReadReq.missLatency::total", "ReadReq_miss_latency::total")}
-    wanted |= {f"{d}.{name}" for d in _dram_objects(config) for name in ("busUtil", "totQLat", "totMemAccLat")}
+    wanted |= {f"{d}.busUtil" for d in _dram_objects(config)}
     return wanted
 
 
@@ -326,9 +348,10 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         out[f"{name}_energy_j"] = cluster_j.sum(axis=1)
         epoch_j += cluster_j
     out["energy_j"] = epoch_j.sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["peak_power_w"] = np.nanmax(np.where(epoch_s > 0, epoch_j / epoch_s, 0.0), axis=1)
     out["avg_power_w"] = out["energy_j"] / out["runtime_s"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        peak = np.nanmax(np.where(epoch_s > 0, epoch_j / epoch_s, 0.0), axis=1)
+    out["peak_power_w"] = np.maximum(peak, out["avg_power_w"])  # one dump: the same figure, but for rounding
     out["edp_js"] = out["energy_j"] * out["runtime_s"]
     # a clock above the model's top trained clock is priced by its envelope's extrapolation: flagged
     out["extrapolated"] = np.any([above_top(c.model, grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)) for c in run.clusters], axis=0)
