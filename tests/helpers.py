@@ -11,6 +11,7 @@ can issue (tests/test_fixtures.py checks every invariant cosim enforces).
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +28,12 @@ needs_shared = pytest.mark.skipif(not GEM5_RUNS.is_dir(), reason="../shared/data
 
 BEGIN = "---------- Begin Simulation Statistics ----------"
 END = "---------- End Simulation Statistics   ----------"
+
+
+def ctrl_c_reaches_it() -> None:
+    """``preexec_fn`` for a child the test will Ctrl-C: SIGINT as a terminal gives it.  A test run started in the
+    background of a shell (``nohup pytest &``) ignores SIGINT, and an ignored signal stays ignored across exec."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_cosim(*args, cwd=None) -> subprocess.CompletedProcess:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import BIGLITTLE_ARGS, POWMON, REPO, needs_shared, write_biglittle_run
+from helpers import BIGLITTLE_ARGS, POWMON, REPO, ctrl_c_reaches_it, needs_shared, write_biglittle_run
 from helpers import run_cosim as cosim
 
 from cosim.models.modelfile import shipped_models_dir
@@ -197,8 +199,19 @@ def test_interrupt_is_one_line_and_leaves_no_temporary_file(tmp_path, sig):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_reaches_it,
     )
-    time.sleep(1.5)  # imports done, the handlers are in place; parsing or writing
+    # signal once cosim has the stats file open (its handlers are in place by then; parsing, then the plot, follow)
+    stats = os.path.realpath(demo / "stats.txt.gz")
+    deadline = time.monotonic() + 30
+    while proc.poll() is None and time.monotonic() < deadline:
+        fds = Path(f"/proc/{proc.pid}/fd")
+        try:
+            if any(os.readlink(fd) == stats for fd in fds.iterdir()):
+                break
+        except OSError:  # a descriptor closed while being read
+            pass
+        time.sleep(0.002)
     if proc.poll() is not None:
         pytest.skip("cosim finished before the signal; this machine is too fast for the timing")
     proc.send_signal(getattr(signal, sig))

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import GEM5, needs_gem5
+from helpers import GEM5, ctrl_c_reaches_it, needs_gem5
 from standin import STANDIN, design, explore, explore_cmd, runs_logged, standin_run
 
 from cosim.errors import CosimError
@@ -229,7 +229,8 @@ def test_a_driver_killed_mid_study_then_resumed_runs_no_finished_point_again(tmp
     log = tmp_path / "log"
     path = design(tmp_path, '"--big-cores" = [1, 2, 3, 4]\n"--little-freq" = ["600MHz", "800MHz", "1000MHz"]')
     e = {**os.environ, **env(run_dir, log=log, sleep=0.4)}
-    driver = subprocess.Popen(explore_cmd(path, "-o", tmp_path / "s", "--workers", "2"), env=e, stderr=subprocess.DEVNULL)
+    cmd = explore_cmd(path, "-o", tmp_path / "s", "--workers", "2")
+    driver = subprocess.Popen(cmd, env=e, stderr=subprocess.DEVNULL, preexec_fn=ctrl_c_reaches_it)
     deadline = time.monotonic() + 60
     while _finished(tmp_path / "s") < 4 and time.monotonic() < deadline and driver.poll() is None:
         time.sleep(0.05)
