@@ -1,7 +1,7 @@
 """The validation page's table, made while the docs build from ``explanation/validation.toml``.
 
-Rows marked ``live`` are computed here from the bundled demo run and the measured board data, so the page
-says what the code gives today.  Rows marked ``bench`` show what the benchmarks in ``tests/bench/`` measured,
+Rows marked ``live`` are computed here from the bundled demo run, the recorded what-if suite and the measured
+board data, so the page says what the code gives today.  Rows marked ``bench`` show what the benchmarks in ``tests/bench/`` measured,
 from ``tests/bench/measured.json`` (their last three runs, as a range; written by a run with
 ``--benchmark-enable``): no benchmark figure is typed by hand.
 """
@@ -23,7 +23,12 @@ POWMON = DOCS.parent.parent / "shared" / "data" / "gemstone" / "sample-input-dat
 def validation_table() -> str:
     """The Markdown table of every row, live values computed now."""
     data = tomllib.loads(ROWS.read_text())
-    live = {"apply_a15": _apply_a15, "demo_whatif": _demo_whatif}
+    live = {
+        "apply_a15": _apply_a15,
+        "demo_whatif": _demo_whatif,
+        "whatif_suite_1c": lambda: _whatif_suite(("1c-epoch", "1c-one"), together=True),
+        "whatif_suite_2c": lambda: _whatif_suite(("2c-epoch", "2c-one"), together=False),
+    }
     lines = ["| what | measured | target |", "|---|---|---|"]
     for row in data["row"]:
         if "live" in row:
@@ -62,6 +67,37 @@ def bench_value(row: dict, measured: dict | None = None) -> str:
         low, high = min(values, key=float), max(values, key=float)
         text = text.replace(f"{{{name}:{spec}}}" if spec else f"{{{name}}}", low if low == high else f"{low}–{high}", 1)
     return text
+
+
+def _whatif_suite(setups: tuple[str, ...], *, together: bool) -> str:
+    """The what-if against gem5 on the recorded workload suite (tests/data/whatif_suite), every ordered pair of
+    ``setups``: as one group (``together``) or side by side ("41 / 43")."""
+    import sys
+
+    import pandas as pd
+
+    sys.path.insert(0, str(DOCS.parent / "tests"))
+    from whatif_pairs import suite_rows, summary
+    from whatif_suite import RUNS
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parts = [suite_rows(RUNS, s) for s in setups]
+    groups = [pd.concat(parts, ignore_index=True)] if together else parts
+    heads = [summary(g) for g in groups]
+
+    def each(key: str, scale: float = 1.0, digits: int = 1) -> str:
+        return " / ".join(f"{h[key] * scale:.{digits}f}" for h in heads)
+
+    def worst(key: str) -> str:
+        return " / ".join(h[f"worst_{key}"].split(" %")[0] for h in heads)
+
+    return (
+        f"runtime within 5 % on {each('runtime_s_within_5', digits=0)} (worst {worst('runtime_s')} %), "
+        f"energy on {each('energy_j_within_5', digits=0)} (worst {worst('energy_j')} %); interval coverage "
+        f"{each('runtime_s_coverage', 100)} % and {each('energy_j_coverage', 100)} %, mean half-width "
+        f"{each('runtime_s_mean_width')} % and {each('energy_j_mean_width')} % (computed while these pages build)"
+    )
 
 
 def _apply_a15() -> str:
