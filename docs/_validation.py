@@ -63,7 +63,7 @@ def bench_value(row: dict, measured: dict | None = None) -> str:
         return f"not measured yet (`{row['bench']}`: `pytest tests/bench --benchmark-enable`)"
     text = row["show"]
     for name, spec in fields:
-        values = sorted(format(r[name], spec) for r in runs)
+        values = [format(r[name], spec) for r in runs]
         low, high = min(values, key=float), max(values, key=float)
         text = text.replace(f"{{{name}:{spec}}}" if spec else f"{{{name}}}", low if low == high else f"{low}–{high}", 1)
     return text
@@ -76,7 +76,9 @@ def _whatif_suite(setups: tuple[str, ...], *, together: bool) -> str:
 
     import pandas as pd
 
-    sys.path.insert(0, str(DOCS.parent / "tests"))
+    tests = str(DOCS.parent / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
     from whatif_pairs import suite_rows, summary
     from whatif_suite import RUNS
 

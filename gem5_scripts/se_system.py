@@ -8,13 +8,14 @@ import os
 import shlex
 
 import m5
-from m5.objects import AddrRange, Process, SEWorkload
+from m5.objects import AddrRange, MinorCPU, Process, SEWorkload
 from m5.util import addToPath
 
 addToPath(os.path.join(os.environ.get("GEM5_ROOT", "."), "configs"))
 addToPath(os.path.join(os.environ.get("GEM5_ROOT", "."), "configs", "example", "arm"))
 import devices  # noqa: E402  (gem5's configs/example/arm/devices.py)
 from common import MemConfig  # noqa: E402
+from common.cores.arm import O3_ARM_v7a  # noqa: E402
 
 
 def add_options(parser) -> None:
@@ -30,6 +31,17 @@ def add_options(parser) -> None:
 def system(args, *, atomic: bool = False):
     """An empty SimpleSeSystem; add clusters as ``system.NAME = devices.ArmCpuCluster(system, ...)``."""
     return devices.SimpleSeSystem(mem_mode="atomic" if atomic else "timing")
+
+
+def big_cluster(system, cores: int, freq: str):
+    """An out-of-order cluster as gem5's ARM examples build one: O3_ARM_v7a cores with their L1s and L2, at 1.0 V."""
+    parts = (O3_ARM_v7a.O3_ARM_v7a_3, O3_ARM_v7a.O3_ARM_v7a_ICache, O3_ARM_v7a.O3_ARM_v7a_DCache, O3_ARM_v7a.O3_ARM_v7aL2)
+    return devices.ArmCpuCluster(system, cores, freq, "1.0V", *parts)
+
+
+def little_cluster(system, cores: int, freq: str):
+    """An in-order cluster: MinorCPU cores with gem5's example L1s and L2, at 1.0 V."""
+    return devices.ArmCpuCluster(system, cores, freq, "1.0V", MinorCPU, devices.L1I, devices.L1D, devices.L2)
 
 
 def finish(system, args, cpus, *, levels: int = 2) -> None:

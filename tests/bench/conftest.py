@@ -23,7 +23,7 @@ _session: dict[str, dict[str, float]] = {}
 
 
 @pytest.fixture
-def measured(request):
+def measured():
     """``measured(key, **values)``: values [their units in the name] this benchmark measured under ``key``."""
 
     def record(key: str, **values: float) -> None:

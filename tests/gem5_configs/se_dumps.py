@@ -7,14 +7,10 @@ import os
 import sys
 
 import m5
-from m5.objects import MinorCPU, Root
+from m5.objects import Root
 
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "gem5_scripts"))
 import se_system  # noqa: E402
-from se_system import devices  # noqa: E402
-
-sys.path.append(os.path.join(os.environ.get("GEM5_ROOT", "."), "configs"))
-from common.cores.arm import O3_ARM_v7a  # noqa: E402
 
 p = argparse.ArgumentParser()
 p.add_argument("--big-freq", default="1800MHz")
@@ -24,17 +20,8 @@ se_system.add_options(p)
 args = p.parse_args()
 
 system = se_system.system(args)
-system.bigCluster = devices.ArmCpuCluster(
-    system,
-    1,
-    args.big_freq,
-    "1.0V",
-    O3_ARM_v7a.O3_ARM_v7a_3,
-    O3_ARM_v7a.O3_ARM_v7a_ICache,
-    O3_ARM_v7a.O3_ARM_v7a_DCache,
-    O3_ARM_v7a.O3_ARM_v7aL2,
-)
-system.littleCluster = devices.ArmCpuCluster(system, 1, args.little_freq, "1.0V", MinorCPU, devices.L1I, devices.L1D, devices.L2)
+system.bigCluster = se_system.big_cluster(system, 1, args.big_freq)
+system.littleCluster = se_system.little_cluster(system, 1, args.little_freq)
 se_system.finish(system, args, list(system.bigCluster.cpus) + list(system.littleCluster.cpus))
 
 root = Root(full_system=False, system=system)

@@ -9,7 +9,7 @@ import os
 import sys
 
 import m5
-from m5.objects import MinorCPU, Root
+from m5.objects import Root
 
 p = argparse.ArgumentParser()
 p.add_argument("--gem5-scripts", required=True)
@@ -19,13 +19,12 @@ known, _ = p.parse_known_args()
 sys.path.append(known.gem5_scripts)
 import cosim_gem5  # noqa: E402
 import se_system  # noqa: E402
-from se_system import devices  # noqa: E402
 
 se_system.add_options(p)
 args = p.parse_args()
 
 system = se_system.system(args)
-system.littleCluster = devices.ArmCpuCluster(system, args.cores, args.freq, "1.0V", MinorCPU, devices.L1I, devices.L1D, devices.L2)
+system.littleCluster = se_system.little_cluster(system, args.cores, args.freq)
 se_system.finish(system, args, list(system.littleCluster.cpus))
 
 root = Root(full_system=False, system=system)
