@@ -159,7 +159,9 @@ def _standing(rows) -> str:
     if up.any():
         ratio = f", {np.max(rows['freq_x_top_clock'][up]):.2f}x top clock"
         half = (rows["power_hi_w"] - rows["power_lo_w"])[up] / 2
-        width = f", interval +-{np.nanmax(half):.3f} W" if np.isfinite(half).any() else ""
+        width = f", interval +-{np.nanmax(half):.3f} W" if np.isfinite(half).any() else ", no interval"
+        if any("interval_extrapolation_only" in f.split(";") for f in rows["flags"][up]):
+            width += " (the extrapolation's part only: the model has no SER)"
         where = f"[extrapolated{ratio}{width}]"
     elif np.any(rows["extrapolated"]):
         where = "[outside training range]"

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError
-from cosim.models.envelope import envelope_power_w, extrapolation_half_width_w, refuse_beyond_band
+from cosim.models.envelope import envelope_power_w, interval_flags, interval_half_width_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
 from cosim.models.plausibility import blank_implausible, implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
@@ -66,9 +66,7 @@ def apply_model(
         refuse_implausible(reasons, lambda i: f"{source}: row {i + 2} ({model.name})", "check that row's columns")
     blank_implausible(power, bad)
     op = operating_point(model, f, v)
-    half = (2.0 * model.ser_w if model.ser_w is not None else np.nan) + extrapolation_half_width_w(
-        model, freq_mhz=f, power_w=power["power_w"], dpower_dv_w_per_v=slope, voltage_u_v=v_u
-    )
+    half = interval_half_width_w(model, freq_mhz=f, power_w=power["power_w"], dpower_dv_w_per_v=slope, voltage_u_v=v_u)
     out = pd.DataFrame(power)
     out["power_lo_w"] = out["power_w"] - half
     out["power_hi_w"] = out["power_w"] + half
@@ -78,8 +76,12 @@ def apply_model(
     out["implausible"] = bad
     out["implausible_reason"] = reasons
     out["flags"] = [
-        ";".join(name for name, on in (("extrapolated", e), ("no_value", n), ("implausible", i)) if on)
-        for e, n, i in zip(out["extrapolated"], no_value, bad)
+        ";".join(
+            name
+            for name, on in (("extrapolated", e), ("interval_extrapolation_only", x), ("no_value", n), ("implausible", i))
+            if on
+        )
+        for e, x, n, i in zip(out["extrapolated"], interval_flags(model, f), no_value, bad)
     ]
     return out
 

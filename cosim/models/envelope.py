@@ -173,6 +173,28 @@ def extrapolation_half_width_w(
     return rate * over * np.abs(power_w) + np.abs(dpower_dv_w_per_v) * np.asarray(voltage_u_v) * (over > 0)
 
 
+def interval_half_width_w(
+    model, *, freq_mhz: np.ndarray, power_w: np.ndarray, dpower_dv_w_per_v: np.ndarray, voltage_u_v: np.ndarray
+) -> np.ndarray:
+    """The prediction interval's half-width [W]: 2 x the model's SER plus what extrapolation adds.
+
+    A model that publishes no SER has no interval inside its trained clocks (nan), but its extrapolated rows
+    still carry the extrapolation's own part, so a clock above the trained ones is never priced without one
+    (such rows are flagged ``interval_extrapolation_only``, see :func:`interval_flags`).
+    """
+    extra = extrapolation_half_width_w(
+        model, freq_mhz=freq_mhz, power_w=power_w, dpower_dv_w_per_v=dpower_dv_w_per_v, voltage_u_v=voltage_u_v
+    )
+    if model.ser_w is not None:
+        return 2.0 * model.ser_w + extra
+    return np.where(above_top(model, freq_mhz), extra, np.nan)
+
+
+def interval_flags(model, freq_mhz: np.ndarray) -> np.ndarray:
+    """Rows whose interval is the extrapolation's part alone (the model publishes no SER)."""
+    return above_top(model, freq_mhz) & (model.ser_w is None)
+
+
 def refuse_beyond_band(model, freq_mhz: np.ndarray, where) -> None:
     """Refuse the first row beyond the extrapolation band, naming it (``where(i)``) and the ways out."""
     bad = beyond_band(model, freq_mhz)

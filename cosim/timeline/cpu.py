@@ -19,7 +19,7 @@ import numpy as np
 from cosim import columns as cols
 from cosim.counters.pmc import event_rates, stats_for
 from cosim.errors import CosimError, CosimWarning
-from cosim.models.envelope import above_top, cores_factor, envelope_power_w, extrapolation_half_width_w, refuse_beyond_band
+from cosim.models.envelope import above_top, cores_factor, envelope_power_w, interval_flags, interval_half_width_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
 from cosim.models.plausibility import blank_implausible, implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
@@ -268,9 +268,7 @@ def _cluster_timeline(
         "static_w": power["static_w"],
     }
     v_u = op.voltage_u_v if spec.voltage_v is None and op.voltage_u_v is not None else np.zeros(rows)
-    half = (2.0 * model.ser_w if model.ser_w is not None else np.nan) + extrapolation_half_width_w(
-        model, freq_mhz=freq, power_w=power["power_w"], dpower_dv_w_per_v=slope, voltage_u_v=v_u
-    )
+    half = interval_half_width_w(model, freq_mhz=freq, power_w=power["power_w"], dpower_dv_w_per_v=slope, voltage_u_v=v_u)
     out["power_lo_w"] = out["power_w"] - half
     out["power_hi_w"] = out["power_w"] + half
     out["energy_j"] = out["power_w"] * duration
@@ -380,6 +378,7 @@ def _flag_text(
 ) -> list[str]:
     common = extra + [f"subst:{e}" for e in sorted(substitutes)]
     up = above_top(model, freq)
+    only_extrapolation = interval_flags(model, freq)
     if cluster.n_cpus > model.cores_per_cluster:
         common.append("more_cpus_than_model")
     flags = []
@@ -389,6 +388,8 @@ def _flag_text(
             f.append("freq_outside_training")
         if up[i]:
             f.append("extrapolated")
+        if only_extrapolation[i]:
+            f.append("interval_extrapolation_only")
         if op.voltage_outside_training[i]:
             f.append("voltage_outside_training")
         if op.voltage_not_in_table[i]:
