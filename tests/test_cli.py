@@ -302,3 +302,21 @@ def test_kernel_eval_names_no_empty_list():
     with pytest.raises(CosimError, match="no kernel type was trained") as err:
         KernelModels({}).predict(pd.DataFrame({"kernel": ["conv2d"]}))
     assert "models exist for ;" not in str(err.value) and "exist for  " not in str(err.value)
+
+
+def test_output_piped_into_head_stops_in_one_line_not_as_a_bug(tmp_path):
+    """`cosim ... | head -1`: the reader has closed stdout (here before cosim writes anything); cosim stops like an
+    interrupt, says so in one line (not 'internal error'), and leaves no half-written file."""
+    demo = next((REPO / "traces").glob("cosim-v24-*"))
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    cmd = [sys.executable, "-I", "-m", "cosim.cli", "power", str(demo / "stats.txt.gz"), "--config", str(demo / "config.ini")]
+    try:
+        result = subprocess.run([*cmd, "-o", str(tmp_path / "p.csv")], stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert result.returncode == 130, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[-1] == "cosim: stopped: its standard output was closed (piped into head?); no output was left half-written"
+    assert all(line.startswith("cosim:") for line in lines), result.stderr
+    assert [p.name for p in tmp_path.iterdir()] in ([], ["p.csv"])  # the table, whole, or nothing: no temporary file

@@ -42,12 +42,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with np.errstate(all="ignore"):
             _guard_paths(args)  # before any work: a typo in -o must never cost an input
-            return args.run(args)
+            status = args.run(args)
+            sys.stdout.flush()  # a closed pipe shows here, in the handlers below, not at interpreter exit
+            return status
     except CosimError as err:
         print(f"cosim: error: {err}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("cosim: interrupted; no output was left half-written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # stdout's reader went away (`cosim ... | head`): stop like an interrupt, quietly on stdout
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print("cosim: stopped: its standard output was closed (piped into head?); no output was left half-written", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as err:  # a bug in cosim, not bad input: still one line, and a way to report it
         where = traceback.extract_tb(err.__traceback__)[-1]

@@ -32,7 +32,7 @@ def apply_model(
     Section VIII: what a run-time manager or a simulator, which cannot measure it, has).
     Rows outside the training range are flagged in ``extrapolated``; rows above its top clock are priced
     by the model's envelope (:mod:`cosim.models.envelope`), beyond its band refused unless ``extrapolate``.
-    ``power_lo_w``/``power_hi_w`` are +-2 SER, widened by the extrapolation (nan without an SER).  A row whose
+    ``power_lo_w``/``power_hi_w`` are +-2 SER, widened by the extrapolation (without an SER: nan, or above the top clock the extrapolation's part alone).  A row whose
     frequency or voltage is not a positive number, or whose rates are missing, has
     no value (nan, ``no_value`` true).  Physically implausible rows (see
     :mod:`cosim.models.plausibility`) are refused, naming the first, unless
@@ -76,11 +76,7 @@ def apply_model(
     out["implausible"] = bad
     out["implausible_reason"] = reasons
     out["flags"] = [
-        ";".join(
-            name
-            for name, on in (("extrapolated", e), ("interval_extrapolation_only", x), ("no_value", n), ("implausible", i))
-            if on
-        )
+        ";".join(name for name, on in (("extrapolated", e), ("interval_extrapolation_only", x), ("no_value", n), ("implausible", i)) if on)
         for e, x, n, i in zip(out["extrapolated"], interval_flags(model, f), no_value, bad)
     ]
     return out

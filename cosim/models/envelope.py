@@ -6,7 +6,7 @@
   mean of two continuations of its V-f table (a line through the top two points, a parabola through the
   top three), half their spread being the voltage's own uncertainty; dynamic power the model's own
   beta*E*V^2*f; static power never from the raw polynomial but from a physical form fitted to that
-  polynomial over the top of the trained range (:func:`static_fit`), which rises with V and f.  Rows are
+  polynomial over the trained V-f table (:func:`static_fit`), which rises with V and f.  Rows are
   flagged ``extrapolated`` and their interval widened (:func:`extrapolation_half_width_w`).
 - Beyond the band: refused (:func:`refuse_beyond_band`) unless the caller asks to ``--extrapolate``.
 
@@ -105,15 +105,14 @@ def extrapolated_voltage(model, freq_mhz: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def static_fit(model) -> StaticFit:
-    """The physical static form fitted to the model's static term at its top trained table points.
+    """The physical static form fitted to the model's static term at every trained V-f table point.
 
-    The top half of the trained V-f table (at least 3 points, fewer only if the table has fewer) is where
-    voltage scaling happens; ``a`` and ``b`` are non-negative least squares for each ``k`` on a grid, and
-    the ``k`` with the smallest residual wins.
+    Every point, not only the top ones where the voltage scales: there clock and voltage rise together, so
+    the clock term and the leakage exponent trade off; the table's bottom, where the voltage stays flat,
+    pins the clock term (validated on the A15's own data, docs/explanation/envelope.md).  ``a`` and ``b``
+    are non-negative least squares for each ``k`` on a grid, and the ``k`` with the smallest residual wins.
     """
-    tf, tv = _trained_table(model)
-    n = min(len(tf), max(3, math.ceil(len(tf) / 2)))
-    f, v = tf[-n:], tv[-n:]
+    f, v = _trained_table(model)
     s = static_power_w(f, v, model.static)
     best = None
     for k in _K_GRID:
@@ -125,7 +124,7 @@ def static_fit(model) -> StaticFit:
     assert best is not None
     if best.a == 0 and best.b == 0:
         raise CosimError(
-            f"{model.path}: the static term of {model.name} is not positive at its top trained clocks "
+            f"{model.path}: the static term of {model.name} is not positive at its trained clocks "
             f"({', '.join(f'{x:g}' for x in f)} MHz), so no physical extrapolation fits it; price it inside its training range"
         )
     return best
