@@ -4,7 +4,7 @@ Exit status: 0 done; 2 bad input or request, or a refused result (one-line
 message, nothing written); 3 done, outputs written, but some dumps of the input
 were unusable or some epochs have no value (reported; ``--allow-partial`` makes
 that 0); 4 an internal error (a bug: one line, please report it); 130
-interrupted (Ctrl-C or SIGTERM; no temporary file is left).
+interrupted (Ctrl-C, SIGTERM, or standard output closed; no temporary file is left).
 """
 
 from __future__ import annotations
