@@ -28,6 +28,7 @@ def validation_table() -> str:
         "demo_whatif": _demo_whatif,
         "whatif_suite_1c": lambda: _whatif_suite(("1c-epoch", "1c-one"), together=True),
         "whatif_suite_2c": lambda: _whatif_suite(("2c-epoch", "2c-one"), together=False),
+        "whatif_suite_se": lambda: _whatif_suite(("se-one",), together=True),
     }
     lines = ["| what | measured | target |", "|---|---|---|"]
     for row in data["row"]:

@@ -46,17 +46,21 @@ CACHE_EXTRA = (
     "ReadReq.missLatency",
     "ReadSharedReq.missLatency",
     "ReadCleanReq.missLatency",
+    "ReadExReq.missLatency",  # whatif: an O3 core's store misses (their L2 cycles run on the cluster clock)
     "ReadReq_miss_latency",
     "ReadSharedReq_miss_latency",
     "ReadCleanReq_miss_latency",
+    "ReadExReq_miss_latency",
     "demandMisses",
     "demand_misses",
     "ReadReq.misses",
     "ReadSharedReq.misses",
     "ReadCleanReq.misses",
+    "ReadExReq.misses",
     "ReadReq_misses",
     "ReadSharedReq_misses",
     "ReadCleanReq_misses",
+    "ReadExReq_misses",
     "blockedCycles",  # whatif: cycles the L1D refused accesses with every MSHR busy
     "blocked_cycles",
 )

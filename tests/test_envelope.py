@@ -274,3 +274,13 @@ def test_plausibility_bounds_static_both_ways_above_the_top_clock():
     assert "below the 0.802 W at 1800 MHz" in reasons[0]
     assert reasons[1] == ""
     assert "more than the" in reasons[2] and "that switching and leakage" in reasons[2]
+
+
+@needs_shared
+def test_an_interval_never_reaches_below_zero_watts(tmp_path):
+    """The A15's idle rows at 200 MHz draw about 0.1 W, less than its +-2 SER (0.103 W): the lower bound stops at 0."""
+    out = tmp_path / "p.csv"
+    result = cosim("apply", "cortex-a15-walker2017", POWMON, "--compare-with", "Power A15", "-o", out)
+    assert result.returncode == 0, result.stderr
+    pred = pd.read_csv(out)
+    assert (pred["power_lo_w"] >= 0).all() and (pred["power_lo_w"] == 0).any()

@@ -21,6 +21,12 @@ from cosim.dse.whatif import cluster_done_s, recorded_run, whatif
 from cosim.readers.gem5_stats import stats_file
 
 CLUSTERS = (("big", "system.bigCluster", "cortex-a15-walker2017"), ("little", "system.littleCluster", "cortex-a7-gemstone2018"))
+SE_CLUSTERS = (("cpu", "system.cpu", "cortex-a15-gemstone2018"),)  # the se-one set-up: gem5's se.py, one O3 CPU
+
+
+def clusters_of(setup: str) -> tuple:
+    """The clusters a suite set-up's runs are priced with: big.LITTLE, or se.py's one CPU."""
+    return SE_CLUSTERS if setup.startswith("se-") else CLUSTERS
 
 
 @functools.cache
@@ -89,11 +95,13 @@ def suite_rows(root: Path, setup: str = "*") -> pd.DataFrame:
     for setup_dir in sorted(p for p in root.glob(f"*/{setup}") if p.is_dir()):
         setup = setup_dir
         runs = sorted(p for p in setup.iterdir() if p.is_dir())
+        clusters = clusters_of(setup.name)
         for base in runs:
             for other in runs:
                 if other != base:
-                    fr = "/".join(f"{f:g}" for f in clocks(base))
-                    rows.append({"program": setup.parent.name, "setup": setup.name, "from": fr, **compare(base, other)})
+                    fr = "/".join(f"{f:g}" for f in clocks(base, clusters))
+                    row = compare(base, other, clusters)
+                    rows.append({"program": setup.parent.name, "setup": setup.name, "from": fr, **row})
     return pd.DataFrame(rows)
 
 
@@ -126,7 +134,7 @@ def suite_table(root: Path, *, setup: str = "*", csv: Path | None = None) -> pd.
         "little_energy_j",
     ]
     print("error of the what-if [%]")
-    print(rows[cols].round(1).to_string(index=False))
+    print(rows.reindex(columns=cols + (["cpu_runtime_s"] if "cpu_runtime_s" in rows else [])).round(1).to_string(index=False))
     for k, v in summary(rows).items():
         print(f"{k}: {v:.3f}" if isinstance(v, float) else f"{k}: {v}")
     return rows

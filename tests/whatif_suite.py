@@ -4,6 +4,9 @@ big/LITTLE clock pairs, and every run predicting every other run of its program.
     python tests/whatif_suite.py record [--jobs 2] [--cores 1 2] [--dumps epoch one] [PROGRAM...]
         runs gem5 (nice 10) and keeps each run's stats.txt.gz (the stats cosim reads) and config.ini under
         tests/data/whatif_suite/PROGRAM/CORES-DUMPS/BIG_LITTLE/
+    python tests/whatif_suite.py record --se [--jobs 2] [PROGRAM...]
+        the se-one set-up: gem5's own se.py (one O3 CPU, --caches --l2cache, one dump at exit) at 1000, 1400,
+        1800 and 2000 MHz (its default), under tests/data/whatif_suite/PROGRAM/se-one/MHZ/; phases is gem5's
     python tests/whatif_suite.py table [--setup 1c-epoch] [--csv OUT]
         predicts every ordered pair of the recorded runs and prints the errors [%] per cluster and in total,
         with the interval each prediction carries and whether it covers gem5
@@ -39,6 +42,10 @@ PROGRAMS = {
 }
 PAIRS = ((1800, 1400), (1400, 1000), (1000, 600))  # big/LITTLE [MHz]
 DUMPS = {"epoch": "100us", "one": None}
+# the se-one set-up: gem5's deprecated example se.py as a user runs it first, its 2 GHz default among the clocks
+SE_CLOCKS = (1000, 1400, 1800, 2000)  # [MHz]
+SE_PROGRAMS = {**PROGRAMS, "phases": 1}  # and the bundled gem5's own phases program
+SE_CLUSTERS = (("cpu", "system.cpu", "cortex-a15-gemstone2018"),)  # what cosim picks for an O3 CPU with no --model
 
 
 def run_dir(program: str, cores: int, dumps: str, big: int, little: int) -> Path:
@@ -62,6 +69,22 @@ def record_one(program: str, cores: int, dumps: str, big: int, little: int) -> s
         slim(Path(tmp) / "stats.txt", out)
     cpu_s = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     return f"{out.relative_to(RUNS)}: {cpu_s:.1f} CPU s"
+
+
+def record_se(program: str, mhz: int) -> str:
+    out = RUNS / program / "se-one" / str(mhz)
+    if (out / "stats.txt.gz").exists():
+        return f"{out.relative_to(RUNS)}: kept"
+    binary = GEM5 / "workloads" / "phases.aarch64" if program == "phases" else WORKLOADS / f"{program}.aarch64"
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = ["nice", "-n", "10", str(GEM5 / "gem5"), "-q", f"--outdir={tmp}"]
+        cmd += [str(GEM5 / "configs" / "deprecated" / "example" / "se.py"), "--cpu-type=O3CPU", "--caches", "--l2cache"]
+        cmd += [f"--cpu-clock={mhz}MHz", "-c", str(binary), "-o", str(SE_PROGRAMS[program])]
+        subprocess.run(cmd, check=True, capture_output=True)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.ini").write_text((Path(tmp) / "config.ini").read_text())
+        slim(Path(tmp) / "stats.txt", out, clusters=SE_CLUSTERS)
+    return f"{out.relative_to(RUNS)}: recorded"
 
 
 def slim(stats: Path, out: Path, clusters=None) -> None:
@@ -93,6 +116,12 @@ def slim(stats: Path, out: Path, clusters=None) -> None:
 
 
 def record(args: argparse.Namespace) -> None:
+    if args.se:
+        with ThreadPoolExecutor(args.jobs) as pool:
+            se_jobs = [(p, mhz) for p in args.programs or SE_PROGRAMS for mhz in SE_CLOCKS]
+            for line in pool.map(lambda j: record_se(*j), se_jobs):
+                print(line, flush=True)
+        return
     jobs = [
         (p, c, d, big, little) for c in args.cores for d in args.dumps for p in args.programs or PROGRAMS for big, little in PAIRS[::-1]
     ]
@@ -108,6 +137,7 @@ def main(argv: list[str]) -> None:
     r.add_argument("--jobs", type=int, default=2)
     r.add_argument("--cores", type=int, nargs="+", default=[1])
     r.add_argument("--dumps", nargs="+", default=["epoch"], choices=list(DUMPS))
+    r.add_argument("--se", action="store_true", help="the se-one set-up (gem5's se.py, one O3 CPU) instead")
     r.add_argument("programs", nargs="*")
     t = sub.add_parser("table")
     t.add_argument("--csv", type=Path)

@@ -30,8 +30,11 @@ the suite that checks each step):
   stores draining), at most the cycles it committed nothing (where the two
   overlap: memory-level parallelism) and at most busy_c; sums, so one dump of
   several phases gets each phase's memory time (stats without the commit counts:
-  the larger of the two).  Misses in flight together overlap their L2 cycles
-  too: the on-clock part is the L2 cycles times memory time / summed latency;
+  the larger of the two).  Of that, the L2's own cycles of its read and its
+  store misses (ReadExReq: a store stream drains through them, and gem5's
+  store-miss latency falls by those cycles as the clock rises) run on the
+  cluster clock; misses in flight together overlap them too: the on-clock part
+  is the L2 cycles times memory time / the misses' summed latency;
 - Minor (its waits are idle cycles): the load-miss part of wait_c (its L1s'
   read-miss latency) splits as that latency does between the cluster clock (L2
   hits, the L2's own cycles) and the fixed part; its store drains stay fixed.
@@ -50,6 +53,16 @@ import pandas as pd
 
 from cosim.counters.pmc import event_rates
 from cosim.dse.interval import RunCharacter, add_intervals
+from cosim.dse.memory_stats import (
+    STORE_MISSES,
+    dram_objects,
+    l1_miss_latency_s,
+    l2_miss_cycles,
+    l2_misses,
+    no_commit_cycles,
+    stall_cycles,
+    whatif_stats,  # re-exported: callers price a run with the stats it names
+)
 from cosim.errors import CosimError
 from cosim.models.envelope import above_top, cores_factor, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
@@ -57,25 +70,12 @@ from cosim.readers.gem5_config import Gem5Config
 from cosim.timeline.cpu import ClusterSpec, frequency_mhz, resolve_cluster
 from cosim.timeline.cycles import checked_cycles
 
+__all__ = ["ClusterActivity", "RecordedRun", "dvfs_grid", "recorded_run", "whatif", "whatif_stats"]
+
 # CPU kinds whose idle cycles include the cycles they wait for memory (MinorCPU quiesces on a miss)
 _QUIESCE_ON_MISS = {"minor", "inorder"}
 # an epoch in which a cluster's busiest CPU computed for less than this share of it is idle for it
 _ACTIVE_SHARE = 0.01
-# L2 demand miss latency (sum over misses, ticks) and miss count in both naming generations
-MISS_LATENCY = ("demandMissLatency::total", "demand_miss_latency::total")
-MISSES = ("demandMisses::total", "demand_misses::total")
-# O3 rename stalls for a full load / store queue: one count per blocked cycle
-FULL_LSQ = ("rename.LQFullEvents", "rename.SQFullEvents")
-# O3 cycles in which commit retired nothing (its ROB head waiting), in both naming generations
-NO_COMMIT = ("commit.numCommittedDist::0", "commit.committed_per_cycle::0")
-# cycles a cache refused accesses: every MSHR busy, or an MSHR's target list full
-L1_BLOCKED = ("blockedCycles::no_mshrs", "blockedCycles::no_targets", "blocked_cycles::no_mshrs", "blocked_cycles::no_targets")
-# the read misses alone (loads and instruction fetches); an out-of-order core does not wait for its stores
-_READ = ("ReadReq", "ReadSharedReq", "ReadCleanReq")
-READ_MISSES = (
-    (tuple(f"{r}.missLatency::total" for r in _READ), tuple(f"{r}.misses::total" for r in _READ)),
-    (tuple(f"{r}_miss_latency::total" for r in _READ), tuple(f"{r}_misses::total" for r in _READ)),
-)
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,10 @@ class ClusterActivity:
     # Minor's load waits off the cluster clock (memory bus, DRAM): with wait_clocked_s, the idle time it was working
     # (the rest of its idle time is stores draining, or, in its last active epoch, after it finished)
     load_wait_fixed_s: np.ndarray | None = None
+    # an O3 cluster's store misses' L2 cycles on its critical path, and whether the prediction puts them on the clock
+    # (the only CPU on its memory) or off it (DRAM queueing of the other CPUs offsets them); the interval spans both
+    store_l2_s: np.ndarray | None = None
+    store_on_clock: bool = False
     cores_scale: float = 1.0  # static power scale for the cores present (cosim.models.envelope.cores_factor)
 
 
@@ -110,6 +114,10 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
     """Per-epoch activity of each cluster of a parsed gem5 run."""
     meta = stats.attrs["gem5"]
     duration = stats["duration_s"].to_numpy()
+    # the only CPU on its memory: its store misses' latency falls by the L2's cycles as its clock rises (gem5's se.py
+    # on phases: 95.6 -> 75.6 ns a miss from 1000 to 2000 MHz, the L2's 42 cycles); with other CPUs on the same
+    # memory, their DRAM queueing offsets that (the suite's big.LITTLE: 102 -> 97 ns for 11.6 ns of L2 cycles)
+    alone = len(config.cpus) == 1
     out = []
     for spec in specs:
         cluster = resolve_cluster(config, spec, meta.ticks_per_s)
@@ -126,41 +134,56 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             idle = stats[f"{cpu}.idleCycles"].to_numpy() if f"{cpu}.idleCycles" in stats else 0.0
             active[i] = stats[f"{cpu}.numCycles"].to_numpy() - idle
         busy = np.minimum(active.max(axis=0) / (freq * 1e6), duration)
-        latency, misses = _l2_misses(stats, cluster, meta.ticks_per_s)
-        clocked = misses * _l2_miss_cycles(config, cluster) / (freq * 1e6) / cluster.n_cpus
+        latency, misses = l2_misses(stats, cluster, meta.ticks_per_s)
+        l2_cycles_s = l2_miss_cycles(config, cluster) / (freq * 1e6)  # each miss's time on the cluster clock [s]
+        clocked = misses * l2_cycles_s / cluster.n_cpus
         zero = np.zeros(len(stats))
         if all(cluster.kind(c) in _QUIESCE_ON_MISS for c in cluster.cores):
             mem = zero  # the waits are idle cycles already, outside busy
             # Minor blocks on a load miss: its load waits are its L1s' read-miss time, which splits as that time does:
             # the L2 read misses' time off the cluster clock (memory bus, DRAM) is fixed, the rest (L2 hits, the L2's
             # own cycles on a miss) runs on the cluster clock; the rest of its idle time is its stores draining
-            l1 = _l1_miss_latency_s(stats, cluster, meta.ticks_per_s)
-            l2_read, read_misses = _l2_misses(stats, cluster, meta.ticks_per_s, reads=True)
-            read_clocked = read_misses * _l2_miss_cycles(config, cluster) / (freq * 1e6)
+            l1 = l1_miss_latency_s(stats, cluster, meta.ticks_per_s)
+            l2_read, read_misses = l2_misses(stats, cluster, meta.ticks_per_s, reads=True)
+            read_clocked = read_misses * l2_miss_cycles(config, cluster) / (freq * 1e6)
             with np.errstate(divide="ignore", invalid="ignore"):
                 off_clock = np.where(l1 > 0, np.clip((l2_read - read_clocked) / l1, 0.0, 1.0), 1.0)
             idle = duration - busy
             load_wait = np.minimum(idle, l1 / cluster.n_cpus)
             mem_clocked, wait_clocked = zero, load_wait * (1.0 - off_clock)
-            load_fixed = load_wait * off_clock
+            load_fixed, store_l2 = load_wait * off_clock, zero
         else:
             # an O3 core's memory time: its read misses one after the other (dependent loads) plus the cycles its L1D
             # refused accesses with every MSHR waiting, or it could not rename for a full load or store queue
             # (independent misses, stores draining); where they overlap (memory-level parallelism) the cycles it
             # committed nothing bound it.  Both are sums, so a dump of several phases gets each phase's memory time.
             # Without the commit counts (older stats): the larger of the two, exact only for one kind of phase.
-            full = _stall_cycles(stats, cluster) / (freq * 1e6) / cluster.n_cpus
+            full = stall_cycles(stats, cluster) / (freq * 1e6) / cluster.n_cpus
             serial = latency / cluster.n_cpus
-            stalled = _no_commit_cycles(stats, cluster)
+            # the waits it spent idle (nothing in flight: an instruction miss with the pipeline empty) are fixed time
+            # already, outside busy: their misses leave the sum; in its last active epoch only when it is the only
+            # cluster (its idle time there is its own waiting, not time after it finished while another ran on)
+            idle = duration - busy
+            if len(specs) > 1:
+                idle = np.where(np.arange(len(duration)) >= _last_active(busy, duration), 0.0, idle)
+            serial = np.maximum(serial - idle, 0.0)
+            stalled = no_commit_cycles(stats, cluster)
             if stalled is None:
                 mem = np.minimum(busy, np.maximum(serial, full))
             else:
                 mem = np.minimum(busy, np.minimum(stalled / (freq * 1e6) / cluster.n_cpus, serial + full))
-            # the L2's own cycles of misses in flight together overlap as their latencies do: on the critical path
-            # only the share memory time is of the misses' summed latency
+            # the L2's own cycles of the misses behind that time, the store misses' too (stores draining through a
+            # few MSHRs fill the store queue: gem5's ReadExReq latency falls by those cycles as the clock rises), in
+            # flight together overlap as their latencies do: on the critical path only the share memory time is of
+            # the misses' summed latency
+            store_latency, store_misses = l2_misses(stats, cluster, meta.ticks_per_s, families=STORE_MISSES)
+            summed = serial + store_latency / cluster.n_cpus
             with np.errstate(divide="ignore", invalid="ignore"):
-                overlap = np.where(serial > mem, mem / serial, 1.0)
+                overlap = np.where(summed > mem, mem / summed, 1.0)
             mem_clocked, wait_clocked, load_fixed = np.minimum(clocked * overlap, mem), zero, zero
+            store_l2 = np.minimum(store_misses * l2_cycles_s / cluster.n_cpus * overlap, mem - mem_clocked)
+            if alone:
+                mem_clocked = mem_clocked + store_l2
         out.append(
             ClusterActivity(
                 cluster.name,
@@ -173,108 +196,16 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 mem_clocked,
                 wait_clocked,
                 load_fixed,
+                store_l2,
+                alone,
                 cores_factor(model, cluster.n_cpus),
             )
         )
-    dram = _dram_objects(config)
+    dram = dram_objects(config)
     busy_cols = [f"{d}.busUtil" for d in dram if f"{d}.busUtil" in stats]
     # mean data-bus busy time over the DRAM channels [s]
     dram_busy = float(np.nansum(stats[busy_cols].to_numpy() / 100.0 * duration[:, None])) / len(busy_cols) if busy_cols else 0.0
     return RecordedRun(duration, out, dram_busy)
-
-
-def _l2_misses(stats: pd.DataFrame, cluster, ticks_per_s: float, *, reads: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The cluster's share of its L2s' miss latency [s] and misses per epoch: read misses for O3, all demand misses
-    otherwise.
-
-    Each L2's latency is split by the CPUs using it: the cluster keeps its own cores' share, so one shared L2 and
-    one private L2 per core give the same total for the same misses."""
-    out_of_order = all(cluster.kind(c) == "o3" for c in cluster.cores)
-    families = READ_MISSES if out_of_order or reads else tuple(((lat,), (n,)) for lat, n in zip(MISS_LATENCY, MISSES))
-    latency, misses = np.zeros(len(stats)), np.zeros(len(stats))
-    for l2 in set(cluster.l2.values()):
-        users = sum(cluster.l2.get(c) == l2 for c in cluster.cores)  # this cluster's cores below this L2
-        for lat_names, miss_names in families:
-            found = [f"{l2}.{n}" for n in lat_names if f"{l2}.{n}" in stats]
-            if found:
-                latency += stats[found].to_numpy().sum(axis=1) * users / cluster.sharers(l2)
-                counted = [f"{l2}.{n}" for n in miss_names if f"{l2}.{n}" in stats]
-                misses += np.nan_to_num(stats[counted].to_numpy().sum(axis=1)) * users / cluster.sharers(l2) if counted else 0.0
-                break
-    return latency / ticks_per_s, misses
-
-
-def _l1_miss_latency_s(stats: pd.DataFrame, cluster, ticks_per_s: float) -> np.ndarray:
-    """The cluster's L1 read-miss latency per epoch [s], summed over its CPUs: the data caches' load misses and the
-    instruction caches' misses."""
-    total = np.zeros(len(stats))
-    names = [(l1, MISS_LATENCY) for l1 in set(cluster.l1i.values())]
-    names += [(l1, ("ReadReq.missLatency::total", "ReadReq_miss_latency::total")) for l1 in set(cluster.l1d.values())]
-    for l1, candidates in names:
-        found = next((f"{l1}.{n}" for n in candidates if f"{l1}.{n}" in stats), None)
-        if found:
-            total += np.nan_to_num(stats[found].to_numpy())
-    return total / ticks_per_s
-
-
-def _stall_cycles(stats: pd.DataFrame, cluster) -> np.ndarray:
-    """Per CPU, the larger of the cycles its L1D was blocked (no free MSHR or target) and the cycles it could not
-    rename for a full load or store queue; summed over the cluster's CPUs."""
-    total = np.zeros(len(stats))
-    for cpu in cluster.cpus:
-        lsq = sum(np.nan_to_num(stats[f"{cpu}.{n}"].to_numpy()) for n in FULL_LSQ if f"{cpu}.{n}" in stats)
-        l1d = cluster.l1d.get(cpu)
-        blocked = sum(np.nan_to_num(stats[f"{l1d}.{n}"].to_numpy()) for n in L1_BLOCKED if f"{l1d}.{n}" in stats)
-        total += np.maximum(lsq, blocked)
-    return total
-
-
-def _no_commit_cycles(stats: pd.DataFrame, cluster) -> np.ndarray | None:
-    """Cycles in which the cluster's O3 CPUs committed nothing, summed over them; None unless every CPU has them."""
-    total = np.zeros(len(stats))
-    for cpu in cluster.cpus:
-        found = next((f"{cpu}.{n}" for n in NO_COMMIT if f"{cpu}.{n}" in stats), None)
-        if found is None:
-            return None
-        total += np.nan_to_num(stats[found].to_numpy())
-    return total
-
-
-def _l2_miss_cycles(config: Gem5Config, cluster) -> float:
-    """Cycles of the cluster's own clock in each L2 miss: the L2's tag lookup and response latency, and one cycle
-    each way on the L2 bus (gem5's L2XBar: frontend and response latency 1).  gem5 counts them in the L2's miss
-    latency; the rest (memory bus, DRAM) runs on the system's and the DRAM's clocks."""
-    cycles = []
-    for l2 in set(cluster.l2.values()):
-        params = config.objects.get(l2, {})
-        try:
-            cycles.append(float(params.get("tag_latency", 0)) + float(params.get("response_latency", 0)) + 2.0)
-        except ValueError:
-            cycles.append(0.0)
-    return float(np.mean(cycles)) if cycles else 0.0
-
-
-def _dram_objects(config: Gem5Config) -> list[str]:
-    """DRAM channels: v21+ DRAMInterface objects (system.mem_ctrls.dram), or older DRAMCtrl controllers."""
-    return [path for path, params in config.objects.items() if params.get("type") in ("DRAMInterface", "DRAMCtrl")]
-
-
-def whatif_stats(config: Gem5Config, specs: Sequence[ClusterSpec]) -> set[str]:
-    """Every full stat name :func:`recorded_run` may read (for a filtered, much faster parse)."""
-    from cosim.counters.pmc import stats_for
-
-    wanted: set[str] = set()
-    for spec in specs:
-        cluster = resolve_cluster(config, spec, config.ticks_per_s)
-        wanted |= stats_for(cluster, spec.model.events)
-        wanted |= {f"{cpu}.{name}" for cpu in cluster.cpus for name in ("numCycles", "idleCycles", *FULL_LSQ, *NO_COMMIT)}
-        names = [*MISS_LATENCY, *MISSES, *(n for family in READ_MISSES for names in family for n in names)]
-        wanted |= {f"{l2}.{name}" for l2 in cluster.l2.values() for name in names}
-        wanted |= {f"{l1}.{name}" for l1 in cluster.l1i.values() for name in MISS_LATENCY}
-        wanted |= {f"{l1}.{name}" for l1 in cluster.l1d.values() for name in L1_BLOCKED}
-        wanted |= {f"{l1}.{name}" for l1 in cluster.l1d.values() for name in ("ReadReq.missLatency::total", "ReadReq_miss_latency::total")}
-    wanted |= {f"{d}.busUtil" for d in _dram_objects(config)}
-    return wanted
 
 
 def dvfs_grid(run: RecordedRun, freqs: Mapping[str, Sequence[float]] | None = None) -> pd.DataFrame:
@@ -327,13 +258,20 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         # new clock adds or removes (a throughput-bound phase takes the same time at any clock): the interval's shift
         drains = float((idle - load_fixed)[: last + 1].clip(min=0).sum())  # its last epoch's too (one dump)
         change = compute_s - float(c.busy_s[: last + 1].sum() + wait_clk[: last + 1].sum())
-        shift_s = np.where(change > 0, -np.minimum(drains, change), np.minimum(drains, -change))
+        drain_shift = np.where(change > 0, -np.minimum(drains, change), np.minimum(drains, -change))
+        # the store misses' L2 cycles read the other way: off the clock where they were on it (a faster clock: longer),
+        # on it where they were off (shorter)
+        stores = zero if c.store_l2_s is None else c.store_l2_s
+        store_shift = (stores[: last + 1] * (1.0 - ratio[:, : last + 1])).sum(axis=1) * (1.0 if c.store_on_clock else -1.0)
+        shift_s = np.stack(
+            [np.minimum(drain_shift, 0) + np.minimum(store_shift, 0), np.maximum(drain_shift, 0) + np.maximum(store_shift, 0)]
+        )
         # active cycles at f': core cycles stay, cycles spent waiting on other clocks shrink with the clock
         with np.errstate(divide="ignore", invalid="ignore"):
             cycles = np.where(c.busy_s > 0, (fixed * levels[:, None] + (c.busy_s - fixed) * c.freq_mhz) / (c.busy_s * c.freq_mhz), 1.0)
         dyn_j = (c.dyn_coeff + c.cycle_coeff * cycles) * op.voltage_v[:, None] ** 2
         static_w = envelope_static_w(c.model, levels, op.voltage_v) * c.cores_scale
-        parts.append((c.name, compute_s[index], wait_s, dyn_j[index], static_w[index], busy[index], idle, last, shift_s[index]))
+        parts.append((c.name, compute_s[index], wait_s, dyn_j[index], static_w[index], busy[index], idle, last, shift_s[:, index]))
     # the run ends with its last cluster, then the recorded time after every cluster had finished
     runtime_s = np.max([compute + wait for _, compute, wait, *_ in parts], axis=0) + tail_s if parts else np.full(len(grid), ends[-1])
     # each epoch's new length: its slowest cluster's (core time at f', the fixed waits as recorded), scaled to the runtime
@@ -357,10 +295,9 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     out["extrapolated"] = np.any([above_top(c.model, grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)) for c in run.clusters], axis=0)
     # the shift of the cluster that ends the run, and what it costs in static energy
     ending = np.argmax([p[1] + p[2] for p in parts], axis=0) if parts else np.zeros(len(grid), dtype=int)
-    shift = np.array([parts[j][8][i] for i, j in enumerate(ending)]) if parts else np.zeros(len(grid))
-    out = add_intervals(
-        character(run), out, shift_s=shift, static_w=np.sum([p[4] for p in parts], axis=0) if parts else np.zeros(len(grid))
-    )
+    shift = np.array([parts[j][8][:, i] for i, j in enumerate(ending)]).T if parts else np.zeros((2, len(grid)))
+    static = np.sum([p[4] for p in parts], axis=0) if parts else np.zeros(len(grid))
+    out = add_intervals(character(run), out, shift_lo_s=shift[0], shift_hi_s=shift[1], static_w=static)
     extra = np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", "")
     out["flags"] = [";".join(sorted(f for f in (*str(a).split(";"), b) if f)) for a, b in zip(out["flags"], extra)]
     return out[
@@ -408,7 +345,11 @@ def cluster_done_s(cluster: ClusterActivity, duration_s: np.ndarray) -> float:
 
 def cluster_finish(cluster: ClusterActivity, duration_s: np.ndarray) -> int:
     """Index of the last epoch in which the cluster computed (its busiest CPU active for more than 1 % of it); -1: never."""
-    active = np.flatnonzero(cluster.busy_s > _ACTIVE_SHARE * duration_s)
+    return _last_active(cluster.busy_s, duration_s)
+
+
+def _last_active(busy_s: np.ndarray, duration_s: np.ndarray) -> int:
+    active = np.flatnonzero(busy_s > _ACTIVE_SHARE * duration_s)
     return int(active[-1]) if active.size else -1
 
 

@@ -68,7 +68,7 @@ def apply_model(
     op = operating_point(model, f, v)
     half = interval_half_width_w(model, freq_mhz=f, power_w=power["power_w"], dpower_dv_w_per_v=slope, voltage_u_v=v_u)
     out = pd.DataFrame(power)
-    out["power_lo_w"] = out["power_w"] - half
+    out["power_lo_w"] = np.maximum(out["power_w"] - half, 0.0)  # power is never negative
     out["power_hi_w"] = out["power_w"] + half
     out["voltage_v"] = v
     out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training

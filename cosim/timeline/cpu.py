@@ -269,7 +269,7 @@ def _cluster_timeline(
     }
     v_u = op.voltage_u_v if spec.voltage_v is None and op.voltage_u_v is not None else np.zeros(rows)
     half = interval_half_width_w(model, freq_mhz=freq, power_w=power["power_w"], dpower_dv_w_per_v=slope, voltage_u_v=v_u)
-    out["power_lo_w"] = out["power_w"] - half
+    out["power_lo_w"] = np.maximum(out["power_w"] - half, 0.0)  # power is never negative
     out["power_hi_w"] = out["power_w"] + half
     out["energy_j"] = out["power_w"] * duration
     for key, values in power.items():

@@ -1,0 +1,132 @@
+"""The gem5 statistics the DVFS what-if reads: L2 misses (reads and stores), L1 miss latency, an O3 core's stall and
+no-commit cycles, the L2's own cycles per miss and the DRAM channels; and every such stat's full name for a
+filtered parse (:func:`whatif_stats`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from cosim.readers.gem5_config import Gem5Config
+from cosim.timeline.cpu import ClusterSpec, resolve_cluster
+
+# L2 demand miss latency (sum over misses, ticks) and miss count in both naming generations
+MISS_LATENCY = ("demandMissLatency::total", "demand_miss_latency::total")
+MISSES = ("demandMisses::total", "demand_misses::total")
+# O3 rename stalls for a full load / store queue: one count per blocked cycle
+FULL_LSQ = ("rename.LQFullEvents", "rename.SQFullEvents")
+# O3 cycles in which commit retired nothing (its ROB head waiting), in both naming generations
+NO_COMMIT = ("commit.numCommittedDist::0", "commit.committed_per_cycle::0")
+# cycles a cache refused accesses: every MSHR busy, or an MSHR's target list full
+L1_BLOCKED = ("blockedCycles::no_mshrs", "blockedCycles::no_targets", "blocked_cycles::no_mshrs", "blocked_cycles::no_targets")
+# the read misses alone (loads and instruction fetches); an out-of-order core does not wait for its stores
+_READ = ("ReadReq", "ReadSharedReq", "ReadCleanReq")
+READ_MISSES = (
+    (tuple(f"{r}.missLatency::total" for r in _READ), tuple(f"{r}.misses::total" for r in _READ)),
+    (tuple(f"{r}_miss_latency::total" for r in _READ), tuple(f"{r}_misses::total" for r in _READ)),
+)
+# the store misses (a line fetched for writing): the core does not wait for each, but its store queue drains through
+# them, and each spends the L2's own cycles on the cluster clock as a read miss does
+STORE_MISSES = (
+    (("ReadExReq.missLatency::total",), ("ReadExReq.misses::total",)),
+    (("ReadExReq_miss_latency::total",), ("ReadExReq_misses::total",)),
+)
+
+
+def l2_misses(
+    stats: pd.DataFrame, cluster, ticks_per_s: float, *, reads: bool = False, families: tuple | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The cluster's share of its L2s' miss latency [s] and misses per epoch: read misses for O3, all demand misses
+    otherwise, or the given stat ``families``.
+
+    Each L2's latency is split by the CPUs using it: the cluster keeps its own cores' share, so one shared L2 and
+    one private L2 per core give the same total for the same misses."""
+    out_of_order = all(cluster.kind(c) == "o3" for c in cluster.cores)
+    if families is None:
+        families = READ_MISSES if out_of_order or reads else tuple(((lat,), (n,)) for lat, n in zip(MISS_LATENCY, MISSES))
+    latency, misses = np.zeros(len(stats)), np.zeros(len(stats))
+    for l2 in set(cluster.l2.values()):
+        users = sum(cluster.l2.get(c) == l2 for c in cluster.cores)  # this cluster's cores below this L2
+        for lat_names, miss_names in families:
+            found = [f"{l2}.{n}" for n in lat_names if f"{l2}.{n}" in stats]
+            if found:
+                latency += stats[found].to_numpy().sum(axis=1) * users / cluster.sharers(l2)
+                counted = [f"{l2}.{n}" for n in miss_names if f"{l2}.{n}" in stats]
+                misses += np.nan_to_num(stats[counted].to_numpy().sum(axis=1)) * users / cluster.sharers(l2) if counted else 0.0
+                break
+    return latency / ticks_per_s, misses
+
+
+def l1_miss_latency_s(stats: pd.DataFrame, cluster, ticks_per_s: float) -> np.ndarray:
+    """The cluster's L1 read-miss latency per epoch [s], summed over its CPUs: the data caches' load misses and the
+    instruction caches' misses."""
+    total = np.zeros(len(stats))
+    names = [(l1, MISS_LATENCY) for l1 in set(cluster.l1i.values())]
+    names += [(l1, ("ReadReq.missLatency::total", "ReadReq_miss_latency::total")) for l1 in set(cluster.l1d.values())]
+    for l1, candidates in names:
+        found = next((f"{l1}.{n}" for n in candidates if f"{l1}.{n}" in stats), None)
+        if found:
+            total += np.nan_to_num(stats[found].to_numpy())
+    return total / ticks_per_s
+
+
+def stall_cycles(stats: pd.DataFrame, cluster) -> np.ndarray:
+    """Per CPU, the larger of the cycles its L1D was blocked (no free MSHR or target) and the cycles it could not
+    rename for a full load or store queue; summed over the cluster's CPUs."""
+    total = np.zeros(len(stats))
+    for cpu in cluster.cpus:
+        lsq = sum(np.nan_to_num(stats[f"{cpu}.{n}"].to_numpy()) for n in FULL_LSQ if f"{cpu}.{n}" in stats)
+        l1d = cluster.l1d.get(cpu)
+        blocked = sum(np.nan_to_num(stats[f"{l1d}.{n}"].to_numpy()) for n in L1_BLOCKED if f"{l1d}.{n}" in stats)
+        total += np.maximum(lsq, blocked)
+    return total
+
+
+def no_commit_cycles(stats: pd.DataFrame, cluster) -> np.ndarray | None:
+    """Cycles in which the cluster's O3 CPUs committed nothing, summed over them; None unless every CPU has them."""
+    total = np.zeros(len(stats))
+    for cpu in cluster.cpus:
+        found = next((f"{cpu}.{n}" for n in NO_COMMIT if f"{cpu}.{n}" in stats), None)
+        if found is None:
+            return None
+        total += np.nan_to_num(stats[found].to_numpy())
+    return total
+
+
+def l2_miss_cycles(config: Gem5Config, cluster) -> float:
+    """Cycles of the cluster's own clock in each L2 miss: the L2's tag lookup and response latency, and one cycle
+    each way on the L2 bus (gem5's L2XBar: frontend and response latency 1).  gem5 counts them in the L2's miss
+    latency; the rest (memory bus, DRAM) runs on the system's and the DRAM's clocks."""
+    cycles = []
+    for l2 in set(cluster.l2.values()):
+        params = config.objects.get(l2, {})
+        try:
+            cycles.append(float(params.get("tag_latency", 0)) + float(params.get("response_latency", 0)) + 2.0)
+        except ValueError:
+            cycles.append(0.0)
+    return float(np.mean(cycles)) if cycles else 0.0
+
+
+def dram_objects(config: Gem5Config) -> list[str]:
+    """DRAM channels: v21+ DRAMInterface objects (system.mem_ctrls.dram), or older DRAMCtrl controllers."""
+    return [path for path, params in config.objects.items() if params.get("type") in ("DRAMInterface", "DRAMCtrl")]
+
+
+def whatif_stats(config: Gem5Config, specs: Sequence[ClusterSpec]) -> set[str]:
+    """Every full stat name :func:`recorded_run` may read (for a filtered, much faster parse)."""
+    from cosim.counters.pmc import stats_for
+
+    wanted: set[str] = set()
+    for spec in specs:
+        cluster = resolve_cluster(config, spec, config.ticks_per_s)
+        wanted |= stats_for(cluster, spec.model.events)
+        wanted |= {f"{cpu}.{name}" for cpu in cluster.cpus for name in ("numCycles", "idleCycles", *FULL_LSQ, *NO_COMMIT)}
+        names = [*MISS_LATENCY, *MISSES, *(n for family in READ_MISSES + STORE_MISSES for names in family for n in names)]
+        wanted |= {f"{l2}.{name}" for l2 in cluster.l2.values() for name in names}
+        wanted |= {f"{l1}.{name}" for l1 in cluster.l1i.values() for name in MISS_LATENCY}
+        wanted |= {f"{l1}.{name}" for l1 in cluster.l1d.values() for name in L1_BLOCKED}
+        wanted |= {f"{l1}.{name}" for l1 in cluster.l1d.values() for name in ("ReadReq.missLatency::total", "ReadReq_miss_latency::total")}
+    wanted |= {f"{d}.busUtil" for d in dram_objects(config)}
+    return wanted
