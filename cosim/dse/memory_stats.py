@@ -35,17 +35,15 @@ STORE_MISSES = (
 )
 
 
-def l2_misses(
-    stats: pd.DataFrame, cluster, ticks_per_s: float, *, reads: bool = False, families: tuple | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """The cluster's share of its L2s' miss latency [s] and misses per epoch: read misses for O3, all demand misses
-    otherwise, or the given stat ``families``.
+def l2_misses(stats: pd.DataFrame, cluster, ticks_per_s: float, *, families: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The cluster's share of its L2s' miss latency [s] and misses per epoch: the given stat ``families``, else read
+    misses for O3 and all demand misses otherwise.
 
     Each L2's latency is split by the CPUs using it: the cluster keeps its own cores' share, so one shared L2 and
     one private L2 per core give the same total for the same misses."""
     out_of_order = all(cluster.kind(c) == "o3" for c in cluster.cores)
     if families is None:
-        families = READ_MISSES if out_of_order or reads else tuple(((lat,), (n,)) for lat, n in zip(MISS_LATENCY, MISSES))
+        families = READ_MISSES if out_of_order else tuple(((lat,), (n,)) for lat, n in zip(MISS_LATENCY, MISSES))
     latency, misses = np.zeros(len(stats)), np.zeros(len(stats))
     for l2 in set(cluster.l2.values()):
         users = sum(cluster.l2.get(c) == l2 for c in cluster.cores)  # this cluster's cores below this L2

@@ -54,6 +54,7 @@ import pandas as pd
 from cosim.counters.pmc import event_rates
 from cosim.dse.interval import RunCharacter, add_intervals
 from cosim.dse.memory_stats import (
+    READ_MISSES,
     STORE_MISSES,
     dram_objects,
     l1_miss_latency_s,
@@ -138,17 +139,17 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
         l2_cycles_s = l2_miss_cycles(config, cluster) / (freq * 1e6)  # each miss's time on the cluster clock [s]
         clocked = misses * l2_cycles_s / cluster.n_cpus
         zero = np.zeros(len(stats))
+        idle = duration - busy
         if all(cluster.kind(c) in _QUIESCE_ON_MISS for c in cluster.cores):
             mem = zero  # the waits are idle cycles already, outside busy
             # Minor blocks on a load miss: its load waits are its L1s' read-miss time, which splits as that time does:
             # the L2 read misses' time off the cluster clock (memory bus, DRAM) is fixed, the rest (L2 hits, the L2's
             # own cycles on a miss) runs on the cluster clock; the rest of its idle time is its stores draining
             l1 = l1_miss_latency_s(stats, cluster, meta.ticks_per_s)
-            l2_read, read_misses = l2_misses(stats, cluster, meta.ticks_per_s, reads=True)
-            read_clocked = read_misses * l2_miss_cycles(config, cluster) / (freq * 1e6)
+            l2_read, read_misses = l2_misses(stats, cluster, meta.ticks_per_s, families=READ_MISSES)
+            read_clocked = read_misses * l2_cycles_s
             with np.errstate(divide="ignore", invalid="ignore"):
                 off_clock = np.where(l1 > 0, np.clip((l2_read - read_clocked) / l1, 0.0, 1.0), 1.0)
-            idle = duration - busy
             load_wait = np.minimum(idle, l1 / cluster.n_cpus)
             mem_clocked, wait_clocked = zero, load_wait * (1.0 - off_clock)
             load_fixed, store_l2 = load_wait * off_clock, zero
@@ -163,7 +164,6 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             # the waits it spent idle (nothing in flight: an instruction miss with the pipeline empty) are fixed time
             # already, outside busy: their misses leave the sum; in its last active epoch only when it is the only
             # cluster (its idle time there is its own waiting, not time after it finished while another ran on)
-            idle = duration - busy
             if len(specs) > 1:
                 idle = np.where(np.arange(len(duration)) >= _last_active(busy, duration), 0.0, idle)
             serial = np.maximum(serial - idle, 0.0)
