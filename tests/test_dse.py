@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -320,3 +321,26 @@ def test_an_unmet_deadline_reports_the_lowest_peak_of_all_configurations():
     df = pd.DataFrame({"runtime_s": [1.0, 2.0, 3.0], "energy_j": [3.0, 2.0, 1.0], "peak_power_w": [3.0, 1.0, 0.5]})
     choice = choose(df, deadline_s=0.5)
     assert choice.row is None and "lowest peak power is 0.500 W" in choice.reason and "shortest runtime 1 s" in choice.reason
+
+
+def test_the_energy_interval_carries_the_power_models_own_error():
+    """The what-if's energy interval holds the model's error against hardware too: Walker's A15 model has an SER of
+    0.0517 W (the paper's Table III), so a row's interval is at least +-2 x 0.0517 W over its runtime, the what-if's
+    own part (gem5 under the same model) adding in quadrature; gemstone's A7 publishes no SER, which the row says."""
+    run_dir = Path(__file__).parent.parent / "traces" / "cosim-v24-se-biglittle-1800-1400MHz"
+    config = read_config(run_dir / "config.ini")
+    specs = [ClusterSpec(n, p, load_model(m)) for n, p, m in SPECS]
+    stats = read_stats(run_dir / "stats.txt.gz")
+    grid = pd.DataFrame({"big_freq_mhz": [1000.0, 1800.0, 2000.0], "little_freq_mhz": [1400.0] * 3})
+    table = whatif(recorded_run(stats, config, specs), grid, extrapolate=True)
+    model_j = 2 * 0.0517 * table["runtime_s"].to_numpy()
+    below = (table["energy_j"] - table["energy_j_lo"]).to_numpy()
+    above = (table["energy_j_hi"] - table["energy_j"]).to_numpy()
+    whatif_below = (table["energy_j"] - table["energy_j_whatif_lo"]).to_numpy()
+    inside = [0, 1]  # 1000 and 1800 MHz: inside the A15's training, the model part is exactly 2 SER
+    np.testing.assert_allclose(below[inside], np.hypot(whatif_below[inside], model_j[inside]), rtol=2e-3)
+    assert (above > model_j * 0.999).all() and (above > (table["energy_j_whatif_hi"] - table["energy_j"]).to_numpy()).all()
+    # 2000 MHz is 1.11x the top trained clock: the extrapolation widens the model's part beyond 2 SER
+    assert below[2] > np.hypot(whatif_below[2], model_j[2]) * 1.05
+    assert all("interval_whatif_only:little" in f.split(";") for f in table["flags"])
+    assert "interval_whatif_only:big" not in table["flags"].iloc[0]

@@ -93,13 +93,20 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     else:
         point = ", ".join(f"{c.removesuffix('_freq_mhz')} {choice.row[c]:g} MHz" for c in table.columns if c.endswith("_freq_mhz"))
         print(
-            f"  chosen ({choice.reason}): {point}: runtime {choice.row['runtime_s']:.6g} s, energy {choice.row['energy_j']:.6g} J, "
-            f"peak {choice.row['peak_power_w']:.3f} W"
+            f"  chosen ({choice.reason}): {point}: runtime {_within(choice.row, 'runtime_s')} s, "
+            f"energy {_within(choice.row, 'energy_j')} J, peak {choice.row['peak_power_w']:.3f} W"
         )
+        if choice.row["flags"]:
+            print(f"  flags: {choice.row['flags']}")
     if args.plot:
         plot_pareto(table, args.plot, choice=choice, title=args.stats.parent.name)
         print(f"  plot -> {args.plot}")
     return 0
+
+
+def _within(row, key: str) -> str:
+    """A value and its interval, e.g. ``0.0046 [0.0044, 0.0048]``."""
+    return f"{row[key]:.6g} [{row[key + '_lo']:.4g}, {row[key + '_hi']:.4g}]"
 
 
 def _whatif_freqs(items: list[str], specs) -> dict[str, list[float]]:
@@ -112,7 +119,7 @@ def _whatif_freqs(items: list[str], specs) -> dict[str, list[float]]:
         if name not in models:
             raise CosimError(f"--freqs {name}={text}: this run has no cluster '{name}'; its clusters: {', '.join(models)}")
         try:
-            freqs[name] = [float(x) for x in text.split(",")]
+            freqs[name] = list(dict.fromkeys(float(x) for x in text.split(",")))  # a clock given twice is one row
         except ValueError:
             raise CosimError(f"--freqs {name}={text}: expected MHz values separated by commas") from None
         lowest = models[name].vf_points[0][0]

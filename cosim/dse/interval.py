@@ -6,9 +6,10 @@ clocks, as O3 stores that skip the DRAM read at 1800 MHz).  So the error grows w
 the share of the run that is memory time.  The interval is that, scaled by the what-if's error on the workload
 suite (tests/workloads, ``python tests/whatif_suite.py table``: every ordered pair of 8 programs x 3 clock pairs at
 1+1 and 2+2 cores, with 100 us dumps and with one), at
-a coverage of at least 90 % there.  It is the interval on what the same power model would give on gem5's own run
-at those clocks: the model's own error against hardware (``power_lo_w``/``power_hi_w`` of ``cosim power``, 2 x its
-standard error of regression) comes on top of it and is the same at every clock.
+a coverage of at least 90 % there.  That part is the interval on what the same power model would give on gem5's own
+run at those clocks (``energy_j_whatif_lo/hi``); the energy interval adds the model's own error against hardware
+(``power_lo_w``/``power_hi_w`` of ``cosim power``: 2 x its standard error of regression, widened above the top
+trained clock) in quadrature (:func:`add_model_interval`).
 
 Half-width, relative, per cluster c:   w_c = BASE + SLOPE * |ln(f_c' / f_c)| * (CORE_SHARE + memory share of c)
 (BASE 1 % wider for a run with one dump) and the row takes the widest cluster's (the run ends with its slowest cluster; its energy is the clusters' sum).
@@ -86,6 +87,36 @@ def add_intervals(
     return out
 
 
+def add_model_interval(table: pd.DataFrame, model_half_j: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> pd.DataFrame:
+    """Widen the energy interval by the power model's own (``model_half_j``: per cluster, its half-width [J] and the
+    rows where that is the extrapolation's part alone).
+
+    The what-if's part (``energy_j_lo/hi`` from :func:`add_intervals`, what gem5 itself would give under the same
+    model: kept as ``energy_j_whatif_lo/hi``, the part the workload suite checks) and the model's error against
+    hardware are independent, so they add in quadrature; the clusters' model parts add linearly (models fitted the
+    same way err the same way).  A model with no SER has no interval inside its trained clocks: the row keeps the
+    what-if's part and is flagged ``interval_whatif_only:<cluster>``; above them, ``interval_extrapolation_only:<cluster>``.
+    """
+    out = table.copy()
+    energy = out["energy_j"].to_numpy()
+    out["energy_j_whatif_lo"], out["energy_j_whatif_hi"] = out["energy_j_lo"], out["energy_j_hi"]
+    model_j = np.zeros(len(out))
+    flags = [[f] if f else [] for f in out["flags"]]
+    for name, (half_j, extrapolation_only) in model_half_j.items():
+        known = np.isfinite(half_j)
+        model_j += np.where(known, half_j, 0.0)
+        for row in np.flatnonzero(~known).tolist():
+            flags[row].append(f"interval_whatif_only:{name}")
+        for row in np.flatnonzero(extrapolation_only).tolist():
+            flags[row].append(f"interval_extrapolation_only:{name}")
+    below = energy - out["energy_j_whatif_lo"].to_numpy()
+    above = out["energy_j_whatif_hi"].to_numpy() - energy
+    out["energy_j_lo"] = np.maximum(energy - np.hypot(below, model_j), 0.0)  # energy is never negative
+    out["energy_j_hi"] = energy + np.hypot(above, model_j)
+    out["flags"] = [";".join(f) for f in flags]
+    return out
+
+
 def row_flags(run: RunCharacter, table: pd.DataFrame) -> list[str]:
     """Why a row is less certain: one dump (phases mixed), a memory-bound cluster, a clock outside the model's
     training range or V-f table, and the DRAM near saturation."""
@@ -100,7 +131,7 @@ def row_flags(run: RunCharacter, table: pd.DataFrame) -> list[str]:
             if op.freq_outside_training[i]:
                 per_row[i].append(f"freq_outside_training:{name}")
             if op.voltage_not_in_table[i]:
-                per_row[i].append(f"voltage_not_in_table:{name}")
+                per_row[i].append(f"voltage_not_in_vf_table:{name}")
     busy = run.dram_busy_s / table["runtime_s"].to_numpy() if run.dram_busy_s > 0 else np.zeros(len(table))
     for row in np.flatnonzero(busy > 0.8).tolist():
         per_row[row].append("dram_near_saturation")

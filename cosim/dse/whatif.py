@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.counters.pmc import event_rates
-from cosim.dse.interval import RunCharacter, add_intervals
+from cosim.dse.interval import RunCharacter, add_intervals, add_model_interval
 from cosim.dse.memory_stats import (
     READ_MISSES,
     STORE_MISSES,
@@ -65,7 +65,14 @@ from cosim.dse.memory_stats import (
     whatif_stats,  # re-exported: callers price a run with the stats it names
 )
 from cosim.errors import CosimError
-from cosim.models.envelope import above_top, cores_factor, envelope_static_w, refuse_beyond_band
+from cosim.models.envelope import (
+    above_top,
+    cores_factor,
+    envelope_static_w,
+    interval_flags,
+    interval_half_width_w,
+    refuse_beyond_band,
+)
 from cosim.models.modelfile import Model, operating_point
 from cosim.readers.gem5_config import Gem5Config
 from cosim.timeline.cpu import ClusterSpec, frequency_mhz, resolve_cluster
@@ -238,7 +245,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         f_new = grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)
         levels, index = np.unique(f_new, return_inverse=True)
         if not extrapolate:
-            refuse_beyond_band(c.model, levels, lambda i, c=c, levels=levels: f"--freqs {c.name}={levels[i]:g}")
+            refuse_beyond_band(c.model, levels, lambda i, c=c, levels=levels: f"--freqs {c.name}={levels[i]:g}", inside="--freqs")
         op = operating_point(c.model, levels)
         last = finish[c.name]
         ratio = c.freq_mhz / levels[:, None]  # (levels, epochs): how much longer a cycle is at f'
@@ -271,7 +278,27 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
             cycles = np.where(c.busy_s > 0, (fixed * levels[:, None] + (c.busy_s - fixed) * c.freq_mhz) / (c.busy_s * c.freq_mhz), 1.0)
         dyn_j = (c.dyn_coeff + c.cycle_coeff * cycles) * op.voltage_v[:, None] ** 2
         static_w = envelope_static_w(c.model, levels, op.voltage_v) * c.cores_scale
-        parts.append((c.name, compute_s[index], wait_s, dyn_j[index], static_w[index], busy[index], idle, last, shift_s[:, index]))
+        # the static power's slope in V [W/V], for the model's interval where the voltage is continued above the table
+        dv = 1e-3
+        static_dv = (envelope_static_w(c.model, levels, op.voltage_v + dv) - envelope_static_w(c.model, levels, op.voltage_v - dv)) / (
+            2 * dv
+        )
+        model_part = (levels, op.voltage_v, op.voltage_u_v, static_w, static_dv * c.cores_scale, index)
+        parts.append(
+            (
+                c.name,
+                compute_s[index],
+                wait_s,
+                dyn_j[index],
+                static_w[index],
+                busy[index],
+                idle,
+                last,
+                shift_s[:, index],
+                model_part,
+                c.model,
+            )
+        )
     # the run ends with its last cluster, then the recorded time after every cluster had finished
     runtime_s = np.max([compute + wait for _, compute, wait, *_ in parts], axis=0) + tail_s if parts else np.full(len(grid), ends[-1])
     # each epoch's new length: its slowest cluster's (core time at f', the fixed waits as recorded), scaled to the runtime
@@ -280,11 +307,13 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     out = grid.copy()
     out["runtime_s"] = runtime_s
     epoch_j = np.zeros_like(epoch_s)
-    for name, compute_s, wait_s, dyn_j, static_w, *_ in parts:
+    model_half = {}
+    for name, compute_s, wait_s, dyn_j, static_w, *_, model_part, model in parts:
         out[f"{name}_runtime_s"] = compute_s + wait_s
         cluster_j = dyn_j + static_w[:, None] * epoch_s  # a cluster stays powered until the run ends
         out[f"{name}_energy_j"] = cluster_j.sum(axis=1)
         epoch_j += cluster_j
+        model_half[name] = _model_half_width_j(model, model_part, dyn_j.sum(axis=1), runtime_s)
     out["energy_j"] = epoch_j.sum(axis=1)
     out["avg_power_w"] = out["energy_j"] / out["runtime_s"]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -298,6 +327,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     shift = np.array([parts[j][8][:, i] for i, j in enumerate(ending)]).T if parts else np.zeros((2, len(grid)))
     static = np.sum([p[4] for p in parts], axis=0) if parts else np.zeros(len(grid))
     out = add_intervals(character(run), out, shift_lo_s=shift[0], shift_hi_s=shift[1], static_w=static)
+    out = add_model_interval(out, model_half)
     extra = np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", "")
     out["flags"] = [";".join(sorted(f for f in (*str(a).split(";"), b) if f)) for a, b in zip(out["flags"], extra)]
     return out[
@@ -309,6 +339,8 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
             "energy_j",
             "energy_j_lo",
             "energy_j_hi",
+            "energy_j_whatif_lo",
+            "energy_j_whatif_hi",
             "peak_power_w",
             "avg_power_w",
             "edp_js",
@@ -317,6 +349,19 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
             "flags",
         ]
     ]
+
+
+def _model_half_width_j(model: Model, part: tuple, dyn_j: np.ndarray, runtime_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The power model's own interval on one cluster's energy at each row [J], and the rows where it is the
+    extrapolation's part alone: its power interval (2 x SER, widened above the top trained clock,
+    :func:`cosim.models.envelope.interval_half_width_w`) over the new runtime, as its bias holds epoch after epoch."""
+    levels, voltage_v, voltage_u_v, static_w, static_dv, index = part
+    f, v = levels[index], voltage_v[index]
+    power_w = dyn_j / runtime_s + static_w[index]
+    slope_w_per_v = 2.0 * dyn_j / runtime_s / v + static_dv[index]  # dynamic power goes with V^2
+    u = np.zeros(len(index)) if voltage_u_v is None else np.asarray(voltage_u_v)[index]
+    half_w = interval_half_width_w(model, freq_mhz=f, power_w=power_w, dpower_dv_w_per_v=slope_w_per_v, voltage_u_v=u)
+    return half_w * runtime_s, interval_flags(model, f)
 
 
 def character(run: RecordedRun) -> RunCharacter:

@@ -194,8 +194,9 @@ def interval_flags(model, freq_mhz: np.ndarray) -> np.ndarray:
     return above_top(model, freq_mhz) & (model.ser_w is None)
 
 
-def refuse_beyond_band(model, freq_mhz: np.ndarray, where) -> None:
-    """Refuse the first row beyond the extrapolation band, naming it (``where(i)``) and the ways out."""
+def refuse_beyond_band(model, freq_mhz: np.ndarray, where, *, inside: str = "cosim whatif --freqs") -> None:
+    """Refuse the first row beyond the extrapolation band, naming it (``where(i)``) and the ways out (``inside``: how
+    to ask for clocks inside the band from where the user is)."""
     bad = beyond_band(model, freq_mhz)
     if not bad.any():
         return
@@ -206,7 +207,7 @@ def refuse_beyond_band(model, freq_mhz: np.ndarray, where) -> None:
     raise CosimError(
         f"{where(i)}: {freq_mhz[i]:g} MHz is {freq_mhz[i] / hi:.3g}x {model.name}'s top trained clock {hi:g} MHz, beyond its "
         f"extrapolation band ({b:g}x, up to {hi * b:g} MHz){more}; price it with --extrapolate (flagged, widened interval), "
-        "at clocks inside the band with cosim whatif --freqs, or with another --model"
+        f"at clocks inside the band with {inside}, or with another --model"
     )
 
 
