@@ -251,11 +251,12 @@ def test_whatif_against_real_gem5_runs_at_other_clocks():
     runs = GEM5_RUNS / "cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz", GEM5_RUNS / "cosim-v24-se-biglittle-o3-1000MHz-minor-600MHz"
     down, up = compare(*runs), compare(*runs[::-1])
     for row in (down, up):
-        # measured: runtime +11.0 % down, -15.2 % up (the LITTLE's store drains take the same time at any clock
-        # here, docs/explanation/whatif.md); energy -2.9 % / +1.7 %, big cluster -3.6 % / +3.5 % (default models,
-        # static power scaled to the 2 cores present); the interval holds gem5's value both ways
-        assert abs(row["runtime_s"]) < 16 and abs(row["energy_j"]) < 3
-        assert abs(row["big_energy_j"]) < 4 and abs(row["little_energy_j"]) < 10
+        # measured: runtime +2.9 % down, -3.9 % up (+11.0 / -15.2 % before the LITTLE's store misses became a
+        # floor, docs/explanation/whatif.md); energy -4.9 % / +5.5 %, big cluster -5.7 % / +7.0 %: the big
+        # cluster's own finish is off by -14 / +21 % (gem5 switches its store misses to InvalidateReq at 1800 MHz),
+        # which the run's too-long runtime used to offset in static energy; the interval holds gem5's value both ways
+        assert abs(row["runtime_s"]) < 5 and abs(row["energy_j"]) < 6
+        assert abs(row["big_energy_j"]) < 8 and abs(row["little_energy_j"]) < 3
         assert row["runtime_s_covered"] and row["energy_j_covered"]
     # the run ends with the LITTLE cluster at both clock pairs, and the what-if says so
     assert down["ends_with"] == up["ends_with"] == "little"

@@ -39,12 +39,13 @@ def test_the_suite_is_recorded():
 
 def test_suite_errors_and_interval_coverage(suite):
     """Every ordered pair of every program at 1+1 cores (96): runtime and energy against gem5 at those clocks, as
-    measured (docs/explanation/whatif.md: worst -11.5 % runtime, -9.1 % energy, both on the mixed program's store
-    drains), and the interval holds gem5's value on at least 90 % of the pairs."""
+    measured (docs/explanation/whatif.md: worst +8.4 % runtime, +5.1 % energy, both stream's initialisation with
+    100 us dumps, whose store misses overlap more as the clock rises; -11.5 % / -9.1 % on mixed's store drains before
+    a Minor CPU's store misses became a floor), and the interval holds gem5's value on at least 90 % of the pairs."""
     head = summary(suite)
     assert head["pairs"] == 8 * 6 * 2
-    assert suite["runtime_s"].abs().max() < 12 and suite["energy_j"].abs().max() < 10
-    assert head["runtime_s_within_5"] >= 87 and head["energy_j_within_5"] >= 93
+    assert suite["runtime_s"].abs().max() < 9 and suite["energy_j"].abs().max() < 6
+    assert head["runtime_s_within_5"] >= 92 and head["energy_j_within_5"] >= 95
     # measured: coverage 100 % / 100 %, mean half-width 7.9 % / 5.8 %; at least 90 % with each kind of dump too
     assert head["runtime_s_coverage"] >= 0.95 and head["energy_j_coverage"] >= 0.95
     assert head["runtime_s_mean_width"] < 8 and head["energy_j_mean_width"] < 7  # an interval that says something
@@ -68,6 +69,25 @@ def test_every_row_has_an_interval_and_flags():
     assert width.iloc[1] < width.iloc[0] < width.iloc[2]
     assert (table["avg_power_w"] <= table["peak_power_w"]).all()
     assert table["flags"].map(type).eq(str).all() and "memory_bound:little" in table["flags"].iloc[0]
+
+
+def test_a_minor_cpus_store_misses_are_a_floor_under_its_store_bound_time():
+    """mixed's next_idx loop (a store every 16 bytes, 20 instructions a line) on the LITTLE (Minor) CPU: gem5 takes
+    98.5 ns a line at 600 MHz (45 ns computing, 87 ns of store-miss latency, the rest waiting) and 75.5 ns at 1400
+    MHz (19 ns computing): the misses go one after the other, so the time falls by their L2 cycles and the few core
+    cycles that do not overlap them, not by the core time the clock saves (which predicted 72.8 ns, -3.6 %).  The
+    whole run's LITTLE finish, predicted from 1000/600 at 1800/1400 MHz, was -11.4 % off gem5 with the drains held
+    as recorded."""
+    base, other = RUNS / "mixed" / "1c-epoch" / "1000_600", RUNS / "mixed" / "1c-epoch" / "1800_1400"
+    row = compare(base, other)
+    assert abs(row["little_runtime_s"]) < 3 and abs(row["runtime_s"]) < 3 and abs(row["energy_j"]) < 3
+    # where the misses overlap (random_mlp's initialisation: one store a line, about 1.9 in flight) the floor is the
+    # epoch's time, not their summed latency
+    specs = [ClusterSpec(n, p, load_model(m)) for n, p, m in CLUSTERS]
+    gather = RUNS / "random_mlp" / "1c-epoch" / "1000_600"
+    run = recorded_run(read_stats(stats_file(gather)), read_config(gather / "config.ini"), specs)
+    little = next(c for c in run.clusters if c.name == "little")
+    assert (little.store_serial_s <= run.duration_s + 1e-12).all() and little.store_serial_s.max() > 0.9 * run.duration_s.max()
 
 
 # --- a private L2 per core ------------------------------------------------------------------------------------
@@ -124,8 +144,8 @@ def test_pareto_plot_labels_every_point_and_marks_the_choice(tmp_path):
 @pytest.mark.parametrize(
     ("setup", "runtime_within_5", "energy_within_5", "worst_runtime", "worst_energy"),
     [
-        ("2c-epoch", 41, 44, 13.5, 8.5),  # measured: worst -13.0 % runtime (mixed), -8.0 % energy (ptrchase)
-        ("2c-one", 44, 48, 8.5, 5),  # measured: worst -7.9 % runtime (mixed), -4.8 % energy (stream)
+        ("2c-epoch", 46, 46, 6.5, 7.0),  # measured: worst -6.3 % runtime, -6.9 % energy (ptrchase; mixed was -13.0 %)
+        ("2c-one", 46, 47, 8.0, 6.0),  # measured: worst -7.6 % runtime, -5.5 % energy (ptrchase; mixed was -7.9 %)
     ],
 )
 def test_two_plus_two_cores_held_out(setup, runtime_within_5, energy_within_5, worst_runtime, worst_energy):

@@ -37,7 +37,11 @@ the suite that checks each step):
   is the L2 cycles times memory time / the misses' summed latency;
 - Minor (its waits are idle cycles): the load-miss part of wait_c (its L1s'
   read-miss latency) splits as that latency does between the cluster clock (L2
-  hits, the L2's own cycles) and the fixed part; its store drains stay fixed.
+  hits, the L2's own cycles) and the fixed part.  Its store buffer drains its
+  misses in order, so their latency beyond the load waits (at most the epoch's
+  time, where they overlap) is a floor under its busy time and the drains they
+  explain; above the floor only the core time that did not overlap them scales
+  (the floor's L2 cycles too).  Other drains stay fixed.
 gem5's DRAM access latency per read moved by at most 5 % between the suite's
 clock pairs, so the fixed part is not rescaled for DRAM queueing.
 """
@@ -108,6 +112,11 @@ class ClusterActivity:
     # (the only CPU on its memory) or off it (DRAM queueing of the other CPUs offsets them); the interval spans both
     store_l2_s: np.ndarray | None = None
     store_on_clock: bool = False
+    # a Minor cluster's store misses, one after the other (its store buffer drains through one at a time): their
+    # latency [s], the part of it on the cluster clock, and the part of its idle time (drains) they explain
+    store_serial_s: np.ndarray | None = None
+    store_serial_clocked_s: np.ndarray | None = None
+    store_drain_s: np.ndarray | None = None
     cores_scale: float = 1.0  # static power scale for the cores present (cosim.models.envelope.cores_factor)
 
 
@@ -160,6 +169,21 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             load_wait = np.minimum(idle, l1 / cluster.n_cpus)
             mem_clocked, wait_clocked = zero, load_wait * (1.0 - off_clock)
             load_fixed, store_l2 = load_wait * off_clock, zero
+            # its store misses drain one after the other: a store-bound phase takes their latency plus the core
+            # cycles that do not overlap them, at any clock (mixed's store loop: 92.4 -> 77.0 ns a line at 600 ->
+            # 1400 MHz, the L2's 16 cycles, plus 20 -> 18 core cycles); they explain the drains up to their latency
+            store_lat, store_misses = l2_misses(stats, cluster, meta.ticks_per_s, families=STORE_MISSES)
+            drains = np.maximum(idle - load_wait, 0.0)
+            # misses in flight together (more latency than time): on the critical path only the share of the time;
+            # and they drain while the core waits on a load first: only what outlasts the load waits is a floor
+            serial = store_lat / cluster.n_cpus
+            with np.errstate(divide="ignore", invalid="ignore"):
+                overlap = np.where(serial > duration, duration / serial, 1.0)
+            serial = serial * overlap
+            store_serial = np.clip(serial - load_wait, 0.0, busy + drains)
+            overlap = overlap * np.where(serial > 0, store_serial / np.where(serial > 0, serial, 1.0), 0.0)
+            store_drain = np.minimum(drains, store_serial)
+            store_serial_clocked = np.minimum(store_misses / cluster.n_cpus * l2_cycles_s * overlap, store_serial)
         else:
             # an O3 core's memory time: its read misses one after the other (dependent loads) plus the cycles its L1D
             # refused accesses with every MSHR waiting, or it could not rename for a full load or store queue
@@ -191,6 +215,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             store_l2 = np.minimum(store_misses * l2_cycles_s / cluster.n_cpus * overlap, mem - mem_clocked)
             if alone:
                 mem_clocked = mem_clocked + store_l2
+            store_serial = store_serial_clocked = store_drain = None
         out.append(
             ClusterActivity(
                 cluster.name,
@@ -205,6 +230,9 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 load_fixed,
                 store_l2,
                 alone,
+                store_serial,
+                store_serial_clocked,
+                store_drain,
                 cores_factor(model, cluster.n_cpus),
             )
         )
@@ -256,23 +284,35 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         fixed = c.mem_s - mem_clk  # memory time on other clocks (memory bus, DRAM)
         # (levels, epochs): time on the cluster's clock scales (core, L2 hits, waits on the L2's own cycles)
         busy = fixed + (c.busy_s - fixed + wait_clk) * ratio
-        idle = duration - c.busy_s - wait_clk  # the waits off the cluster's clock, as recorded
+        store_drain = zero if c.store_drain_s is None else c.store_drain_s
+        if c.store_serial_s is not None:
+            # Minor: its serial store misses are a floor under the core time and the drains they explain; above it,
+            # the core cycles that did not overlap them (their L2 cycles on the clock, the rest fixed)
+            serial, serial_clk = c.store_serial_s, c.store_serial_clocked_s
+            apart = np.maximum(c.busy_s + store_drain - serial, 0.0)
+            store_bound = np.maximum(c.busy_s * ratio, serial - serial_clk + (serial_clk + apart) * ratio) + wait_clk * ratio
+            store_free = busy + store_drain  # the other reading: the drains stay as recorded
+            busy = store_bound
+        idle = duration - c.busy_s - wait_clk - store_drain  # the waits off the cluster's clock, as recorded
         # until the cluster finishes: every epoch before its last active one, and in that one its busy time and
         # load waits (the rest of that epoch is after it finished)
         compute_s = busy[:, : last + 1].sum(axis=1)
         wait_s = float(idle[: max(last, 0)].sum()) + (float(load_fixed[last]) if last >= 0 else 0.0)
         # the waits that are neither busy nor load misses (Minor's stores draining) may overlap the core time the
         # new clock adds or removes (a throughput-bound phase takes the same time at any clock): the interval's shift
-        drains = float((idle - load_fixed)[: last + 1].clip(min=0).sum())  # its last epoch's too (one dump)
-        change = compute_s - float(c.busy_s[: last + 1].sum() + wait_clk[: last + 1].sum())
+        # (its last epoch's too: one dump), from the reading with every drain as recorded, which the store-bound
+        # prediction of a Minor cluster moves inside that span
+        drains = float((idle - load_fixed + store_drain)[: last + 1].clip(min=0).sum())
+        free = store_free if c.store_serial_s is not None else busy
+        change = free[:, : last + 1].sum(axis=1) - float((c.busy_s + wait_clk + store_drain)[: last + 1].sum())
         drain_shift = np.where(change > 0, -np.minimum(drains, change), np.minimum(drains, -change))
+        free_shift = (free - busy)[:, : last + 1].sum(axis=1)  # that reading, from this prediction
+        drain_lo, drain_hi = np.minimum(free_shift + np.minimum(drain_shift, 0), 0), np.maximum(free_shift + np.maximum(drain_shift, 0), 0)
         # the store misses' L2 cycles read the other way: off the clock where they were on it (a faster clock: longer),
         # on it where they were off (shorter)
         stores = zero if c.store_l2_s is None else c.store_l2_s
         store_shift = (stores[: last + 1] * (1.0 - ratio[:, : last + 1])).sum(axis=1) * (1.0 if c.store_on_clock else -1.0)
-        shift_s = np.stack(
-            [np.minimum(drain_shift, 0) + np.minimum(store_shift, 0), np.maximum(drain_shift, 0) + np.maximum(store_shift, 0)]
-        )
+        shift_s = np.stack([drain_lo + np.minimum(store_shift, 0), drain_hi + np.maximum(store_shift, 0)])
         # active cycles at f': core cycles stay, cycles spent waiting on other clocks shrink with the clock
         with np.errstate(divide="ignore", invalid="ignore"):
             cycles = np.where(c.busy_s > 0, (fixed * levels[:, None] + (c.busy_s - fixed) * c.freq_mhz) / (c.busy_s * c.freq_mhz), 1.0)
@@ -384,7 +424,7 @@ def cluster_done_s(cluster: ClusterActivity, duration_s: np.ndarray) -> float:
     last = cluster_finish(cluster, duration_s)
     if last < 0:
         return 0.0
-    waits = sum(float(w[last]) for w in (cluster.wait_clocked_s, cluster.load_wait_fixed_s) if w is not None)
+    waits = sum(float(w[last]) for w in (cluster.wait_clocked_s, cluster.load_wait_fixed_s, cluster.store_drain_s) if w is not None)
     return float(duration_s[:last].sum() + min(cluster.busy_s[last] + waits, duration_s[last]))
 
 
