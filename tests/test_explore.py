@@ -370,3 +370,26 @@ def test_a_failed_points_reason_leads_with_gem5s_own_error(tmp_path):
     (tmp_path / "gem5.stderr").write_text("\n".join(["ValueError: cannot convert '1XB' to memory size", "Traceback:", *frames]) + "\n")
     reason = tail(tmp_path / "gem5.stderr")
     assert reason.startswith("ValueError: cannot convert '1XB' to memory size | ") and "SimObject.py(411)" in reason
+
+
+def test_the_tutorials_predicted_rows_match_its_simulated_siblings():
+    """docs/explore.md: in the committed tutorial study each simulated point's --dvfs prediction at its sibling's
+    LITTLE clock (600 <-> 1000 MHz, same big cores and L2) is checked against that sibling's own gem5 run: within
+    1.2 % in runtime and 1.7 % in energy, inside the interval."""
+    import pandas as pd
+
+    rows = pd.read_csv(Path(__file__).parent.parent / "docs" / "explore" / "tutorial-results.csv")
+    simulated, predicted = rows[rows["source"] == "simulated"], rows[rows["source"] == "predicted"]
+    assert len(simulated) == 8
+    for _, point in simulated.iterrows():
+        same = (simulated["--big-cores"] == point["--big-cores"]) & (simulated["--big-l2-size"] == point["--big-l2-size"])
+        sibling = simulated[same & (simulated["point"] != point["point"])].iloc[0]
+        at = (
+            (predicted["point"] == point["point"])
+            & ((predicted["littleCluster_freq_mhz"] - sibling["littleCluster_freq_mhz"]).abs() < 1)
+            & ((predicted["bigCluster_freq_mhz"] - sibling["bigCluster_freq_mhz"]).abs() < 2)
+        )
+        guess = predicted[at].iloc[0]
+        for key, worst in (("runtime_s", 0.013), ("energy_j", 0.018)):
+            assert abs(guess[key] / sibling[key] - 1) < worst
+            assert guess[f"{key}_lo"] <= sibling[key] <= guess[f"{key}_hi"]
