@@ -154,7 +154,17 @@ def _config_beside(stats_path: Path) -> Path:
     found = next((stats_path.parent / n for n in CONFIG_NAMES if (stats_path.parent / n).exists()), None)
     if found is not None:
         return found
-    if not _has_cpu_stats(stats_path):
+    first = _first_dump(stats_path)
+    if first in ("no begin", "no stats"):
+        from cosim.readers.gem5_stats import not_stats_error
+
+        raise not_stats_error(
+            stats_path,
+            "no '---------- Begin Simulation Statistics' line"
+            if first == "no begin"
+            else "no statistics between its Begin and End Simulation Statistics lines",
+        )
+    if first == "no cpu":
         raise CosimError(
             f"{stats_path}: this run has no CPU (no numCycles stat in its first dump), so there is nothing for a CPU power model to price"
         )
@@ -163,21 +173,29 @@ def _config_beside(stats_path: Path) -> Path:
     )
 
 
-def _has_cpu_stats(stats_path: Path) -> bool:
-    """Whether the first dump counts CPU cycles (a plain or gzip stats file)."""
+def _first_dump(stats_path: Path) -> str:
+    """What the first dump of a plain or gzip stats file holds: "cpu" (a numCycles stat), "no cpu", "no stats"
+    (nothing between its Begin and End lines) or "no begin" (no Begin line: no gem5 statistics at all).
+    "cpu" when the file cannot be read, so that the reader says what is wrong with it."""
     import gzip
+    import zlib
 
     opener = gzip.open if stats_path.suffix == ".gz" else open
+    found = "no begin"
     try:
         with opener(stats_path, "rb") as f:
-            for line in f:
+            while line := f.readline(1 << 20):  # in pieces: a file that is no stats file may have no newline
                 if b"numCycles" in line or b"num_cycles" in line:
-                    return True
-                if line.startswith(b"---------- End"):
-                    return False
-    except (OSError, EOFError):
-        return True  # let the reader say what is wrong with the file
-    return False
+                    return "cpu"
+                if line.startswith(b"---------- Begin"):
+                    found = "no stats"
+                elif line.startswith(b"---------- End") and found != "no begin":
+                    return found
+                elif found == "no stats" and line.strip():
+                    found = "no cpu"
+    except (OSError, EOFError, zlib.error):
+        return "cpu"
+    return found
 
 
 def _default_models(config: Gem5Config, named: dict[str, str]) -> tuple[list[str], dict[str, str], list[str]]:

@@ -320,3 +320,27 @@ def test_output_piped_into_head_stops_in_one_line_not_as_a_bug(tmp_path):
     assert lines[-1] == "cosim: stopped: its standard output was closed (piped into head?); no output was left half-written"
     assert all(line.startswith("cosim:") for line in lines), result.stderr
     assert [p.name for p in tmp_path.iterdir()] in ([], ["p.csv"])  # the table, whole, or nothing: no temporary file
+
+
+@pytest.mark.parametrize(
+    "argv, line",
+    [
+        (["whatif", "--freqs"], "cosim whatif: error: argument --freqs: expected one argument (see cosim whatif --help)"),
+        (["power", "--nope", "x"], "cosim power: error: unrecognized arguments: --nope (see cosim power --help)"),
+        (["apply", "cortex-a15-walker2017"], "cosim apply: error: the following arguments are required: measured (see cosim apply --help)"),
+        (["--nope", "power", "x"], "cosim: error: unrecognized arguments: --nope (see cosim --help)"),
+        ([], "cosim: error: the following arguments are required: COMMAND (see cosim --help)"),
+    ],
+    ids=["missing-value", "unknown-option", "missing-argument", "unknown-top-option", "no-command"],
+)
+def test_a_command_line_argparse_cannot_read_is_one_line(argv, line):
+    """No usage block before the error: one line naming what is wrong and whose --help to read, exit 2."""
+    result = cosim(*argv)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == line + "\n"
+
+
+def test_help_is_still_the_whole_help():
+    result = cosim("whatif", "--help")
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout.startswith("usage: cosim whatif") and "--freqs" in result.stdout and "options:" in result.stdout

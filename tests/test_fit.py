@@ -395,3 +395,60 @@ def test_select_then_fit_on_armpm_from_the_command_line(tmp_path):
     assert "0x08-0x12" in [t.name for t in model.dynamic]
     cv = model.raw["fit"]["cv_by_group"]
     assert cv["mape_pct"] == pytest.approx(3.16, abs=0.01) and cv["pi95_coverage"] >= 0.93
+
+
+# Powmon layout, A7 columns: line 3 is blank, and the third row's quoted workload name runs over lines 5 and 6
+A7_TABLE = """\
+Workload,Frequency A7,Voltage A7,Average A7 CycleCount,Average A7 Event 0x03,Average A7 Event 0x04,Average A7 Event 0x08,Average A7 Event 0x60,Power A7
+busy,1000,1.089,9.9e8,1.0e7,3.0e8,7.0e8,5.0e6,0.35
+
+idle,600,0.944,1.0e7,1.0e5,3.0e6,5.0e6,5.0e4,0.05
+"mixed
+run",1400,1.253,1.3e9,2.0e7,4.0e8,9.0e8,9.0e6,0.6
+"""
+
+
+def test_apply_output_rows_name_their_line_in_the_input(tmp_path):
+    (tmp_path / "m.csv").write_text(A7_TABLE)
+    result = run_cosim("apply", "cortex-a7-gemstone2018", tmp_path / "m.csv", "--compare-with", "Power A7", "-o", tmp_path / "out.csv")
+    assert result.returncode == 0, result.stderr
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert out.columns[0] == "input_row"
+    assert out["input_row"].tolist() == [2, 4, 5]  # header = line 1; each row's first line
+    assert out["voltage_v"].tolist() == [1.089, 0.944, 1.253] and out["measured_w"].tolist() == [0.35, 0.05, 0.6]
+    # a refusal's "row N" is the same line: 3e9 L1D accesses/s with 1e7 cycles/s is 300 per cycle, the A7 counts 1
+    (tmp_path / "bad.csv").write_text(A7_TABLE.replace("idle,600,0.944,1.0e7,1.0e5,3.0e6", "idle,600,0.944,1.0e7,1.0e5,3.0e9"))
+    refused = run_cosim("apply", "cortex-a7-gemstone2018", tmp_path / "bad.csv")
+    assert refused.returncode == 2 and "bad.csv: row 4 (cortex-a7-gemstone2018): 0x04 (L1D_CACHE)" in refused.stderr
+
+
+def test_armpm_rows_keep_their_line_in_the_log(tmp_path):
+    """A run's first sample has no interval to make rates from and is dropped: the kept rows still name their lines."""
+    header = "#Timestamp\tBenchmark\tRun(#)\tCPU(4) Frequency(MHz)\tA15 Voltage(V)\tA15 Power(W)\tCPU_CYCLES\tINST_RETIRED\n"
+    samples = [(0, 1), (500_000_000, 1), (1_000_000_000, 1), (0, 2), (500_000_000, 2)]
+    body = "".join(f"{t}\tbt\t{run}\t1000\t1.0\t1.5\t2000000000\t1000000000\n" for t, run in samples)
+    (tmp_path / "bt.data").write_text(header + body)
+    measured = read_armpm(tmp_path / "bt.data")
+    assert measured.input_row.tolist() == [3, 4, 6]  # lines 2 and 5 open runs 1 and 2
+    assert measured.rates["0x11"].tolist() == [1e9, 1e9, 1e9]  # 2e9 cycles in 0.5 s over 4 cores
+
+
+def test_apply_compare_with_a_column_not_in_the_input_lists_its_columns(tmp_path):
+    (tmp_path / "m.csv").write_text(A7_TABLE)
+    out = tmp_path / "out.csv"
+    result = run_cosim("apply", "cortex-a7-gemstone2018", tmp_path / "m.csv", "--compare-with", "Power A15", "-o", out)
+    assert result.returncode == 2 and result.stdout == "" and not out.exists()  # refused before any work
+    assert result.stderr == (
+        f"cosim: error: {tmp_path / 'm.csv'}: no column 'Power A15' to compare with; its columns: 'Workload', 'Frequency A7', "
+        "'Voltage A7', 'Average A7 CycleCount', 'Average A7 Event 0x03', 'Average A7 Event 0x04', 'Average A7 Event 0x08', "
+        "'Average A7 Event 0x60', 'Power A7'\n"
+    )
+    # 20 more columns: the first 12 are listed, then how many more
+    lines = A7_TABLE.splitlines()
+    wide = [lines[0] + "".join(f",extra {i}" for i in range(20))] + [
+        line + ",0" * 20 if line[-1:].isdigit() else line for line in lines[1:]
+    ]
+    (tmp_path / "wide.csv").write_text("\n".join(wide) + "\n")
+    result = run_cosim("apply", "cortex-a7-gemstone2018", tmp_path / "wide.csv", "--compare-with", "Power A15")
+    (line,) = result.stderr.splitlines()
+    assert line.endswith("'Average A7 Event 0x60', 'Power A7', 'extra 0', 'extra 1', 'extra 2', ... (17 more)")

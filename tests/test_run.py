@@ -120,3 +120,41 @@ def test_sweep_takes_the_overrides_its_refusals_recommend(tmp_path):
     row = pd.read_csv(tmp_path / "sweep.csv").iloc[0]
     assert "extrapolated" in row["flags"].split(";")
     assert row["energy_j"] == pytest.approx(pd.read_csv(tmp_path / "power.csv")["energy_j"].sum(), rel=1e-8)
+
+
+NOT_STATS = "so it is not a gem5 stats.txt; give a gem5 output folder (m5out/) or the stats.txt in it"
+MARKERS_ONLY = "\n---------- Begin Simulation Statistics ----------\n\n---------- End Simulation Statistics   ----------\n"
+
+
+@pytest.mark.parametrize("config_beside", [False, True], ids=["alone", "config-beside"])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("vm\n", "no '---------- Begin Simulation Statistics' line"),  # what /etc/hostname holds
+        ("hello\nworld", "no '---------- Begin Simulation Statistics' line"),  # no newline at the end
+        (MARKERS_ONLY, "no statistics between its Begin and End Simulation Statistics lines"),
+    ],
+    ids=["hostname", "text", "markers-only"],
+)
+def test_a_file_with_no_gem5_statistics_is_not_a_stats_txt(tmp_path, text, why, config_beside):
+    """Not "this run has no CPU": the file is no stats.txt at all, and the message says what to give instead,
+    whether the run's config is beside it (the stats reader says it) or not (open_run says it first)."""
+    path = tmp_path / "hostname"
+    path.write_text(text)
+    if config_beside:
+        shutil.copy(BUNDLED / "config.ini", tmp_path)
+    line = _one_error(run_cosim("power", path, "-o", tmp_path / "p.csv"))
+    assert line == f"cosim: error: {path}: {why}, {NOT_STATS}"
+    assert not (tmp_path / "p.csv").exists()
+
+
+def test_a_real_stats_file_without_a_cpu_still_says_so(tmp_path):
+    """The bundled run's stats with every numCycles line taken out, and no config beside it: a gem5 stats file
+    whose run counted no CPU cycles, refused as such."""
+    import gzip
+
+    with gzip.open(BUNDLED / "stats.txt.gz", "rt") as f:
+        kept = [line for line in f if "numCycles" not in line]
+    (tmp_path / "stats.txt").write_text("".join(kept))
+    line = _one_error(run_cosim("power", tmp_path, "-o", tmp_path / "p.csv"))
+    assert "stats.txt: this run has no CPU (no numCycles stat in its first dump)" in line and "not a gem5 stats.txt" not in line

@@ -16,6 +16,7 @@ import sys
 import traceback
 import warnings
 from pathlib import Path
+from typing import NoReturn
 
 from cosim.cli import dse, explore, fit, gpu, kernels, power, read
 from cosim.cli._args import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PARTIAL, _guard_paths
@@ -78,12 +79,29 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
         print(warnings.formatwarning(message, category, filename, lineno, line), file=sys.stderr, end="")
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error in one line, naming what is wrong and where the help is (subparsers are made of this class too)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {' '.join(message.splitlines())} (see {self.prog} --help)\n")
+
+
+class _CommandParser(_Parser):
+    """A command's parser: an argument it does not know is its own error, pointing to its own help."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+
 def _parser() -> argparse.ArgumentParser:
     from cosim import __version__
 
-    parser = argparse.ArgumentParser(prog="cosim", description="Hardware-trained power models for gem5 runs.")
+    parser = _Parser(prog="cosim", description="Hardware-trained power models for gem5 runs.")
     parser.add_argument("--version", action="version", version=f"cosim {__version__}")
-    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(required=True, metavar="COMMAND", parser_class=_CommandParser)
     for group in (power, fit, dse, explore, kernels, gpu, read):
         group.add_parsers(sub)
     return parser

@@ -135,6 +135,8 @@ def _cmd_apply(args: argparse.Namespace) -> int:
             event_cols=_pairs(args.event_col, "--event-col"),
             need_voltage=args.voltage == "measured",
         )
+    if args.compare_with and args.compare_with not in measured.table.columns:  # before any work, and named
+        raise CosimError(f"{args.measured}: no column '{args.compare_with}' to compare with; {_columns(measured.table)}")
     pred = apply_model(
         model,
         measured,
@@ -149,14 +151,12 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     if pred["implausible"].any():
         print(f"  {int(pred['implausible'].sum())} implausible row(s) kept, flagged (--keep-implausible)")
     if args.compare_with:
-        if args.compare_with not in measured.table.columns:
-            raise CosimError(f"{args.measured}: no column '{args.compare_with}' to compare with")
         column = measured.table[args.compare_with]
         actual = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
         bad = np.flatnonzero(np.isnan(actual) & column.notna().to_numpy())
         if len(bad):
             raise CosimError(
-                f"{args.measured}: row {int(bad[0]) + 2}: '{args.compare_with}' is {column.iloc[bad[0]]!r}, "
+                f"{args.measured}: row {pred['input_row'].iloc[bad[0]]}: '{args.compare_with}' is {column.iloc[bad[0]]!r}, "
                 "not a power [W]; fix or remove that row"
             )
         pred["measured_w"] = actual
@@ -170,7 +170,7 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         print(f"  predictions -> {args.output}")
     missing = int(pred["no_value"].sum())
     if missing:
-        first = int(np.flatnonzero(pred["no_value"].to_numpy())[0]) + 2
+        first = pred["input_row"].iloc[int(np.flatnonzero(pred["no_value"].to_numpy())[0])]
         print(
             f"cosim: error: {args.measured}: {missing} of {len(pred)} row(s) have no value (a frequency or voltage "
             f"that is not a positive number, or a missing rate; first at line {first})",
@@ -178,6 +178,13 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         )
         return 0 if args.allow_partial else EXIT_PARTIAL
     return 0
+
+
+def _columns(table, most: int = 12) -> str:
+    """The table's columns, for a message: the first ``most``, then how many more."""
+    names = [repr(str(c)) if len(str(c)) <= 40 else repr(str(c)[:37] + "...") for c in table.columns]  # repr: one line
+    more = f", ... ({len(names) - most} more)" if len(names) > most else ""
+    return f"its columns: {', '.join(names[:most])}{more}"
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:

@@ -24,7 +24,8 @@ def apply_model(
     extrapolate: bool = False,
     source: str = "measured table",
 ) -> pd.DataFrame:
-    """Predicted power per measured row: ``power_w``, ``dynamic_w``, ``static_w``, ``term_*_w``, ``voltage_v``.
+    """Predicted power per measured row: ``input_row`` (the row's line in the input file, header = line 1),
+    ``power_w``, ``dynamic_w``, ``static_w``, ``term_*_w``, ``voltage_v``.
 
     The measured rates are per-core averages [events/s], which is the model's input
     once divided by the frequency [MHz].  ``voltage`` picks the voltage the model is
@@ -43,8 +44,9 @@ def apply_model(
     with np.errstate(divide="ignore", invalid="ignore"):
         eph = {e: rate / measured.freq_mhz for e, rate in measured.rates.items()}
     f = measured.freq_mhz
+    rows = input_rows(measured)
     if not extrapolate:
-        refuse_beyond_band(model, f, lambda i: f"{source}: row {i + 2} ({model.name})")
+        refuse_beyond_band(model, f, lambda i: f"{source}: row {rows[i]} ({model.name})")
     table_op = operating_point(model, f)
     table_u = table_op.voltage_u_v if table_op.voltage_u_v is not None else np.zeros(len(f))
     if voltage == "measured":
@@ -63,11 +65,11 @@ def apply_model(
     )
     bad = reasons != ""
     if not keep_implausible:
-        refuse_implausible(reasons, lambda i: f"{source}: row {i + 2} ({model.name})", "check that row's columns")
+        refuse_implausible(reasons, lambda i: f"{source}: row {rows[i]} ({model.name})", "check that row's columns")
     blank_implausible(power, bad)
     op = operating_point(model, f, v)
     half = interval_half_width_w(model, freq_mhz=f, power_w=power["power_w"], dpower_dv_w_per_v=slope, voltage_u_v=v_u)
-    out = pd.DataFrame(power)
+    out = pd.DataFrame({"input_row": rows, **power})
     out["power_lo_w"] = np.maximum(out["power_w"] - half, 0.0)  # power is never negative
     out["power_hi_w"] = out["power_w"] + half
     out["voltage_v"] = v
@@ -80,6 +82,13 @@ def apply_model(
         for e, x, n, i in zip(out["extrapolated"], interval_flags(model, f), no_value, bad)
     ]
     return out
+
+
+def input_rows(measured: MeasuredInputs) -> np.ndarray:
+    """Each measured row's line in its input file (header = line 1, so the first data row is 2)."""
+    if measured.input_row is not None:
+        return np.asarray(measured.input_row, dtype=np.int64)
+    return np.arange(len(measured.freq_mhz), dtype=np.int64) + 2
 
 
 def mape_pct(predicted: np.ndarray, measured: np.ndarray) -> float:

@@ -54,9 +54,9 @@ def read_armpm(path: str | Path, *, cores: int = 4) -> MeasuredInputs:
     The table of the result holds ``Benchmark``, ``Run(#)`` and ``A15 Power(W)`` for the kept rows.
     """
     path = Path(path)
-    from cosim.readers.measured import read_table
+    from cosim.readers.measured import read_table_with_lines
 
-    raw = read_table(path)
+    raw, lines = read_table_with_lines(path)
     # ARMPM's raw per-run results.data lacks the columns its concatenation step adds: one run of one benchmark
     if "Benchmark" not in raw.columns:
         raw.insert(1, "Benchmark", path.stem)
@@ -69,7 +69,7 @@ def read_armpm(path: str | Path, *, cores: int = 4) -> MeasuredInputs:
     if not events:
         raise CosimError(f"{path}: no PMU event columns (known names: CPU_CYCLES, INST_RETIRED, ...)")
     for col in (_TIME, _FREQ, _VOLT, _POWER, *events):
-        raw[col] = _numbers(path, raw, col, finite=col == _TIME)
+        raw[col] = _numbers(path, raw, col, lines, finite=col == _TIME)
     run = raw["Benchmark"].astype(str) + "#" + raw["Run(#)"].astype(str)
     dt_s = raw[_TIME].groupby(run).diff().to_numpy(dtype=float) / 1e9
     keep = np.isfinite(dt_s) & (dt_s > 0)
@@ -82,10 +82,11 @@ def read_armpm(path: str | Path, *, cores: int = 4) -> MeasuredInputs:
         voltage_v=table[_VOLT].to_numpy(dtype=float),
         rates=rates,
         label="A15",
+        input_row=lines[keep],
     )
 
 
-def _numbers(path: Path, raw: pd.DataFrame, col: str, *, finite: bool) -> pd.Series:
+def _numbers(path: Path, raw: pd.DataFrame, col: str, lines: np.ndarray, *, finite: bool) -> pd.Series:
     """``raw[col]`` as floats; text (or, with ``finite``, a missing or infinite value) is refused naming its line."""
     import pandas as pd
 
@@ -93,5 +94,5 @@ def _numbers(path: Path, raw: pd.DataFrame, col: str, *, finite: bool) -> pd.Ser
     bad = (values.isna() & raw[col].notna()) | (~np.isfinite(values) if finite else False)
     if bad.any():
         i = int(np.flatnonzero(np.asarray(bad))[0])
-        raise CosimError(f"{path}:{i + 2}: {col} is {raw[col].iloc[i]!r}, not a number; fix or remove that line")
+        raise CosimError(f"{path}:{lines[i]}: {col} is {raw[col].iloc[i]!r}, not a number; fix or remove that line")
     return values

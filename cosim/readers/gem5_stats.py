@@ -93,6 +93,8 @@ def read_stats_table(path: str | Path, *, stats: Iterable[str] | None = None, pr
     reader = _DumpReader(path, wanted, progress)
     rows, columns = reader.run()
     meta = reader.meta
+    if not rows and reader.empty_dumps == meta.dumps_in_file:  # every dump whole, and nothing in them
+        raise not_stats_error(path, "no statistics between its Begin and End Simulation Statistics lines")
     if not rows:
         reasons = "; ".join(f"line {d.line}: {d.reason}" for d in meta.dropped[:3])
         # no dump dropped: every one covered no time (zero simulated ticks)
@@ -106,6 +108,11 @@ def read_stats_table(path: str | Path, *, stats: Iterable[str] | None = None, pr
     dumps = np.array(reader.kept_dumps, dtype=np.int64)
     meta.cumulative_dumps = dumps[tile_epochs(matrix, columns, dumps, path=str(path))].tolist()
     return StatsTable(matrix, columns, dumps, meta)
+
+
+def not_stats_error(path: str | Path, why: str) -> CosimError:
+    """A file with no gem5 statistics in it, said the same way by this reader and by :mod:`cosim.run`."""
+    return CosimError(f"{path}: {why}, so it is not a gem5 stats.txt; give a gem5 output folder (m5out/) or the stats.txt in it")
 
 
 _warned_slow = False
@@ -160,6 +167,7 @@ class _DumpReader:
         self.kept_dumps: list[int] = []
         self._last_names: list[str] | None = None
         self._last_cols: np.ndarray | None = None
+        self.empty_dumps = 0  # dumps with an End marker and no stat line between the markers
 
     def run(self) -> tuple[list[tuple[np.ndarray, int]], dict[str, int]]:
         input_file(
@@ -181,7 +189,7 @@ class _DumpReader:
             if bar is not None:
                 bar.close()
         if self.meta.dumps_in_file == 0:
-            raise CosimError(f"{self.path}: no '---------- Begin Simulation Statistics' line; is this a gem5 stats.txt?")
+            raise not_stats_error(self.path, "no '---------- Begin Simulation Statistics' line")
         self._finish_meta()
         return self.rows, self.columns
 
@@ -330,6 +338,7 @@ class _DumpReader:
 
     def _dump(self, names: list[str], raw_values: bytes, bad: int, block: memoryview, offset: int) -> None:
         """Keep one scanned dump (``block`` is its text, at file ``offset``), or report why it is dropped."""
+        self.empty_dumps += not names and bad < 0
         if bad >= 0:
             lines = bytes(block).split(b"\n")
             text = lines[bad].decode("utf-8", "replace").strip()

@@ -8,6 +8,7 @@ Other tables name their columns explicitly.
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 from collections.abc import Iterable, Mapping
@@ -32,20 +33,47 @@ class MeasuredInputs:
     voltage_v: np.ndarray
     rates: dict[str, np.ndarray]  # event -> per-core average rate [events/s]
     label: str | None  # Powmon cluster label used, if any
+    input_row: np.ndarray | None = None  # each row's line in the input file (header = 1); None: index + 2
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
     """A CSV or TSV (separator from the first line), untouched."""
-    path = Path(path)
+    return _parse(Path(path))[0]
+
+
+def read_table_with_lines(path: str | Path) -> tuple[pd.DataFrame, np.ndarray]:
+    """:func:`read_table`, and the line of the file (header = line 1) each row starts on."""
+    table, text, sep = _parse(Path(path))
+    return table, _row_lines(text, sep, len(table))
+
+
+def _parse(path: Path) -> tuple[pd.DataFrame, str, str]:
     text = read_text(path, missing_hint="give the measured table (CSV or TSV)")
     first = text.split("\n", 1)[0]
     if not first.strip():
         raise CosimError(f"{path}: empty file or no header line")
     sep = "\t" if "\t" in first else ","
     try:
-        return pd.read_csv(io.StringIO(text), sep=sep)
+        return pd.read_csv(io.StringIO(text), sep=sep), text, sep
     except (pd.errors.ParserError, ValueError) as err:
         raise CosimError(f"{path}: not a readable {'TSV' if sep == chr(9) else 'CSV'} table ({str(err).splitlines()[0]})") from None
+
+
+def _row_lines(text: str, sep: str, n: int) -> np.ndarray:
+    """The file line each of the table's ``n`` rows starts on: pandas skips blank lines, and a quoted field may
+    hold line breaks.  Where the file cannot be followed record by record, the row's index + 2."""
+    starts: list[int] = []
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    end = 0
+    try:
+        for record in reader:
+            start, end = end + 1, reader.line_num
+            if record and not (len(record) == 1 and not record[0].strip()):  # what pandas counts as a blank line
+                starts.append(start)
+    except csv.Error:  # a field over csv's size limit, a lone carriage return
+        starts = []
+    rows = starts[1:]  # starts[0] is the header
+    return np.array(rows, dtype=np.int64) if len(rows) == n else np.arange(n, dtype=np.int64) + 2
 
 
 def read_measured(
@@ -64,7 +92,7 @@ def read_measured(
     (``A15``...) is the one whose columns cover every event in ``events``.
     """
     path = Path(path)
-    table = read_table(path)
+    table, lines = read_table_with_lines(path)
     events = [e.lower() for e in events]
     event_cols = {k.lower(): v for k, v in (event_cols or {}).items()}
     labels = [m.group(1) for c in table.columns if (m := _POWMON_CYCLES.match(str(c)))]
@@ -89,7 +117,7 @@ def read_measured(
         bad = series.isna() & table[col].notna()
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise CosimError(f"{path}: column '{col}' row {row + 2} is not a number ({table[col].iloc[row]!r})")
+            raise CosimError(f"{path}: column '{col}' row {lines[row]} is not a number ({table[col].iloc[row]!r})")
         values[key] = series.to_numpy(dtype=float)
     return MeasuredInputs(
         table=table,
@@ -97,6 +125,7 @@ def read_measured(
         voltage_v=values.pop("voltage", np.full(len(table), np.nan)),
         rates=values,
         label=label,
+        input_row=lines,
     )
 
 
