@@ -345,3 +345,34 @@ def test_the_energy_interval_carries_the_power_models_own_error():
     assert below[2] > np.hypot(whatif_below[2], model_j[2]) * 1.05
     assert all("interval_whatif_only:little" in f.split(";") for f in table["flags"])
     assert "interval_whatif_only:big" not in table["flags"].iloc[0]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--power-cap", "-1"), "cosim whatif: error: argument --power-cap: -1 is not > 0 (see cosim whatif --help)"),
+        (("--deadline", "0"), "cosim whatif: error: argument --deadline: 0 is not > 0 (see cosim whatif --help)"),
+        (
+            ("--freqs", "big=1.4GHz"),
+            "--freqs big=1.4GHz: expected MHz values separated by commas, without units (e.g. big=1400 for 1.4GHz)",
+        ),
+        (("--freqs", "1400"), "--freqs '1400': expected NAME=MHZ,MHZ,... for one of this run's clusters: big, little"),
+    ],
+)
+def test_whatif_typos_are_refused_in_one_line_that_says_what_to_type(tmp_path, extra, message):
+    run = write_biglittle_run(tmp_path / "m5out")
+    result = run_cosim("whatif", run, *BIGLITTLE_ARGS, "-o", tmp_path / "w.csv", *extra)
+    assert result.returncode == 2 and not (tmp_path / "w.csv").exists()
+    assert result.stderr.strip().splitlines()[-1].endswith(message), result.stderr
+
+
+@needs_shared
+def test_a_cluster_that_never_computes_keeps_the_recorded_runtime_and_says_so(tmp_path):
+    """A full-system boot with the OS idle: the dual O3 CPU is active in under 1 % of the run (462 M instructions in
+    47.3 s), so there is nothing to rescale; the row says why its runtime does not move with the clock."""
+    run = GEM5_RUNS / "public-old2016-arm64-fs-o3-dual"
+    result = run_cosim("whatif", run, "--freqs", "cpu_clk_domain=1000,1400", "-o", tmp_path / "w.csv")
+    assert result.returncode == 0, result.stderr
+    table = pd.read_csv(tmp_path / "w.csv")
+    assert (table["cpu_clk_domain_runtime_s"] == 0).all() and table["runtime_s"].nunique() == 1
+    assert table["flags"].str.contains("never_active:cpu_clk_domain").all()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -23,8 +24,15 @@ def add_parsers(sub) -> None:
         metavar="NAME=F1,F2,...",
         help="frequencies [MHz] to try for cluster NAME (default: its model's V-f table)",
     )
-    w.add_argument("--power-cap", type=float, metavar="WATTS", help="choose the fastest configuration under this peak power")
-    w.add_argument("--deadline", type=float, metavar="SECONDS", help="choose the least energy within this runtime")
+    w.add_argument(
+        "--power-cap", type=_positive("--power-cap"), metavar="WATTS", help="choose the fastest configuration under this peak power"
+    )
+    w.add_argument(
+        "--deadline",
+        type=_positive("--deadline"),
+        metavar="SECONDS",
+        help="choose the least energy within this runtime (the predicted one; runtime_s_hi in the table is the cautious reading)",
+    )
     w.add_argument("-o", "--output", type=Path, default=Path("whatif.csv"), help="one row per configuration")
     w.add_argument("--plot", type=Path, help="Pareto plot (energy against runtime)")
     _add_trust_flags(w, implausible=False)
@@ -41,8 +49,8 @@ def add_parsers(sub) -> None:
     )
     sw.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH", help="as for cosim power")
     sw.add_argument("--workers", type=int, default=1, help="processes parsing runs in parallel (default 1)")
-    sw.add_argument("--power-cap", type=float, metavar="WATTS", help="choose the fastest run under this peak power")
-    sw.add_argument("--deadline", type=float, metavar="SECONDS", help="choose the least-energy run within this runtime")
+    sw.add_argument("--power-cap", type=_positive("--power-cap"), metavar="WATTS", help="choose the fastest run under this peak power")
+    sw.add_argument("--deadline", type=_positive("--deadline"), metavar="SECONDS", help="choose the least-energy run within this runtime")
     sw.add_argument("-o", "--output", type=Path, default=Path("sweep.csv"), help="one row per run")
     sw.add_argument("--plot", type=Path, help="Pareto plot (energy against runtime)")
     sw.add_argument("--progress", action="store_true", help="progress bar (needs tqdm)")
@@ -97,7 +105,7 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
             f"energy {_within(choice.row, 'energy_j')} J, peak {choice.row['peak_power_w']:.3f} W"
         )
         if choice.row["flags"]:
-            print(f"  flags: {choice.row['flags']}")
+            print(f"  flags of the chosen row: {choice.row['flags']}")
     if args.plot:
         plot_pareto(table, args.plot, choice=choice, title=args.stats.parent.name)
         print(f"  plot -> {args.plot}")
@@ -105,8 +113,25 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
 
 
 def _within(row, key: str) -> str:
-    """A value and its interval, e.g. ``0.0046 [0.0044, 0.0048]``."""
-    return f"{row[key]:.6g} [{row[key + '_lo']:.4g}, {row[key + '_hi']:.4g}]"
+    """A value and its interval, e.g. ``0.0046 (interval 0.0044-0.0048)``."""
+    return f"{row[key]:.6g} (interval {row[key + '_lo']:.4g}-{row[key + '_hi']:.4g})"
+
+
+def _positive(flag: str):
+    """An argparse type: a finite number > 0 (a cap or deadline of 0 or less can only mean a typo)."""
+
+    def parse(text: str) -> float:
+        import math
+
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"{text} is not > 0")
+        return value
+
+    return parse
 
 
 def _whatif_freqs(items: list[str], specs) -> dict[str, list[float]]:
@@ -115,13 +140,20 @@ def _whatif_freqs(items: list[str], specs) -> dict[str, list[float]]:
 
     models = {spec.name: spec.model for spec in specs}
     freqs = {}
+    for item in items:
+        if "=" not in item:
+            raise CosimError(f"--freqs '{item}': expected NAME=MHZ,MHZ,... for one of this run's clusters: {', '.join(models)}")
     for name, text in _pairs(items, "--freqs").items():
         if name not in models:
             raise CosimError(f"--freqs {name}={text}: this run has no cluster '{name}'; its clusters: {', '.join(models)}")
         try:
             freqs[name] = list(dict.fromkeys(float(x) for x in text.split(",")))  # a clock given twice is one row
         except ValueError:
-            raise CosimError(f"--freqs {name}={text}: expected MHz values separated by commas") from None
+            hint = ""
+            if (ghz := re.fullmatch(r"\s*([0-9.]+)\s*([GM])Hz\s*", text.split(",")[0], re.IGNORECASE)) is not None:
+                mhz = float(ghz.group(1)) * (1000 if ghz.group(2).upper() == "G" else 1)
+                hint = f" (e.g. {name}={mhz:g} for {text.split(',')[0].strip()})"
+            raise CosimError(f"--freqs {name}={text}: expected MHz values separated by commas, without units{hint}") from None
         lowest = models[name].vf_points[0][0]
         for f in freqs[name]:
             if not math.isfinite(f) or f <= 0:

@@ -60,6 +60,9 @@ def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: fl
     else:
         key, what = "edp_js", "least energy-delay product"
     row = pool.loc[pool[key].idxmin()]
+    if power_cap_w is None and deadline_s is None:
+        return Choice(row, f"{what} of {int(ok.sum())} configuration(s)")
+    # on the predicted values: a what-if row's runtime_s_hi is the cautious reading of a deadline
     return Choice(row, f"{what} of {int(ok.sum())} configuration(s) meeting the constraints")
 
 

@@ -369,7 +369,10 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     out = add_intervals(character(run), out, shift_lo_s=shift[0], shift_hi_s=shift[1], static_w=static)
     out = add_model_interval(out, model_half)
     extra = np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", "")
-    out["flags"] = [";".join(sorted(f for f in (*str(a).split(";"), b) if f)) for a, b in zip(out["flags"], extra)]
+    # a cluster never active above 1 % of an epoch (an idle OS in a full-system run) has no work to rescale: its
+    # <cluster>_runtime_s is 0 and the run keeps its recorded time
+    idle = ";".join(f"never_active:{name}" for name, last in finish.items() if last < 0)
+    out["flags"] = [";".join(sorted(f for f in (*str(a).split(";"), b, idle) if f)) for a, b in zip(out["flags"], extra)]
     return out[
         [
             *grid.columns,
