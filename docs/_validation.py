@@ -29,6 +29,7 @@ def validation_table() -> str:
         "whatif_suite_1c": lambda: _whatif_suite(("1c-epoch", "1c-one"), together=True),
         "whatif_suite_2c": lambda: _whatif_suite(("2c-epoch", "2c-one"), together=False),
         "whatif_suite_se": lambda: _whatif_suite(("se-one",), together=True),
+        "whatif_suite_se_minor": lambda: _whatif_suite(("se-minor",), together=True),
     }
     lines = ["| what | measured | target |", "|---|---|---|"]
     for row in data["row"]:

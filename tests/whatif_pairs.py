@@ -22,10 +22,13 @@ from cosim.readers.gem5_stats import stats_file
 
 CLUSTERS = (("big", "system.bigCluster", "cortex-a15-walker2017"), ("little", "system.littleCluster", "cortex-a7-gemstone2018"))
 SE_CLUSTERS = (("cpu", "system.cpu", "cortex-a15-gemstone2018"),)  # the se-one set-up: gem5's se.py, one O3 CPU
+SE_MINOR_CLUSTERS = (("cpu", "system.cpu", "cortex-a7-gemstone2018"),)  # se-minor: se.py, one Minor CPU
 
 
 def clusters_of(setup: str) -> tuple:
     """The clusters a suite set-up's runs are priced with: big.LITTLE, or se.py's one CPU."""
+    if setup == "se-minor":
+        return SE_MINOR_CLUSTERS
     return SE_CLUSTERS if setup.startswith("se-") else CLUSTERS
 
 

@@ -7,6 +7,9 @@ big/LITTLE clock pairs, and every run predicting every other run of its program.
     python tests/whatif_suite.py record --se [--jobs 2] [PROGRAM...]
         the se-one set-up: gem5's own se.py (one O3 CPU, --caches --l2cache, one dump at exit) at 1000, 1400,
         1800 and 2000 MHz (its default), under tests/data/whatif_suite/PROGRAM/se-one/MHZ/; phases is gem5's
+    python tests/whatif_suite.py record --se-minor [--jobs 2] [PROGRAM...]
+        the se-minor set-up: the same with one Minor CPU at 600, 1000 and 1400 MHz (the A7 model's top trained
+        clock), under tests/data/whatif_suite/PROGRAM/se-minor/MHZ/
     python tests/whatif_suite.py table [--setup 1c-epoch] [--csv OUT]
         predicts every ordered pair of the recorded runs and prints the errors [%] per cluster and in total,
         with the interval each prediction carries and whether it covers gem5
@@ -46,6 +49,9 @@ DUMPS = {"epoch": "100us", "one": None}
 SE_CLOCKS = (1000, 1400, 1800, 2000)  # [MHz]
 SE_PROGRAMS = {**PROGRAMS, "phases": 1}  # and the bundled gem5's own phases program
 SE_CLUSTERS = (("cpu", "system.cpu", "cortex-a15-gemstone2018"),)  # what cosim picks for an O3 CPU with no --model
+# the se-minor set-up: se.py with its in-order CPU, what a Minor user runs first
+SE_MINOR_CLOCKS = (600, 1000, 1400)  # [MHz]
+SE_MINOR_CLUSTERS = (("cpu", "system.cpu", "cortex-a7-gemstone2018"),)  # what cosim picks for a Minor CPU
 
 
 def run_dir(program: str, cores: int, dumps: str, big: int, little: int) -> Path:
@@ -71,19 +77,20 @@ def record_one(program: str, cores: int, dumps: str, big: int, little: int) -> s
     return f"{out.relative_to(RUNS)}: {cpu_s:.1f} CPU s"
 
 
-def record_se(program: str, mhz: int) -> str:
-    out = RUNS / program / "se-one" / str(mhz)
+def record_se(program: str, mhz: int, cpu: str = "O3CPU") -> str:
+    setup, clusters = ("se-one", SE_CLUSTERS) if cpu == "O3CPU" else ("se-minor", SE_MINOR_CLUSTERS)
+    out = RUNS / program / setup / str(mhz)
     if (out / "stats.txt.gz").exists():
         return f"{out.relative_to(RUNS)}: kept"
     binary = GEM5 / "workloads" / "phases.aarch64" if program == "phases" else WORKLOADS / f"{program}.aarch64"
     with tempfile.TemporaryDirectory() as tmp:
         cmd = ["nice", "-n", "10", str(GEM5 / "gem5"), "-q", f"--outdir={tmp}"]
-        cmd += [str(GEM5 / "configs" / "deprecated" / "example" / "se.py"), "--cpu-type=O3CPU", "--caches", "--l2cache"]
+        cmd += [str(GEM5 / "configs" / "deprecated" / "example" / "se.py"), f"--cpu-type={cpu}", "--caches", "--l2cache"]
         cmd += [f"--cpu-clock={mhz}MHz", "-c", str(binary), "-o", str(SE_PROGRAMS[program])]
         subprocess.run(cmd, check=True, capture_output=True)
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.ini").write_text((Path(tmp) / "config.ini").read_text())
-        slim(Path(tmp) / "stats.txt", out, clusters=SE_CLUSTERS)
+        slim(Path(tmp) / "stats.txt", out, clusters=clusters)
     return f"{out.relative_to(RUNS)}: recorded"
 
 
@@ -116,9 +123,10 @@ def slim(stats: Path, out: Path, clusters=None) -> None:
 
 
 def record(args: argparse.Namespace) -> None:
-    if args.se:
+    if args.se or args.se_minor:
+        cpu, clocks = ("O3CPU", SE_CLOCKS) if args.se else ("MinorCPU", SE_MINOR_CLOCKS)
         with ThreadPoolExecutor(args.jobs) as pool:
-            se_jobs = [(p, mhz) for p in args.programs or SE_PROGRAMS for mhz in SE_CLOCKS]
+            se_jobs = [(p, mhz, cpu) for p in args.programs or SE_PROGRAMS for mhz in clocks]
             for line in pool.map(lambda j: record_se(*j), se_jobs):
                 print(line, flush=True)
         return
@@ -138,6 +146,7 @@ def main(argv: list[str]) -> None:
     r.add_argument("--cores", type=int, nargs="+", default=[1])
     r.add_argument("--dumps", nargs="+", default=["epoch"], choices=list(DUMPS))
     r.add_argument("--se", action="store_true", help="the se-one set-up (gem5's se.py, one O3 CPU) instead")
+    r.add_argument("--se-minor", action="store_true", help="the se-minor set-up (gem5's se.py, one Minor CPU) instead")
     r.add_argument("programs", nargs="*")
     t = sub.add_parser("table")
     t.add_argument("--csv", type=Path)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from cosim.models.envelope import interval_flags, interval_half_width_w
 from cosim.models.modelfile import Model, operating_point
 
 # calibrated on the workload suite (docs/explanation/whatif.md): runtime and energy, (BASE, SLOPE, CORE_SHARE)
@@ -85,6 +86,19 @@ def add_intervals(
     out["energy_j_hi"] = energy * (1 + w_e) + shift_hi_s * static_w
     out["flags"] = row_flags(run, table)
     return out
+
+
+def model_half_width_j(model, part: tuple, dyn_j: np.ndarray, runtime_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The power model's own interval on one cluster's energy at each row [J], and the rows where it is the
+    extrapolation's part alone: its power interval (2 x SER, widened above the top trained clock,
+    :func:`cosim.models.envelope.interval_half_width_w`) over the new runtime, as its bias holds epoch after epoch."""
+    levels, voltage_v, voltage_u_v, static_w, static_dv, index = part
+    f, v = levels[index], voltage_v[index]
+    power_w = dyn_j / runtime_s + static_w[index]
+    slope_w_per_v = 2.0 * dyn_j / runtime_s / v + static_dv[index]  # dynamic power goes with V^2
+    u = np.zeros(len(index)) if voltage_u_v is None else np.asarray(voltage_u_v)[index]
+    half_w = interval_half_width_w(model, freq_mhz=f, power_w=power_w, dpower_dv_w_per_v=slope_w_per_v, voltage_u_v=u)
+    return half_w * runtime_s, interval_flags(model, f)
 
 
 def add_model_interval(table: pd.DataFrame, model_half_j: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> pd.DataFrame:

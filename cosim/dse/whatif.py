@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.counters.pmc import event_rates
-from cosim.dse.interval import RunCharacter, add_intervals, add_model_interval
+from cosim.dse.interval import RunCharacter, add_intervals, add_model_interval, model_half_width_j
 from cosim.dse.memory_stats import (
     READ_MISSES,
     STORE_MISSES,
@@ -69,14 +69,7 @@ from cosim.dse.memory_stats import (
     whatif_stats,  # re-exported: callers price a run with the stats it names
 )
 from cosim.errors import CosimError
-from cosim.models.envelope import (
-    above_top,
-    cores_factor,
-    envelope_static_w,
-    interval_flags,
-    interval_half_width_w,
-    refuse_beyond_band,
-)
+from cosim.models.envelope import above_top, cores_factor, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
 from cosim.readers.gem5_config import Gem5Config
 from cosim.timeline.cpu import ClusterSpec, frequency_mhz, resolve_cluster
@@ -117,6 +110,8 @@ class ClusterActivity:
     store_serial_s: np.ndarray | None = None
     store_serial_clocked_s: np.ndarray | None = None
     store_drain_s: np.ndarray | None = None
+    # the store misses' L2 cycles among its drains: the interval's reading where the drains follow them
+    drain_clocked_s: np.ndarray | None = None
     cores_scale: float = 1.0  # static power scale for the cores present (cosim.models.envelope.cores_factor)
 
 
@@ -180,9 +175,11 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             with np.errstate(divide="ignore", invalid="ignore"):
                 overlap = np.where(serial > duration, duration / serial, 1.0)
             serial = serial * overlap
+            drain_clocked = store_misses / cluster.n_cpus * l2_cycles_s * overlap
             store_serial = np.clip(serial - load_wait, 0.0, busy + drains)
             overlap = overlap * np.where(serial > 0, store_serial / np.where(serial > 0, serial, 1.0), 0.0)
             store_drain = np.minimum(drains, store_serial)
+            drain_clocked = np.minimum(drains - store_drain, drain_clocked)  # of the drains the floor leaves
             store_serial_clocked = np.minimum(store_misses / cluster.n_cpus * l2_cycles_s * overlap, store_serial)
         else:
             # an O3 core's memory time: its read misses one after the other (dependent loads) plus the cycles its L1D
@@ -215,7 +212,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             store_l2 = np.minimum(store_misses * l2_cycles_s / cluster.n_cpus * overlap, mem - mem_clocked)
             if alone:
                 mem_clocked = mem_clocked + store_l2
-            store_serial = store_serial_clocked = store_drain = None
+            store_serial = store_serial_clocked = store_drain = drain_clocked = None
         out.append(
             ClusterActivity(
                 cluster.name,
@@ -233,6 +230,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 store_serial,
                 store_serial_clocked,
                 store_drain,
+                drain_clocked,
                 cores_factor(model, cluster.n_cpus),
             )
         )
@@ -307,7 +305,12 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         change = free[:, : last + 1].sum(axis=1) - float((c.busy_s + wait_clk + store_drain)[: last + 1].sum())
         drain_shift = np.where(change > 0, -np.minimum(drains, change), np.minimum(drains, -change))
         free_shift = (free - busy)[:, : last + 1].sum(axis=1)  # that reading, from this prediction
-        drain_lo, drain_hi = np.minimum(free_shift + np.minimum(drain_shift, 0), 0), np.maximum(free_shift + np.maximum(drain_shift, 0), 0)
+        # and the reading where its drains follow their store misses' L2 cycles (gem5's se.py on stream, one Minor CPU:
+        # the store latency less the drains stays 1.18-1.27 ms from 600 to 1400 MHz)
+        drain_clk = zero if c.drain_clocked_s is None else c.drain_clocked_s
+        follow = free_shift - (drain_clk[: last + 1] * (1.0 - ratio[:, : last + 1])).sum(axis=1)
+        drain_lo = np.minimum.reduce([free_shift + np.minimum(drain_shift, 0), follow, np.zeros(len(levels))])
+        drain_hi = np.maximum.reduce([free_shift + np.maximum(drain_shift, 0), follow, np.zeros(len(levels))])
         # the store misses' L2 cycles read the other way: off the clock where they were on it (a faster clock: longer),
         # on it where they were off (shorter)
         stores = zero if c.store_l2_s is None else c.store_l2_s
@@ -353,7 +356,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         cluster_j = dyn_j + static_w[:, None] * epoch_s  # a cluster stays powered until the run ends
         out[f"{name}_energy_j"] = cluster_j.sum(axis=1)
         epoch_j += cluster_j
-        model_half[name] = _model_half_width_j(model, model_part, dyn_j.sum(axis=1), runtime_s)
+        model_half[name] = model_half_width_j(model, model_part, dyn_j.sum(axis=1), runtime_s)
     out["energy_j"] = epoch_j.sum(axis=1)
     out["avg_power_w"] = out["energy_j"] / out["runtime_s"]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -392,19 +395,6 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
             "flags",
         ]
     ]
-
-
-def _model_half_width_j(model: Model, part: tuple, dyn_j: np.ndarray, runtime_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The power model's own interval on one cluster's energy at each row [J], and the rows where it is the
-    extrapolation's part alone: its power interval (2 x SER, widened above the top trained clock,
-    :func:`cosim.models.envelope.interval_half_width_w`) over the new runtime, as its bias holds epoch after epoch."""
-    levels, voltage_v, voltage_u_v, static_w, static_dv, index = part
-    f, v = levels[index], voltage_v[index]
-    power_w = dyn_j / runtime_s + static_w[index]
-    slope_w_per_v = 2.0 * dyn_j / runtime_s / v + static_dv[index]  # dynamic power goes with V^2
-    u = np.zeros(len(index)) if voltage_u_v is None else np.asarray(voltage_u_v)[index]
-    half_w = interval_half_width_w(model, freq_mhz=f, power_w=power_w, dpower_dv_w_per_v=slope_w_per_v, voltage_u_v=u)
-    return half_w * runtime_s, interval_flags(model, f)
 
 
 def character(run: RecordedRun) -> RunCharacter:
