@@ -110,6 +110,8 @@ def test_whatif_command_power_cap_not_met_is_an_answer(tmp_path):
     result = run_cosim(*args, "--power-cap", "0.01", "--plot", tmp_path / "p.png")
     assert result.returncode == 0, result.stderr
     assert "no configuration meets peak power <= 0.01 W" in result.stdout
+    # Walker's A15 model has an SER (0.0517 W, its paper's Table III); gemstone's A7 has none, and the summary says so
+    assert "cortex-a7-gemstone2018 publishes no SER" in result.stdout and "walker2017" not in result.stdout.split("SER")[0][-60:]
     assert len(pd.read_csv(tmp_path / "w.csv")) == 36 and (tmp_path / "p.png").exists()
 
 

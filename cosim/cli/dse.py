@@ -106,6 +106,12 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
         )
         if choice.row["flags"]:
             print(f"  flags of the chosen row: {choice.row['flags']}")
+    no_ser = sorted({spec.model.name for spec in specs if spec.model.ser_w is None})
+    if no_ser:
+        print(
+            f"  {' and '.join(no_ser)} {'publishes' if len(no_ser) == 1 else 'publish'} no SER: inside the trained clocks the energy interval is the what-if's "
+            "part alone, the model's error against hardware unknown (flag interval_whatif_only)"
+        )
     if args.plot:
         plot_pareto(table, args.plot, choice=choice, title=args.stats.parent.name)
         print(f"  plot -> {args.plot}")
