@@ -124,6 +124,19 @@ def test_bad_config_files(tmp_path, name, text, message):
         read_config(tmp_path / name)
 
 
+def test_a_stats_file_given_as_the_config_is_named_as_one(tmp_path):
+    """--config pointing at gem5's stats.txt, plain or gzip: the message says what the file is and what to give."""
+    import gzip
+
+    stats = "\n---------- Begin Simulation Statistics ----------\nsimSeconds 0.000100\n"
+    (tmp_path / "stats.txt").write_text(stats)
+    (tmp_path / "stats.txt.gz").write_bytes(gzip.compress(stats.encode()))
+    with pytest.raises(CosimError, match=r"not a gem5 config.ini \(a gem5 stats.txt, no \[section\] header\); give the config.ini"):
+        read_config(tmp_path / "stats.txt")
+    with pytest.raises(CosimError, match="stats.txt.gz: gzip-compressed, not the text file expected here; give config.ini"):
+        read_config(tmp_path / "stats.txt.gz")
+
+
 def test_missing_config(tmp_path):
     with pytest.raises(CosimError, match="no such file"):
         read_config(tmp_path / "config.ini")

@@ -18,9 +18,13 @@ def read_text(path: Path, *, missing_hint: str, empty_hint: str | None = None) -
     ``empty_hint`` says what to give instead."""
     input_file(path, what=missing_hint.removeprefix("give "), empty_hint=empty_hint)
     try:
-        text = _bounded_bytes(path, missing_hint).decode()
-    except (OSError, UnicodeDecodeError) as err:
+        data = _bounded_bytes(path, missing_hint)
+        text = data.decode()
+    except OSError as err:
         raise CosimError(f"{path}: cannot read ({err})") from None
+    except UnicodeDecodeError:
+        what = "gzip-compressed" if data[:2] == b"\x1f\x8b" else "not UTF-8 text"
+        raise CosimError(f"{path}: {what}, not the text file expected here; {missing_hint}") from None
     if empty_hint is not None and not text.strip():
         raise CosimError(f"{path}: the file is empty; {empty_hint}")
     return text

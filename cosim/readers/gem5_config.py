@@ -289,9 +289,13 @@ def _parse_ini(path: Path, text: str) -> dict[str, dict[str, str]]:
     parser.optionxform = str  # type: ignore[assignment,method-assign]  # keep gem5's case
     try:
         parser.read_string(text, source=str(path))
-    except configparser.Error as err:
-        msg = str(err).splitlines()[0]
-        raise CosimError(f"{path}: not a gem5 config.ini ({msg})") from None
+    except configparser.Error:
+        first = text.lstrip().splitlines()[0][:60] if text.strip() else ""
+        what = "a gem5 stats.txt" if first.startswith("---------- Begin") else f"it starts {first!r}"
+        raise CosimError(
+            f"{path}: not a gem5 config.ini ({what}, no [section] header); give the config.ini or config.json gem5 wrote "
+            "beside stats.txt (--config)"
+        ) from None
     return {section: dict(parser.items(section)) for section in parser.sections()}
 
 
