@@ -180,7 +180,10 @@ def refuse_overwriting_inputs(outputs: Mapping[str, Path], inputs: Iterable[Path
         target = out.resolve()
         for path, why in protected:
             if target == path.resolve() or _same_file(out, path) or (why == "folder" and _run_file_under(target, path)):
-                what = f"a gem5 run file under the input folder {path}" if why == "folder" else f"{why} {path}"
+                if why == "folder":
+                    what = f"the input folder {path}" if target == path.resolve() else f"a gem5 run file under the input folder {path}"
+                else:
+                    what = f"{why} {path}"
                 raise CosimError(f"{option} {out}: that is {what}; cosim never writes over its inputs, give another output path")
 
 

@@ -49,6 +49,7 @@ CASES = [
     ("fit-rail spec", "fit-rail measured.csv --spec spec.json -o spec.json", "spec.json"),
     ("roofline --stats", "roofline --platform jetson-tk1-cpu --freqs 1000 --stats m5out/stats.txt -o m5out/stats.txt", "m5out/stats.txt"),
     ("power a gem5 folder", "power m5out -o m5out/config.ini", "m5out/config.ini"),
+    ("whatif the input folder itself", "whatif m5out -o m5out", "that is the input folder m5out"),
     ("explore study on its design", "explore design.toml -o design.toml", "design.toml"),
     ("kernel-fit table", "kernel-fit kernels.csv -o kernels.csv", "kernels.csv"),
     ("kernel-predict model", "kernel-predict model.json kernels.csv -o model.json", "model.json"),
