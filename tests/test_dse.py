@@ -378,3 +378,19 @@ def test_a_cluster_that_never_computes_keeps_the_recorded_runtime_and_says_so(tm
     table = pd.read_csv(tmp_path / "w.csv")
     assert (table["cpu_clk_domain_runtime_s"] == 0).all() and table["runtime_s"].nunique() == 1
     assert table["flags"].str.contains("never_active:cpu_clk_domain").all()
+
+
+def test_the_whatif_and_cosim_power_give_one_model_interval_at_the_recorded_clock():
+    """gem5's se.py, one O3 CPU at 2 GHz (1 of the A15 model's 4 cores, 1.11x its top trained clock): at its own
+    clock the what-if's energy interval holds the same model part as cosim power's power interval over the run."""
+    from whatif_pairs import SE_CLUSTERS, load
+    from whatif_suite import RUNS
+
+    stats, config, specs = load(RUNS / "phases" / "se-one" / "2000", SE_CLUSTERS)
+    timeline = power_timeline(stats, config, specs, extrapolate=True)
+    model_j = float(((timeline["power_hi_w"] - timeline["power_w"]) * timeline["duration_s"]).sum())
+    grid = pd.DataFrame({"cpu_freq_mhz": [float(np.round(timeline["freq_mhz"].iloc[0]))]})
+    row = whatif(recorded_run(stats, config, specs), grid, extrapolate=True).iloc[0]
+    whatif_part = row["energy_j"] - row["energy_j_whatif_lo"]
+    assert np.hypot(whatif_part, model_j) == pytest.approx(row["energy_j"] - row["energy_j_lo"], rel=1e-6)
+    assert model_j > 0.05 * row["energy_j"]  # the extrapolation's part: 0.8 x (2000/1800 - 1) of the power at least

@@ -106,7 +106,9 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
         )
         if choice.row["flags"]:
             print(f"  flags of the chosen row: {choice.row['flags']}")
-    no_ser = sorted({spec.model.name for spec in specs if spec.model.ser_w is None})
+    no_ser = sorted(
+        {spec.model.name for spec in specs if spec.model.ser_w is None and f"interval_whatif_only:{spec.name}" in "".join(table["flags"])}
+    )
     if no_ser:
         print(
             f"  {' and '.join(no_ser)} {'publishes' if len(no_ser) == 1 else 'publish'} no SER: inside the trained clocks the energy interval is the what-if's "

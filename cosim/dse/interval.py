@@ -13,9 +13,11 @@ trained clock) in quadrature (:func:`add_model_interval`).
 
 Half-width, relative, per cluster c:   w_c = BASE + SLOPE * |ln(f_c' / f_c)| * (CORE_SHARE + memory share of c)
 (BASE 1 % wider for a run with one dump) and the row takes the widest cluster's (the run ends with its slowest cluster; its energy is the clusters' sum).
-One side is widened further by the run's store drains (Minor idle time that is neither compute nor a load miss):
-they may overlap the core time a clock change adds or removes, as in a bandwidth-bound phase, which takes the same
-time at any clock (gem5 does this on the bundled phases program: 2.95 ms of drains at 1400 MHz, 1.84 ms at 600).
+Each side is widened further by the readings one run cannot tell apart (:func:`runtime_shift_s`): a Minor
+cluster's drains (idle time that is neither compute nor a load miss) held as recorded instead of its store floor;
+those drains overlapping the core time a clock change adds or removes, as in a bandwidth-bound phase, which takes the
+same time at any clock (gem5 does this on the bundled phases program: 2.95 ms of drains at 1400 MHz, 1.84 ms at
+600); the drains the floor leaves following their store misses' L2 cycles (gem5's se.py with one Minor CPU).
 And by an O3 cluster's store misses' L2 cycles, which the what-if puts on the clock (gem5's se.py: its store-miss
 latency falls by them as the clock rises) but which DRAM queueing can offset on a memory shared with another
 cluster (the suite's big.LITTLE runs: the latency per miss barely moves).
@@ -66,16 +68,45 @@ def relative_half_width(run: RunCharacter, table: pd.DataFrame, band: tuple[floa
     return width
 
 
+def runtime_shift_s(
+    *,
+    point: np.ndarray,
+    free: np.ndarray,
+    on_clock: np.ndarray,
+    drains: np.ndarray,
+    drain_l2: np.ndarray,
+    store_l2: np.ndarray,
+    store_on_clock: bool,
+    ratio: np.ndarray,
+    last: int,
+) -> np.ndarray:
+    """(2, levels): how far below and above the predicted time until the cluster finishes [s] (``point``, per level
+    and epoch) reach the readings one run cannot tell apart.  Around the drains as recorded (``free``): the drains
+    (idle time that is no load wait, per epoch [s]; ``on_clock``: the time recorded on the cluster clock) may overlap the core time the new clock adds or removes, as a
+    throughput-bound phase takes the same time at any clock; a Minor cluster's drains its floor leaves may follow
+    their store misses' L2 cycles (``drain_l2``; gem5's se.py on stream, one Minor CPU: its store latency less its drains stays
+    1.18-1.27 ms from 600 to 1400 MHz).  And an O3 cluster's store misses' L2 cycles (``store_l2``) read the other way round (off
+    the clock where the prediction puts them on it: a faster clock, longer; on it where off: shorter)."""
+    span = slice(0, last + 1)
+    predicted, as_recorded = point[:, span].sum(axis=1), free[:, span].sum(axis=1)
+    change = as_recorded - float(on_clock[span].sum())  # what the new clock adds (> 0) or removes
+    most = float(drains[span].clip(min=0).sum())
+    overlap = np.where(change > 0, -np.minimum(most, change), np.minimum(most, -change))
+    follow = as_recorded - (drain_l2[span] * (1.0 - ratio[:, span])).sum(axis=1)
+    lo = np.minimum.reduce([as_recorded + np.minimum(overlap, 0), follow, predicted]) - predicted
+    hi = np.maximum.reduce([as_recorded + np.maximum(overlap, 0), follow, predicted]) - predicted
+    store_shift = (store_l2[span] * (1.0 - ratio[:, span])).sum(axis=1) * (1.0 if store_on_clock else -1.0)
+    return np.stack([lo + np.minimum(store_shift, 0), hi + np.maximum(store_shift, 0)])
+
+
 def add_intervals(
     run: RunCharacter, table: pd.DataFrame, *, shift_lo_s: np.ndarray, shift_hi_s: np.ndarray, static_w: np.ndarray
 ) -> pd.DataFrame:
     """``runtime_s_lo/hi``, ``energy_j_lo/hi`` and ``flags`` on every row of a what-if table.
 
     ``shift_lo_s`` (<= 0) and ``shift_hi_s`` (>= 0) [s] widen each side by what the run's statistics cannot
-    settle: its Minor store drains may overlap the core time the clock change adds (a slower clock: up to that
-    much shorter) or removes (a faster one: longer), as a throughput-bound phase does; its O3 store misses' L2
-    cycles may not follow the clock (DRAM queueing offsets them on a shared memory: a faster clock, longer).
-    ``static_w`` [W] prices that time in static energy."""
+    settle (:func:`runtime_shift_s`: a Minor cluster's drains read three ways, an O3 cluster's store misses' L2
+    cycles two).  ``static_w`` [W] prices that time in static energy."""
     out = table.copy()
     w_t = relative_half_width(run, table, RUNTIME_BAND)
     w_e = relative_half_width(run, table, ENERGY_BAND)

@@ -51,12 +51,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from cosim.counters.pmc import event_rates
-from cosim.dse.interval import RunCharacter, add_intervals, add_model_interval, model_half_width_j
+from cosim.dse.interval import RunCharacter, add_intervals, add_model_interval, model_half_width_j, runtime_shift_s
 from cosim.dse.memory_stats import (
     READ_MISSES,
     STORE_MISSES,
@@ -105,12 +106,14 @@ class ClusterActivity:
     # (the only CPU on its memory) or off it (DRAM queueing of the other CPUs offsets them); the interval spans both
     store_l2_s: np.ndarray | None = None
     store_on_clock: bool = False
-    # a Minor cluster's store misses, one after the other (its store buffer drains through one at a time): their
-    # latency [s], the part of it on the cluster clock, and the part of its idle time (drains) they explain
+    # a Minor cluster's store floor [s]: its store misses' latency one after the other (its store buffer drains them
+    # in order) beyond its load waits, at most the epoch's time and its busy time plus drains; the floor's L2 cycles
+    # (on the cluster clock), and the part of its idle time (drains) the floor explains
     store_serial_s: np.ndarray | None = None
     store_serial_clocked_s: np.ndarray | None = None
     store_drain_s: np.ndarray | None = None
-    # the store misses' L2 cycles among its drains: the interval's reading where the drains follow them
+    # the store misses' L2 cycles among the drains the floor leaves [s]: the interval's reading where those drains
+    # follow them
     drain_clocked_s: np.ndarray | None = None
     cores_scale: float = 1.0  # static power scale for the cores present (cosim.models.envelope.cores_factor)
 
@@ -164,23 +167,23 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             load_wait = np.minimum(idle, l1 / cluster.n_cpus)
             mem_clocked, wait_clocked = zero, load_wait * (1.0 - off_clock)
             load_fixed, store_l2 = load_wait * off_clock, zero
-            # its store misses drain one after the other: a store-bound phase takes their latency plus the core
-            # cycles that do not overlap them, at any clock (mixed's store loop: 92.4 -> 77.0 ns a line at 600 ->
-            # 1400 MHz, the L2's 16 cycles, plus 20 -> 18 core cycles); they explain the drains up to their latency
+            # its store buffer drains its misses one after the other: a store-bound phase takes their latency plus
+            # the core cycles outside them at any clock (mixed's next_idx loop: 98.5 ns a line at 600 MHz, 87 ns of
+            # it store-miss latency, 75.5 and 70.5 ns at 1400 MHz: the L2's cycles less, 7 core cycles outside)
             store_lat, store_misses = l2_misses(stats, cluster, meta.ticks_per_s, families=STORE_MISSES)
             drains = np.maximum(idle - load_wait, 0.0)
-            # misses in flight together (more latency than time): on the critical path only the share of the time;
-            # and they drain while the core waits on a load first: only what outlasts the load waits is a floor
-            serial = store_lat / cluster.n_cpus
+            latency_s, l2_s = store_lat / cluster.n_cpus, store_misses / cluster.n_cpus * l2_cycles_s
+            # misses in flight together (more latency than the epoch): on the critical path only the epoch's share
             with np.errstate(divide="ignore", invalid="ignore"):
-                overlap = np.where(serial > duration, duration / serial, 1.0)
-            serial = serial * overlap
-            drain_clocked = store_misses / cluster.n_cpus * l2_cycles_s * overlap
-            store_serial = np.clip(serial - load_wait, 0.0, busy + drains)
-            overlap = overlap * np.where(serial > 0, store_serial / np.where(serial > 0, serial, 1.0), 0.0)
+                in_flight = np.where(latency_s > duration, duration / latency_s, 1.0)
+            latency_s, l2_s = latency_s * in_flight, l2_s * in_flight
+            # they drain while the core waits on a load first: only what outlasts the load waits is a floor
+            store_serial = np.clip(latency_s - load_wait, 0.0, busy + drains)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                floor_share = np.where(latency_s > 0, store_serial / latency_s, 0.0)
+            store_serial_clocked = np.minimum(l2_s * floor_share, store_serial)
             store_drain = np.minimum(drains, store_serial)
-            drain_clocked = np.minimum(drains - store_drain, drain_clocked)  # of the drains the floor leaves
-            store_serial_clocked = np.minimum(store_misses / cluster.n_cpus * l2_cycles_s * overlap, store_serial)
+            drain_clocked = np.minimum(drains - store_drain, l2_s)  # of the drains the floor leaves
         else:
             # an O3 core's memory time: its read misses one after the other (dependent loads) plus the cycles its L1D
             # refused accesses with every MSHR waiting, or it could not rename for a full load or store queue
@@ -252,8 +255,8 @@ def dvfs_grid(run: RecordedRun, freqs: Mapping[str, Sequence[float]] | None = No
 
 def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -> pd.DataFrame:
     """Runtime [s], energy [J], average and peak power [W] of the run at each grid row; per-cluster energy and runtime,
-    an interval on runtime and energy (``runtime_s_lo`` .. ``energy_j_hi``, see :mod:`cosim.dse.interval`) and
-    ``flags``.
+    an interval on runtime and energy (``runtime_s_lo`` .. ``energy_j_hi``; ``energy_j_whatif_lo/hi`` the what-if's
+    part alone, without the power model's own, see :mod:`cosim.dse.interval`) and ``flags``.
 
     Both powers come from the same epochs: each recorded epoch gets a new length (its slowest cluster's), scaled so
     the epochs add up to the new runtime, and ``peak_power_w`` is the highest epoch's energy over its length, so the
@@ -283,39 +286,29 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         # (levels, epochs): time on the cluster's clock scales (core, L2 hits, waits on the L2's own cycles)
         busy = fixed + (c.busy_s - fixed + wait_clk) * ratio
         store_drain = zero if c.store_drain_s is None else c.store_drain_s
+        free = busy + store_drain  # the drains as recorded
         if c.store_serial_s is not None:
-            # Minor: its serial store misses are a floor under the core time and the drains they explain; above it,
-            # the core cycles that did not overlap them (their L2 cycles on the clock, the rest fixed)
-            serial, serial_clk = c.store_serial_s, c.store_serial_clocked_s
-            apart = np.maximum(c.busy_s + store_drain - serial, 0.0)
-            store_bound = np.maximum(c.busy_s * ratio, serial - serial_clk + (serial_clk + apart) * ratio) + wait_clk * ratio
-            store_free = busy + store_drain  # the other reading: the drains stay as recorded
-            busy = store_bound
+            # Minor: its store floor bounds the core time and the drains it explains from below; above it, the core
+            # cycles outside its store misses scale (the floor's L2 cycles on the clock, the rest fixed)
+            floor, floor_clk = c.store_serial_s, c.store_serial_clocked_s
+            outside = np.maximum(c.busy_s + store_drain - floor, 0.0)
+            busy = np.maximum(c.busy_s * ratio, floor - floor_clk + (floor_clk + outside) * ratio) + wait_clk * ratio
         idle = duration - c.busy_s - wait_clk - store_drain  # the waits off the cluster's clock, as recorded
-        # until the cluster finishes: every epoch before its last active one, and in that one its busy time and
-        # load waits (the rest of that epoch is after it finished)
+        # until the cluster finishes: every epoch before its last active one, and in that one its busy time, load
+        # waits and store-bound drains (the rest of that epoch is after it finished)
         compute_s = busy[:, : last + 1].sum(axis=1)
         wait_s = float(idle[: max(last, 0)].sum()) + (float(load_fixed[last]) if last >= 0 else 0.0)
-        # the waits that are neither busy nor load misses (Minor's stores draining) may overlap the core time the
-        # new clock adds or removes (a throughput-bound phase takes the same time at any clock): the interval's shift
-        # (its last epoch's too: one dump), from the reading with every drain as recorded, which the store-bound
-        # prediction of a Minor cluster moves inside that span
-        drains = float((idle - load_fixed + store_drain)[: last + 1].clip(min=0).sum())
-        free = store_free if c.store_serial_s is not None else busy
-        change = free[:, : last + 1].sum(axis=1) - float((c.busy_s + wait_clk + store_drain)[: last + 1].sum())
-        drain_shift = np.where(change > 0, -np.minimum(drains, change), np.minimum(drains, -change))
-        free_shift = (free - busy)[:, : last + 1].sum(axis=1)  # that reading, from this prediction
-        # and the reading where its drains follow their store misses' L2 cycles (gem5's se.py on stream, one Minor CPU:
-        # the store latency less the drains stays 1.18-1.27 ms from 600 to 1400 MHz)
-        drain_clk = zero if c.drain_clocked_s is None else c.drain_clocked_s
-        follow = free_shift - (drain_clk[: last + 1] * (1.0 - ratio[:, : last + 1])).sum(axis=1)
-        drain_lo = np.minimum.reduce([free_shift + np.minimum(drain_shift, 0), follow, np.zeros(len(levels))])
-        drain_hi = np.maximum.reduce([free_shift + np.maximum(drain_shift, 0), follow, np.zeros(len(levels))])
-        # the store misses' L2 cycles read the other way: off the clock where they were on it (a faster clock: longer),
-        # on it where they were off (shorter)
-        stores = zero if c.store_l2_s is None else c.store_l2_s
-        store_shift = (stores[: last + 1] * (1.0 - ratio[:, : last + 1])).sum(axis=1) * (1.0 if c.store_on_clock else -1.0)
-        shift_s = np.stack([drain_lo + np.minimum(store_shift, 0), drain_hi + np.maximum(store_shift, 0)])
+        shift_s = runtime_shift_s(
+            point=busy,
+            free=free,
+            on_clock=c.busy_s + wait_clk + store_drain,
+            drains=idle - load_fixed + store_drain,
+            drain_l2=zero if c.drain_clocked_s is None else c.drain_clocked_s,
+            store_l2=zero if c.store_l2_s is None else c.store_l2_s,
+            store_on_clock=c.store_on_clock,
+            ratio=ratio,
+            last=last,
+        )
         # active cycles at f': core cycles stay, cycles spent waiting on other clocks shrink with the clock
         with np.errstate(divide="ignore", invalid="ignore"):
             cycles = np.where(c.busy_s > 0, (fixed * levels[:, None] + (c.busy_s - fixed) * c.freq_mhz) / (c.busy_s * c.freq_mhz), 1.0)
@@ -326,37 +319,34 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         static_dv = (envelope_static_w(c.model, levels, op.voltage_v + dv) - envelope_static_w(c.model, levels, op.voltage_v - dv)) / (
             2 * dv
         )
-        model_part = (levels, op.voltage_v, op.voltage_u_v, static_w, static_dv * c.cores_scale, index)
         parts.append(
-            (
-                c.name,
-                compute_s[index],
-                wait_s,
-                dyn_j[index],
-                static_w[index],
-                busy[index],
-                idle,
-                last,
-                shift_s[:, index],
-                model_part,
-                c.model,
+            _ClusterPrediction(
+                name=c.name,
+                model=c.model,
+                runtime_s=compute_s[index] + wait_s,
+                dyn_j=dyn_j[index],
+                static_w=static_w[index],
+                busy_s=busy[index],
+                idle_s=idle,
+                shift_s=shift_s[:, index],
+                model_part=(levels, op.voltage_v, op.voltage_u_v, static_w, static_dv * c.cores_scale, index),
             )
         )
     # the run ends with its last cluster, then the recorded time after every cluster had finished
-    runtime_s = np.max([compute + wait for _, compute, wait, *_ in parts], axis=0) + tail_s if parts else np.full(len(grid), ends[-1])
+    runtime_s = np.max([p.runtime_s for p in parts], axis=0) + tail_s if parts else np.full(len(grid), ends[-1])
     # each epoch's new length: its slowest cluster's (core time at f', the fixed waits as recorded), scaled to the runtime
-    epoch_s = np.max([p[5] + p[6][None, :] for p in parts], axis=0) if parts else np.tile(duration, (len(grid), 1))
+    epoch_s = np.max([p.busy_s + p.idle_s[None, :] for p in parts], axis=0) if parts else np.tile(duration, (len(grid), 1))
     epoch_s = epoch_s * (runtime_s / epoch_s.sum(axis=1))[:, None]
     out = grid.copy()
     out["runtime_s"] = runtime_s
     epoch_j = np.zeros_like(epoch_s)
     model_half = {}
-    for name, compute_s, wait_s, dyn_j, static_w, *_, model_part, model in parts:
-        out[f"{name}_runtime_s"] = compute_s + wait_s
-        cluster_j = dyn_j + static_w[:, None] * epoch_s  # a cluster stays powered until the run ends
-        out[f"{name}_energy_j"] = cluster_j.sum(axis=1)
+    for p in parts:
+        out[f"{p.name}_runtime_s"] = p.runtime_s
+        cluster_j = p.dyn_j + p.static_w[:, None] * epoch_s  # a cluster stays powered until the run ends
+        out[f"{p.name}_energy_j"] = cluster_j.sum(axis=1)
         epoch_j += cluster_j
-        model_half[name] = model_half_width_j(model, model_part, dyn_j.sum(axis=1), runtime_s)
+        model_half[p.name] = model_half_width_j(p.model, p.model_part, p.dyn_j.sum(axis=1), runtime_s)
     out["energy_j"] = epoch_j.sum(axis=1)
     out["avg_power_w"] = out["energy_j"] / out["runtime_s"]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -366,16 +356,16 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     # a clock above the model's top trained clock is priced by its envelope's extrapolation: flagged
     out["extrapolated"] = np.any([above_top(c.model, grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)) for c in run.clusters], axis=0)
     # the shift of the cluster that ends the run, and what it costs in static energy
-    ending = np.argmax([p[1] + p[2] for p in parts], axis=0) if parts else np.zeros(len(grid), dtype=int)
-    shift = np.array([parts[j][8][:, i] for i, j in enumerate(ending)]).T if parts else np.zeros((2, len(grid)))
-    static = np.sum([p[4] for p in parts], axis=0) if parts else np.zeros(len(grid))
+    ending = np.argmax([p.runtime_s for p in parts], axis=0) if parts else np.zeros(len(grid), dtype=int)
+    shift = np.array([parts[j].shift_s[:, i] for i, j in enumerate(ending)]).T if parts else np.zeros((2, len(grid)))
+    static = np.sum([p.static_w for p in parts], axis=0) if parts else np.zeros(len(grid))
     out = add_intervals(character(run), out, shift_lo_s=shift[0], shift_hi_s=shift[1], static_w=static)
     out = add_model_interval(out, model_half)
     extra = np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", "")
     # a cluster never active above 1 % of an epoch (an idle OS in a full-system run) has no work to rescale: its
-    # <cluster>_runtime_s is 0 and the run keeps its recorded time
-    idle = ";".join(f"never_active:{name}" for name, last in finish.items() if last < 0)
-    out["flags"] = [";".join(sorted(f for f in (*str(a).split(";"), b, idle) if f)) for a, b in zip(out["flags"], extra)]
+    # <cluster>_runtime_s is 0 and it does not stretch the run
+    never = ";".join(f"never_active:{name}" for name, last in finish.items() if last < 0)
+    out["flags"] = [";".join(sorted(f for f in (*str(a).split(";"), b, never) if f)) for a, b in zip(out["flags"], extra)]
     return out[
         [
             *grid.columns,
@@ -397,6 +387,21 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     ]
 
 
+class _ClusterPrediction(NamedTuple):
+    """One cluster at every grid row: its time until it finishes [s], its energy's parts, its epochs' new busy time
+    [s] and recorded idle time [s], the interval's shift of its time [s] and what the model's interval needs."""
+
+    name: str
+    model: Model
+    runtime_s: np.ndarray  # (rows,)
+    dyn_j: np.ndarray  # (rows, epochs)
+    static_w: np.ndarray  # (rows,)
+    busy_s: np.ndarray  # (rows, epochs)
+    idle_s: np.ndarray  # (epochs,)
+    shift_s: np.ndarray  # (2, rows): below, above
+    model_part: tuple
+
+
 def character(run: RecordedRun) -> RunCharacter:
     """What the interval reads from the run: per cluster, the share of its time until it finished that was memory
     (O3's memory time, Minor's idle waits) and its recorded clock."""
@@ -413,7 +418,7 @@ def character(run: RecordedRun) -> RunCharacter:
 
 def cluster_done_s(cluster: ClusterActivity, duration_s: np.ndarray) -> float:
     """When the cluster finished its work in the recorded run [s]: the start of its last active epoch plus that
-    epoch's busy time and load waits (0 if it never computed)."""
+    epoch's busy time, load waits and the drains its store floor explains (0 if it never computed)."""
     last = cluster_finish(cluster, duration_s)
     if last < 0:
         return 0.0

@@ -19,7 +19,15 @@ import numpy as np
 from cosim import columns as cols
 from cosim.counters.pmc import event_rates, stats_for
 from cosim.errors import CosimError, CosimWarning
-from cosim.models.envelope import above_top, cores_factor, envelope_power_w, interval_flags, interval_half_width_w, refuse_beyond_band
+from cosim.models.envelope import (
+    above_top,
+    cores_factor,
+    envelope_power_w,
+    envelope_static_w,
+    interval_flags,
+    interval_half_width_w,
+    refuse_beyond_band,
+)
 from cosim.models.modelfile import Model, operating_point
 from cosim.models.plausibility import blank_implausible, implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
@@ -247,6 +255,9 @@ def _cluster_timeline(
     # per-core static parts follow the cores present, shared ones do not (dynamic already sums the present cores)
     scale = cores_factor(model, cluster.n_cpus)
     power["static_w"] = power["static_w"] * scale
+    if scale != 1.0:  # the slope's static part scales with it (it carries the voltage's uncertainty above the table)
+        v, dv = np.broadcast_to(op.voltage_v, freq.shape), 1e-3
+        slope = slope - (envelope_static_w(model, freq, v + dv) - envelope_static_w(model, freq, v - dv)) / (2 * dv) * (1.0 - scale)
     power["power_w"] = power["dynamic_w"] + power["static_w"]
     missing = ~np.isfinite(power["power_w"])  # nan or inf in the stats: no value, not a huge one
     for values in power.values():
