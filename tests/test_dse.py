@@ -394,3 +394,17 @@ def test_the_whatif_and_cosim_power_give_one_model_interval_at_the_recorded_cloc
     whatif_part = row["energy_j"] - row["energy_j_whatif_lo"]
     assert np.hypot(whatif_part, model_j) == pytest.approx(row["energy_j"] - row["energy_j_lo"], rel=1e-6)
     assert model_j > 0.05 * row["energy_j"]  # the extrapolation's part: 0.8 x (2000/1800 - 1) of the power at least
+
+
+def test_a_runs_only_cluster_finishes_when_the_run_does():
+    """gem5's se.py with one Minor CPU on stream (one dump): the CPU is the run, so its own runtime is the run's at
+    every clock; its drains in the one epoch are its own waiting, not time after it finished."""
+    from whatif_pairs import SE_MINOR_CLUSTERS, load
+    from whatif_suite import RUNS
+
+    stats, config, specs = load(RUNS / "stream" / "se-minor" / "600", SE_MINOR_CLUSTERS)
+    run = recorded_run(stats, config, specs)
+    recorded_mhz = float(run.clusters[0].freq_mhz[0])  # 599.88 MHz: gem5's 1667-tick period
+    table = whatif(run, pd.DataFrame({"cpu_freq_mhz": [recorded_mhz, 1000.0, 1400.0]}))
+    np.testing.assert_allclose(table["cpu_runtime_s"], table["runtime_s"], rtol=1e-12)
+    assert table["runtime_s"].iloc[0] == pytest.approx(float(stats["duration_s"].sum()), rel=1e-9)

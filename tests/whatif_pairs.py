@@ -48,7 +48,8 @@ def measured(run: Path, clusters=CLUSTERS) -> dict:
     ends = np.cumsum(rec.duration_s)
     out = {"runtime_s": float(ends[-1]), "energy_j": float(timeline["energy_j"].sum())}
     for c in rec.clusters:
-        out[f"{c.name}_runtime_s"] = cluster_done_s(c, rec.duration_s)  # its last busy cycle and load wait
+        # its last busy cycle and load wait (the end of that epoch for a run's only cluster)
+        out[f"{c.name}_runtime_s"] = cluster_done_s(c, rec.duration_s, alone=len(rec.clusters) == 1)
         out[f"{c.name}_energy_j"] = float(timeline.loc[timeline["cluster"] == c.name, "energy_j"].sum())
     return out
 

@@ -267,7 +267,8 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     duration = run.duration_s
     ends = np.cumsum(duration)
     finish = {c.name: cluster_finish(c, duration) for c in run.clusters}
-    done = [cluster_done_s(c, duration) for c in run.clusters]
+    alone = len(run.clusters) == 1
+    done = [cluster_done_s(c, duration, alone=alone) for c in run.clusters]
     tail_s = ends[-1] - max(done, default=0.0)  # recorded time after every cluster had finished
     parts = []
     for c in run.clusters:
@@ -297,7 +298,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         # until the cluster finishes: every epoch before its last active one, and in that one its busy time, load
         # waits and store-bound drains (the rest of that epoch is after it finished)
         compute_s = busy[:, : last + 1].sum(axis=1)
-        wait_s = float(idle[: max(last, 0)].sum()) + (float(load_fixed[last]) if last >= 0 else 0.0)
+        wait_s = float(idle[: max(last, 0)].sum()) + (float(idle[last] if alone else load_fixed[last]) if last >= 0 else 0.0)
         shift_s = runtime_shift_s(
             point=busy,
             free=free,
@@ -416,12 +417,15 @@ def character(run: RecordedRun) -> RunCharacter:
     return RunCharacter(share, mhz, models, len(run.duration_s), run.dram_busy_s)
 
 
-def cluster_done_s(cluster: ClusterActivity, duration_s: np.ndarray) -> float:
+def cluster_done_s(cluster: ClusterActivity, duration_s: np.ndarray, *, alone: bool = False) -> float:
     """When the cluster finished its work in the recorded run [s]: the start of its last active epoch plus that
-    epoch's busy time, load waits and the drains its store floor explains (0 if it never computed)."""
+    epoch's busy time, load waits and the drains its store floor explains (0 if it never computed); the end of that
+    epoch when it is the run's only cluster (its idle time there is its own waiting: no other cluster ran on)."""
     last = cluster_finish(cluster, duration_s)
     if last < 0:
         return 0.0
+    if alone:
+        return float(duration_s[: last + 1].sum())
     waits = sum(float(w[last]) for w in (cluster.wait_clocked_s, cluster.load_wait_fixed_s, cluster.store_drain_s) if w is not None)
     return float(duration_s[:last].sum() + min(cluster.busy_s[last] + waits, duration_s[last]))
 
