@@ -106,9 +106,8 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
         )
         if choice.row["flags"]:
             print(f"  flags of the chosen row: {choice.row['flags']}")
-    no_ser = sorted(
-        {spec.model.name for spec in specs if spec.model.ser_w is None and f"interval_whatif_only:{spec.name}" in "".join(table["flags"])}
-    )
+    flagged = {f for row in table["flags"] for f in str(row).split(";")}
+    no_ser = sorted({spec.model.name for spec in specs if f"interval_whatif_only:{spec.name}" in flagged})
     if no_ser:
         print(
             f"  {' and '.join(no_ser)} {'publishes' if len(no_ser) == 1 else 'publish'} no SER: inside the trained clocks the energy interval is the what-if's "

@@ -70,7 +70,7 @@ from cosim.dse.memory_stats import (
     whatif_stats,  # re-exported: callers price a run with the stats it names
 )
 from cosim.errors import CosimError
-from cosim.models.envelope import above_top, cores_factor, envelope_static_w, refuse_beyond_band
+from cosim.models.envelope import above_top, cores_factor, envelope_static_dv_w_per_v, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
 from cosim.readers.gem5_config import Gem5Config
 from cosim.timeline.cpu import ClusterSpec, frequency_mhz, resolve_cluster
@@ -316,10 +316,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         dyn_j = (c.dyn_coeff + c.cycle_coeff * cycles) * op.voltage_v[:, None] ** 2
         static_w = envelope_static_w(c.model, levels, op.voltage_v) * c.cores_scale
         # the static power's slope in V [W/V], for the model's interval where the voltage is continued above the table
-        dv = 1e-3
-        static_dv = (envelope_static_w(c.model, levels, op.voltage_v + dv) - envelope_static_w(c.model, levels, op.voltage_v - dv)) / (
-            2 * dv
-        )
+        static_dv = envelope_static_dv_w_per_v(c.model, levels, op.voltage_v)
         parts.append(
             _ClusterPrediction(
                 name=c.name,

@@ -211,20 +211,31 @@ def refuse_beyond_band(model, freq_mhz: np.ndarray, where, *, inside: str = "cos
     )
 
 
-def envelope_power_w(model, eph, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> dict[str, np.ndarray]:
+_DV = 1e-3  # [V], the step of the slopes' central differences
+
+
+def envelope_static_dv_w_per_v(model, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
+    """The envelope's static power's slope in V [W/V] (a central difference): it carries the voltage's uncertainty
+    into the interval."""
+    f = np.asarray(freq_mhz, dtype=float)
+    v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
+    return (envelope_static_w(model, f, v + _DV) - envelope_static_w(model, f, v - _DV)) / (2 * _DV)
+
+
+def envelope_power_w(model, eph, freq_mhz: np.ndarray, voltage_v: np.ndarray, *, static_scale: float = 1.0) -> dict[str, np.ndarray]:
     """:func:`cosim.models.walker.cluster_power_w` with the envelope's static term, plus ``dpower_dv_w_per_v``.
 
-    The slope in V [W/V] (a central difference) carries the voltage's uncertainty into the interval.
+    ``static_scale`` scales the static power and its slope alike (the cores present, :func:`cores_factor`).  The
+    slope in V [W/V] (central differences) carries the voltage's uncertainty into the interval.
     """
     f = np.asarray(freq_mhz, dtype=float)
     v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
     out = cluster_power_w(eph, f, v, model.dynamic, ())
-    out["static_w"] = envelope_static_w(model, f, v)
+    out["static_w"] = envelope_static_w(model, f, v) * static_scale
     out["power_w"] = out["dynamic_w"] + out["static_w"]
-    dv = 1e-3
-    hi = cluster_power_w(eph, f, v + dv, model.dynamic, ())["dynamic_w"] + envelope_static_w(model, f, v + dv)
-    lo = cluster_power_w(eph, f, v - dv, model.dynamic, ())["dynamic_w"] + envelope_static_w(model, f, v - dv)
-    out["dpower_dv_w_per_v"] = (hi - lo) / (2 * dv)
+    hi = cluster_power_w(eph, f, v + _DV, model.dynamic, ())["dynamic_w"]
+    lo = cluster_power_w(eph, f, v - _DV, model.dynamic, ())["dynamic_w"]
+    out["dpower_dv_w_per_v"] = (hi - lo) / (2 * _DV) + envelope_static_dv_w_per_v(model, f, v) * static_scale
     return out
 
 

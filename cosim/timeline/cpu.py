@@ -23,7 +23,6 @@ from cosim.models.envelope import (
     above_top,
     cores_factor,
     envelope_power_w,
-    envelope_static_w,
     interval_flags,
     interval_half_width_w,
     refuse_beyond_band,
@@ -250,15 +249,10 @@ def _cluster_timeline(
         _check_operating_point(cluster, model, freq, op, spec, strict)
     if not extrapolate:
         refuse_beyond_band(model, freq, lambda i: f"{meta.path}: epoch {np.asarray(stats['epoch'])[i]}, cluster '{cluster.name}'")
-    power = envelope_power_w(model, rates.eph, freq, op.voltage_v)
-    slope = power.pop("dpower_dv_w_per_v")
     # per-core static parts follow the cores present, shared ones do not (dynamic already sums the present cores)
     scale = cores_factor(model, cluster.n_cpus)
-    power["static_w"] = power["static_w"] * scale
-    if scale != 1.0:  # the slope's static part scales with it (it carries the voltage's uncertainty above the table)
-        v, dv = np.broadcast_to(op.voltage_v, freq.shape), 1e-3
-        slope = slope - (envelope_static_w(model, freq, v + dv) - envelope_static_w(model, freq, v - dv)) / (2 * dv) * (1.0 - scale)
-    power["power_w"] = power["dynamic_w"] + power["static_w"]
+    power = envelope_power_w(model, rates.eph, freq, op.voltage_v, static_scale=scale)
+    slope = power.pop("dpower_dv_w_per_v")
     missing = ~np.isfinite(power["power_w"])  # nan or inf in the stats: no value, not a huge one
     for values in power.values():
         values[missing] = np.nan
