@@ -155,15 +155,10 @@ def _config_beside(stats_path: Path) -> Path:
     if found is not None:
         return found
     first = _first_dump(stats_path)
-    if first in ("no begin", "no stats"):
-        from cosim.readers.gem5_stats import not_stats_error
+    from cosim.readers.gem5_stats import NOT_STATS, not_stats_error
 
-        raise not_stats_error(
-            stats_path,
-            "no '---------- Begin Simulation Statistics' line"
-            if first == "no begin"
-            else "no statistics between its Begin and End Simulation Statistics lines",
-        )
+    if first in NOT_STATS:
+        raise not_stats_error(stats_path, first)
     if first == "no cpu":
         raise CosimError(
             f"{stats_path}: this run has no CPU (no numCycles stat in its first dump), so there is nothing for a CPU power model to price"

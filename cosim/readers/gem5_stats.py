@@ -94,7 +94,7 @@ def read_stats_table(path: str | Path, *, stats: Iterable[str] | None = None, pr
     rows, columns = reader.run()
     meta = reader.meta
     if not rows and reader.empty_dumps == meta.dumps_in_file:  # every dump whole, and nothing in them
-        raise not_stats_error(path, "no statistics between its Begin and End Simulation Statistics lines")
+        raise not_stats_error(path, "no stats")
     if not rows:
         reasons = "; ".join(f"line {d.line}: {d.reason}" for d in meta.dropped[:3])
         # no dump dropped: every one covered no time (zero simulated ticks)
@@ -110,9 +110,19 @@ def read_stats_table(path: str | Path, *, stats: Iterable[str] | None = None, pr
     return StatsTable(matrix, columns, dumps, meta)
 
 
-def not_stats_error(path: str | Path, why: str) -> CosimError:
-    """A file with no gem5 statistics in it, said the same way by this reader and by :mod:`cosim.run`."""
-    return CosimError(f"{path}: {why}, so it is not a gem5 stats.txt; give a gem5 output folder (m5out/) or the stats.txt in it")
+#: why a file holds no gem5 statistics, by what a scan of it found
+NOT_STATS = {
+    "no begin": "no '---------- Begin Simulation Statistics' line",
+    "no stats": "no statistics between its Begin and End Simulation Statistics lines",
+}
+
+
+def not_stats_error(path: str | Path, found: str) -> CosimError:
+    """A file with no gem5 statistics in it (``found``: a key of :data:`NOT_STATS`), said the same way by this reader
+    and by :mod:`cosim.run`."""
+    return CosimError(
+        f"{path}: {NOT_STATS[found]}, so it is not a gem5 stats.txt; give a gem5 output folder (m5out/) or the stats.txt in it"
+    )
 
 
 _warned_slow = False
@@ -189,7 +199,7 @@ class _DumpReader:
             if bar is not None:
                 bar.close()
         if self.meta.dumps_in_file == 0:
-            raise not_stats_error(self.path, "no '---------- Begin Simulation Statistics' line")
+            raise not_stats_error(self.path, "no begin")
         self._finish_meta()
         return self.rows, self.columns
 
