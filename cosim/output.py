@@ -160,6 +160,11 @@ def check_output(path: str | Path, *, option: str, suffixes: tuple[str, ...]) ->
         raise CosimError(f"{option} {path}: an existing folder; give a file name in it, e.g. {path / ('cosim' + suffixes[0])}")
     if not path.parent.is_dir():
         raise CosimError(f"{option} {path}: folder {path.parent} does not exist; create it (mkdir -p {path.parent}) or write elsewhere")
+    if path.exists() and not path.is_file():  # /dev/null, a FIFO: an atomic write would rename a new file over it
+        raise CosimError(
+            f"{option} {path}: not a regular file (a device or pipe); cosim writes a new file and renames it into place, "
+            f"so give a file name, e.g. {Path(tempfile.gettempdir()) / ('cosim' + suffixes[0])}"
+        )
     # tables and models by their exact suffix (write_table tells Parquet by ".parquet"); figures in any case
     suffix = path.suffix.lower() if suffixes is FIGURE_SUFFIXES else path.suffix
     if suffix not in suffixes and not (suffix == "" and suffixes is FIGURE_SUFFIXES):

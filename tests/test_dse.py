@@ -326,6 +326,21 @@ def test_an_unmet_deadline_reports_the_lowest_peak_of_all_configurations():
     assert choice.row is None and "lowest peak power is 0.500 W" in choice.reason and "shortest runtime 1 s" in choice.reason
 
 
+def test_a_deadline_choice_says_when_its_runtime_interval_reaches_past_the_deadline():
+    """The choice is made on the predicted runtime; where the chosen row's interval reaches past the deadline the
+    reason says so, and it does not where the whole interval meets it (the bundled big.LITTLE run's what-if)."""
+    run_dir = Path(__file__).parent.parent / "traces" / "cosim-v24-se-biglittle-1800-1400MHz"
+    specs = [ClusterSpec(n, p, load_model(m)) for n, p, m in SPECS]
+    rec = recorded_run(read_stats(run_dir / "stats.txt.gz"), read_config(run_dir / "config.ini"), specs)
+    table = whatif(rec, dvfs_grid(rec))
+    least = table.loc[table["energy_j"].idxmin()]
+    tight = choose(table, deadline_s=(least["runtime_s"] + least["runtime_s_hi"]) / 2)
+    assert tight.row is not None and tight.row.name == least.name
+    assert "runtime interval reaches" in tight.reason and "past the deadline" in tight.reason
+    loose = choose(table, deadline_s=float(table["runtime_s_hi"].max()))
+    assert loose.row is not None and "past the deadline" not in loose.reason
+
+
 def test_the_energy_interval_carries_the_power_models_own_error():
     """The what-if's energy interval holds the model's error against hardware too: Walker's A15 model has an SER of
     0.0517 W (the paper's Table III), so a row's interval is at least +-2 x 0.0517 W over its runtime, the what-if's

@@ -176,6 +176,7 @@ def test_an_unreadable_input_says_permission_denied(work):
 OUTPUT_ERRORS = [
     ("existing folder", "power m5out/stats.txt -o m5out", "-o m5out: an existing folder; give a file name in it"),
     ("missing folder", "power m5out/stats.txt -o nodir/p.csv", "-o nodir/p.csv: folder nodir does not exist"),
+    ("device", "power m5out/stats.txt -o /dev/null", "-o /dev/null: not a regular file (a device or pipe)"),
     ("table suffix", "read log.txt -o r.txt", "-o r.txt: cosim cannot write a '.txt' file here; give a name ending in .csv, .parquet"),
     (
         "plot suffix",

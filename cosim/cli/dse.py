@@ -31,7 +31,7 @@ def add_parsers(sub) -> None:
         "--deadline",
         type=_positive("--deadline"),
         metavar="SECONDS",
-        help="choose the least energy within this runtime (the predicted one; runtime_s_hi in the table is the cautious reading)",
+        help="choose the least energy within this runtime (the predicted one; the choice says when its runtime_s_hi reaches past it)",
     )
     w.add_argument("-o", "--output", type=Path, default=Path("whatif.csv"), help="one row per configuration")
     w.add_argument("--plot", type=Path, help="Pareto plot (energy against runtime)")

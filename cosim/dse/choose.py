@@ -62,8 +62,12 @@ def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: fl
     row = pool.loc[pool[key].idxmin()]
     if power_cap_w is None and deadline_s is None:
         return Choice(row, f"{what} of {int(ok.sum())} configuration(s)")
-    # on the predicted values: a what-if row's runtime_s_hi is the cautious reading of a deadline
-    return Choice(row, f"{what} of {int(ok.sum())} configuration(s) meeting the constraints")
+    reason = f"{what} of {int(ok.sum())} configuration(s) meeting the constraints"
+    # chosen on the predicted runtime; a what-if row's interval may reach past the deadline: say so
+    hi = float(row.get("runtime_s_hi", np.nan))
+    if deadline_s is not None and np.isfinite(hi) and hi > deadline_s:
+        reason += f"; its runtime interval reaches {hi:.6g} s, past the deadline (for a deadline that must hold, keep rows with runtime_s_hi <= it)"
+    return Choice(row, reason)
 
 
 def point_label(row: pd.Series) -> str:
