@@ -59,16 +59,15 @@ import pandas as pd
 from cosim.counters.pmc import event_rates
 from cosim.dse.interval import RunCharacter, add_intervals, add_model_interval, model_half_width_j, runtime_shift_s
 from cosim.dse.memory_stats import (
-    READ_MISSES,
     STORE_MISSES,
     dram_objects,
-    l1_miss_latency_s,
     l2_miss_cycles,
     l2_misses,
     no_commit_cycles,
     stall_cycles,
     whatif_stats,  # re-exported: callers price a run with the stats it names
 )
+from cosim.dse.minor_waits import minor_waits
 from cosim.errors import CosimError
 from cosim.models.envelope import above_top, cores_factor, envelope_static_dv_w_per_v, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
@@ -156,34 +155,9 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
         idle = duration - busy
         if all(cluster.kind(c) in _QUIESCE_ON_MISS for c in cluster.cores):
             mem = zero  # the waits are idle cycles already, outside busy
-            # Minor blocks on a load miss: its load waits are its L1s' read-miss time, which splits as that time does:
-            # the L2 read misses' time off the cluster clock (memory bus, DRAM) is fixed, the rest (L2 hits, the L2's
-            # own cycles on a miss) runs on the cluster clock; the rest of its idle time is its stores draining
-            l1 = l1_miss_latency_s(stats, cluster, meta.ticks_per_s)
-            l2_read, read_misses = l2_misses(stats, cluster, meta.ticks_per_s, families=READ_MISSES)
-            read_clocked = read_misses * l2_cycles_s
-            with np.errstate(divide="ignore", invalid="ignore"):
-                off_clock = np.where(l1 > 0, np.clip((l2_read - read_clocked) / l1, 0.0, 1.0), 1.0)
-            load_wait = np.minimum(idle, l1 / cluster.n_cpus)
-            mem_clocked, wait_clocked = zero, load_wait * (1.0 - off_clock)
-            load_fixed, store_l2 = load_wait * off_clock, zero
-            # its store buffer drains its misses one after the other: a store-bound phase takes their latency plus
-            # the core cycles outside them at any clock (mixed's next_idx loop: 98.5 ns a line at 600 MHz, 87 ns of
-            # it store-miss latency, 75.5 and 70.5 ns at 1400 MHz: the L2's cycles less, 7 core cycles outside)
-            store_lat, store_misses = l2_misses(stats, cluster, meta.ticks_per_s, families=STORE_MISSES)
-            drains = np.maximum(idle - load_wait, 0.0)
-            latency_s, l2_s = store_lat / cluster.n_cpus, store_misses / cluster.n_cpus * l2_cycles_s
-            # misses in flight together (more latency than the epoch): on the critical path only the epoch's share
-            with np.errstate(divide="ignore", invalid="ignore"):
-                in_flight = np.where(latency_s > duration, duration / latency_s, 1.0)
-            latency_s, l2_s = latency_s * in_flight, l2_s * in_flight
-            # they drain while the core waits on a load first: only what outlasts the load waits is a floor
-            store_serial = np.clip(latency_s - load_wait, 0.0, busy + drains)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                floor_share = np.where(latency_s > 0, store_serial / latency_s, 0.0)
-            store_serial_clocked = np.minimum(l2_s * floor_share, store_serial)
-            store_drain = np.minimum(drains, store_serial)
-            drain_clocked = np.minimum(drains - store_drain, l2_s)  # of the drains the floor leaves
+            minor = minor_waits(stats, cluster, ticks_per_s=meta.ticks_per_s, duration_s=duration, busy_s=busy, l2_cycles_s=l2_cycles_s)
+            mem_clocked, store_l2 = zero, zero
+            wait_clocked, load_fixed = minor.wait_clocked_s, minor.load_wait_fixed_s
         else:
             # an O3 core's memory time: its read misses one after the other (dependent loads) plus the cycles its L1D
             # refused accesses with every MSHR waiting, or it could not rename for a full load or store queue
@@ -215,7 +189,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             store_l2 = np.minimum(store_misses * l2_cycles_s / cluster.n_cpus * overlap, mem - mem_clocked)
             if alone:
                 mem_clocked = mem_clocked + store_l2
-            store_serial = store_serial_clocked = store_drain = drain_clocked = None
+            minor = None
         out.append(
             ClusterActivity(
                 cluster.name,
@@ -230,10 +204,10 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 load_fixed,
                 store_l2,
                 alone,
-                store_serial,
-                store_serial_clocked,
-                store_drain,
-                drain_clocked,
+                None if minor is None else minor.store_serial_s,
+                None if minor is None else minor.store_serial_clocked_s,
+                None if minor is None else minor.store_drain_s,
+                None if minor is None else minor.drain_clocked_s,
                 cores_factor(model, cluster.n_cpus),
             )
         )
