@@ -8,7 +8,7 @@ import subprocess
 import pandas as pd
 import pytest
 from helpers import GEM5, REPO, needs_gem5
-from whatif_pairs import CLUSTERS, compare, suite_rows, summary
+from whatif_pairs import CLUSTERS, SE_MINOR_CLUSTERS, compare, suite_rows, summary
 from whatif_suite import PAIRS, PROGRAMS, RUNS, SE_CLOCKS, SE_MINOR_CLOCKS, SE_PROGRAMS
 
 from cosim import ClusterSpec, load_model, read_config, read_stats
@@ -40,14 +40,15 @@ def test_the_suite_is_recorded():
 
 def test_suite_errors_and_interval_coverage(suite):
     """Every ordered pair of every program at 1+1 cores (96): runtime and energy against gem5 at those clocks, as
-    measured (docs/explanation/whatif.md: worst +8.4 % runtime, +5.1 % energy, both stream's initialisation with
-    100 us dumps, whose store misses overlap more as the clock rises; -11.5 % / -9.1 % on mixed's store drains before
-    a Minor CPU's store misses became a floor), and the interval holds gem5's value on at least 90 % of the pairs."""
+    measured (docs/explanation/whatif.md: worst -8.4 % runtime, -6.4 % energy, stream with one dump from 1800/1400
+    down to 1000/600 MHz; +8.4 % / +5.1 % on stream's initialisation with 100 us dumps before a Minor CPU's load waits
+    hid only the store misses its memory slots left room for; -11.5 % / -9.1 % on mixed's store drains before a Minor
+    CPU's store misses became a floor), and the interval holds gem5's value on at least 90 % of the pairs."""
     head = summary(suite)
     assert head["pairs"] == 8 * 6 * 2
-    assert suite["runtime_s"].abs().max() < 9 and suite["energy_j"].abs().max() < 6
-    assert head["runtime_s_within_5"] >= 92 and head["energy_j_within_5"] >= 95
-    # measured: coverage 100 % / 100 %, mean half-width 8.0 % / 5.9 %; at least 90 % with each kind of dump too
+    assert suite["runtime_s"].abs().max() < 9 and suite["energy_j"].abs().max() < 7
+    assert head["runtime_s_within_5"] >= 91 and head["energy_j_within_5"] >= 95
+    # measured: coverage 100 % / 100 %, mean half-width 8.1 % / 5.9 %; at least 90 % with each kind of dump too
     assert head["runtime_s_coverage"] >= 0.95 and head["energy_j_coverage"] >= 0.95
     assert head["runtime_s_mean_width"] < 8.5 and head["energy_j_mean_width"] < 7  # an interval that says something
     for setup in ("1c-epoch", "1c-one"):
@@ -89,6 +90,21 @@ def test_a_minor_cpus_store_misses_are_a_floor_under_its_store_bound_time():
     run = recorded_run(read_stats(stats_file(gather)), read_config(gather / "config.ini"), specs)
     little = next(c for c in run.clusters if c.name == "little")
     assert (little.store_serial_s <= run.duration_s + 1e-12).all() and little.store_serial_s.max() > 0.9 * run.duration_s.max()
+
+
+def test_a_minor_cpus_store_misses_to_different_lines_overlap_as_its_memory_slots_allow():
+    """ptrchase's initialisation stores to random lines: on se.py's one Minor CPU (executeMaxAccessesInMemory = 2,
+    0.06 L1 MSHR hits a store miss) gem5 runs it in 50 ns + 75 cycles a store where a miss takes 77 ns + 42 cycles,
+    about two misses in flight; predicted from 1400 at 600 MHz it was -13.4 % off gem5 with the misses one after the
+    other.  On big.LITTLE (other CPUs on the memory) the run's own overlap is kept."""
+    from cosim.dse.minor_waits import memory_slots
+
+    row = compare(RUNS / "ptrchase" / "se-minor" / "1400", RUNS / "ptrchase" / "se-minor" / "600", clusters=SE_MINOR_CLUSTERS)
+    assert abs(row["runtime_s"]) < 5 and row["runtime_s_covered"], row
+    alone = read_config(RUNS / "ptrchase" / "se-minor" / "600" / "config.ini")
+    assert memory_slots(alone, alone.cluster("cpu", "system.cpu"), alone=True) == 2
+    shared = read_config(RUNS / "ptrchase" / "1c-one" / "1000_600" / "config.ini")
+    assert memory_slots(shared, shared.cluster("little", "system.littleCluster"), alone=False) == 1
 
 
 # --- a private L2 per core ------------------------------------------------------------------------------------
@@ -145,8 +161,8 @@ def test_pareto_plot_labels_every_point_and_marks_the_choice(tmp_path):
 @pytest.mark.parametrize(
     ("setup", "runtime_within_5", "energy_within_5", "worst_runtime", "worst_energy"),
     [
-        ("2c-epoch", 46, 46, 6.5, 7.0),  # measured: worst -6.3 % runtime, -6.9 % energy (ptrchase; mixed was -13.0 %)
-        ("2c-one", 46, 47, 8.0, 6.0),  # measured: worst -7.6 % runtime, -5.5 % energy (ptrchase; mixed was -7.9 %)
+        ("2c-epoch", 47, 46, 6.5, 7.0),  # measured: worst -6.0 % runtime, -6.8 % energy (ptrchase; mixed was -13.0 %)
+        ("2c-one", 45, 48, 9.0, 5.0),  # measured: worst -8.5 % runtime, -4.9 % energy (ptrchase; mixed was -7.9 %)
     ],
 )
 def test_two_plus_two_cores_held_out(setup, runtime_within_5, energy_within_5, worst_runtime, worst_energy):
@@ -183,19 +199,20 @@ def test_gem5s_own_se_py_with_one_o3_cpu():
 
 def test_gem5s_own_se_py_with_one_minor_cpu():
     """The se-minor set-up: se.py as a user of the in-order CPU runs it (one Minor CPU, --caches --l2cache, one
-    dump) at 600, 1000 and 1400 MHz, 9 programs, 54 ordered pairs.  Measured: runtime within 5 % on 46, energy on
-    52; worst +15.8 % / +10.3 % (stream from 600 to 1400 MHz: its drains, 7.08 ms at 600 MHz, shrink as its store
-    misses' L2 cycles do, 5.57 and 4.94 ms at 1000 and 1400, which the point keeps as recorded); the interval, which
-    reads the drains that way too, holds gem5's value on 96.3 % / 100 %, mean half-width 11.9 % / 7.5 %."""
+    dump) at 600, 1000 and 1400 MHz, 9 programs, 54 ordered pairs.  Measured: runtime within 5 % on 52, energy on
+    54; worst -7.6 % / +3.7 % (stream); the interval holds gem5's value on 100 % / 100 %, mean half-width 12.7 % /
+    7.9 %.  Before a Minor CPU's store misses overlapped as its memory slots allow and hid under only the load waits
+    that leave a slot free: 46 and 52 within 5 %, worst +15.8 % / +10.3 % (stream from 600 to 1400 MHz, where the
+    floor was 0 and its drains, 7.08 ms at 600 MHz, were held as recorded) and -13.4 % (ptrchase, 1400 -> 600 MHz)."""
     rows = suite_rows(RUNS, "se-minor")
     assert len(rows) == 9 * 3 * 2
     head = summary(rows)
-    assert head["runtime_s_within_5"] >= 46 and head["energy_j_within_5"] >= 52
-    assert rows["runtime_s"].abs().max() < 16 and rows["energy_j"].abs().max() < 10.5
+    assert head["runtime_s_within_5"] >= 52 and head["energy_j_within_5"] >= 54
+    assert rows["runtime_s"].abs().max() < 8 and rows["energy_j"].abs().max() < 4
     assert head["runtime_s_coverage"] >= 0.9 and head["energy_j_coverage"] >= 0.9
-    assert head["runtime_s_mean_width"] < 12.5 and head["energy_j_mean_width"] < 8
+    assert head["runtime_s_mean_width"] < 13 and head["energy_j_mean_width"] < 8.5
     # stream, 600 -> 1400 MHz: outside the interval until the drains' store L2 cycles were read on the clock
     stream = rows[(rows["program"] == "stream") & (rows["from"] == "600") & (rows["to"] == "1400 MHz")].iloc[0]
-    assert stream["runtime_s_covered"] and stream["energy_j_covered"]
+    assert stream["runtime_s_covered"] and stream["energy_j_covered"] and abs(stream["runtime_s"]) < 6
     compute = rows[rows["program"].isin(["int_compute", "fp_compute"])]
     assert compute["runtime_s"].abs().max() < 0.5 and compute["energy_j"].abs().max() < 0.5

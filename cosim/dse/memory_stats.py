@@ -21,6 +21,8 @@ FULL_LSQ = ("rename.LQFullEvents", "rename.SQFullEvents")
 NO_COMMIT = ("commit.numCommittedDist::0", "commit.committed_per_cycle::0")
 # cycles a cache refused accesses: every MSHR busy, or an MSHR's target list full
 L1_BLOCKED = ("blockedCycles::no_mshrs", "blockedCycles::no_targets", "blocked_cycles::no_mshrs", "blocked_cycles::no_targets")
+# L1 misses, and those that allocated an MSHR: the rest found their line already being fetched (an MSHR hit)
+L1_MSHR_HITS = (("overallMisses::total", "overallMshrMisses::total"), ("overall_misses::total", "overall_mshr_misses::total"))
 # the read misses alone (loads and instruction fetches); an out-of-order core does not wait for its stores
 _READ = ("ReadReq", "ReadSharedReq", "ReadCleanReq")
 READ_MISSES = (
@@ -68,6 +70,18 @@ def l1_miss_latency_s(stats: pd.DataFrame, cluster, ticks_per_s: float) -> np.nd
         if found:
             total += np.nan_to_num(stats[found].to_numpy())
     return total / ticks_per_s
+
+
+def l1d_mshr_hits(stats: pd.DataFrame, cluster) -> np.ndarray:
+    """Accesses to the cluster's L1 data caches that found their line already being fetched, per epoch [count]:
+    misses less MSHR misses (0 where the stats have neither)."""
+    total = np.zeros(len(stats))
+    for l1 in set(cluster.l1d.values()):
+        for misses, allocated in L1_MSHR_HITS:
+            if f"{l1}.{misses}" in stats and f"{l1}.{allocated}" in stats:
+                total += np.nan_to_num(stats[f"{l1}.{misses}"].to_numpy() - stats[f"{l1}.{allocated}"].to_numpy())
+                break
+    return np.maximum(total, 0.0)
 
 
 def stall_cycles(stats: pd.DataFrame, cluster) -> np.ndarray:
@@ -125,6 +139,7 @@ def whatif_stats(config: Gem5Config, specs: Sequence[ClusterSpec]) -> set[str]:
         wanted |= {f"{l2}.{name}" for l2 in cluster.l2.values() for name in names}
         wanted |= {f"{l1}.{name}" for l1 in cluster.l1i.values() for name in MISS_LATENCY}
         wanted |= {f"{l1}.{name}" for l1 in cluster.l1d.values() for name in L1_BLOCKED}
+        wanted |= {f"{l1}.{name}" for l1 in cluster.l1d.values() for pair in L1_MSHR_HITS for name in pair}
         wanted |= {f"{l1}.{name}" for l1 in cluster.l1d.values() for name in ("ReadReq.missLatency::total", "ReadReq_miss_latency::total")}
     wanted |= {f"{d}.busUtil" for d in dram_objects(config)}
     return wanted

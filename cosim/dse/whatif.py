@@ -38,10 +38,12 @@ the suite that checks each step):
 - Minor (its waits are idle cycles): the load-miss part of wait_c (its L1s'
   read-miss latency) splits as that latency does between the cluster clock (L2
   hits, the L2's own cycles) and the fixed part.  Its store buffer drains its
-  misses in order, so their latency beyond the load waits (at most the epoch's
-  time, where they overlap) is a floor under its busy time and the drains they
-  explain; above the floor only the core time that did not overlap them scales
-  (the floor's L2 cycles too).  Other drains stay fixed.
+  misses in order, so their latency is a floor under its busy time and the
+  drains it explains; above the floor only the core time that did not overlap
+  them scales (the floor's L2 cycles too).  Other drains stay fixed.  Misses to
+  different lines overlap as far as its memory slots allow (the only CPU on its
+  memory), and only load waits that leave a slot free hide them (at most the
+  epoch's time): cosim/dse/minor_waits.py.
 gem5's DRAM access latency per read moved by at most 5 % between the suite's
 clock pairs, so the fixed part is not rescaled for DRAM queueing.
 """
@@ -67,7 +69,7 @@ from cosim.dse.memory_stats import (
     stall_cycles,
     whatif_stats,  # re-exported: callers price a run with the stats it names
 )
-from cosim.dse.minor_waits import minor_waits
+from cosim.dse.minor_waits import memory_slots, minor_waits
 from cosim.errors import CosimError
 from cosim.models.envelope import above_top, cores_factor, envelope_static_dv_w_per_v, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
@@ -155,7 +157,10 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
         idle = duration - busy
         if all(cluster.kind(c) in _QUIESCE_ON_MISS for c in cluster.cores):
             mem = zero  # the waits are idle cycles already, outside busy
-            minor = minor_waits(stats, cluster, ticks_per_s=meta.ticks_per_s, duration_s=duration, busy_s=busy, l2_cycles_s=l2_cycles_s)
+            slots = memory_slots(config, cluster, alone=alone)
+            minor = minor_waits(
+                stats, cluster, ticks_per_s=meta.ticks_per_s, duration_s=duration, busy_s=busy, l2_cycles_s=l2_cycles_s, slots=slots
+            )
             mem_clocked, store_l2 = zero, zero
             wait_clocked, load_fixed = minor.wait_clocked_s, minor.load_wait_fixed_s
         else:
