@@ -67,3 +67,58 @@ def test_the_documented_evidence_is_what_the_measured_data_says(tmp_path, data, 
         assert full == pytest.approx(2.8, abs=0.05)  # Walker et al. 2017, Table IV: 2.8 % MAPE
     refused = run_cosim("apply", "cortex-a15-gemstone2018", data, "--label", "A15", "--compare-with", "Power A15")
     assert refused.returncode != 0 and "0x04" in refused.stderr and "0x43" in refused.stderr
+
+
+DEMO = REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz"  # real gem5 v24: O3 big cluster, Minor LITTLE cluster
+
+
+def test_a_model_of_the_other_kind_of_core_is_said_and_flagged(tmp_path):
+    """One --model for both clusters prices the Minor (in-order) LITTLE cluster with the out-of-order A15 model:
+    said in a warning naming the in-order model, and every LITTLE row flagged; the O3 big cluster is not."""
+    argv = (
+        "power",
+        DEMO,
+        "--cluster",
+        "big=system.bigCluster",
+        "--model",
+        "cortex-a15-walker2017",
+        "--cluster",
+        "little=system.littleCluster",
+    )
+    result = run_cosim(*argv, "-o", tmp_path / "p.csv")
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"cluster 'little': its CPUs are in-order \(BaseMinorCPU\) but cortex-a15-walker2017 was measured on "
+                     r"out-of-order cores.*cortex-a7-gemstone2018.*core_kind_mismatch", result.stderr)  # fmt: skip
+    t = pd.read_csv(tmp_path / "p.csv", keep_default_na=False)
+    assert t.query("cluster == 'little'")["flags"].str.split(";").map(lambda f: "core_kind_mismatch" in f).all()
+    assert not t.query("cluster == 'big'")["flags"].str.contains("core_kind_mismatch").any()
+    assert "core_kind_mismatch" in result.stdout  # the summary's flags of the little cluster
+    # each cluster priced by a model of its kind: nothing to say
+    ok = run_cosim(*argv, "--model", "cortex-a7-gemstone2018", "-o", tmp_path / "q.csv")
+    assert ok.returncode == 0 and "core_kind_mismatch" not in ok.stderr + ok.stdout
+
+
+def test_every_shipped_cpu_model_states_its_kind_of_core():
+    from cosim.models.modelfile import load_model
+
+    # Cortex-A15: out-of-order; Cortex-A7: in-order (ARM's Cortex-A15 and Cortex-A7 MPCore TRMs, Chapter 1)
+    kinds = {name: load_model(name).core_kind for name in ("cortex-a15-walker2017", "cortex-a15-gemstone2018", "cortex-a7-gemstone2018")}
+    assert kinds == {
+        "cortex-a15-walker2017": "out-of-order",
+        "cortex-a15-gemstone2018": "out-of-order",
+        "cortex-a7-gemstone2018": "in-order",
+    }
+    assert {DEFAULT_MODELS["o3"], DEFAULT_MODELS["minor"]} == {"cortex-a15-gemstone2018", "cortex-a7-gemstone2018"}
+
+
+def test_a_model_file_with_an_unknown_kind_of_core_is_refused(tmp_path):
+    import json
+
+    from cosim import CosimError
+    from cosim.models.modelfile import load_model, shipped_models_dir
+
+    data = json.loads((shipped_models_dir() / "cortex-a7-gemstone2018.json").read_text())
+    data["core_kind"] = "superscalar"
+    (tmp_path / "m.json").write_text(json.dumps(data))
+    with pytest.raises(CosimError, match="'core_kind' is 'superscalar'; give the kind of core the model was measured on"):
+        load_model(tmp_path / "m.json")

@@ -37,10 +37,10 @@ def test_2016_dual_o3_one_clock_domain_private_l2():
 def test_2012_objects_with_their_own_clock_and_a_shared_l2():
     config = read_config(GEM5_RUNS / "public-old2012-arm32-fs-o3-dual" / "config.ini")
     clusters = config.clusters()
-    assert sorted(clusters) == ["cpu0", "cpu1"]
-    assert clusters["cpu0"].freq_mhz == 2000.0
-    assert clusters["cpu0"].l2 == {"system.cpu0": "system.l2c"}
-    assert clusters["cpu0"].sharers("system.l2c") == 2  # shared by both CPUs
+    assert sorted(clusters) == ["cpu"]  # two DerivO3CPUs of the same 500-tick clock: one cluster, as in a clock domain
+    assert clusters["cpu"].freq_mhz == 2000.0
+    assert clusters["cpu"].l2 == {"system.cpu0": "system.l2c", "system.cpu1": "system.l2c"}
+    assert clusters["cpu"].sharers("system.l2c") == 2  # shared by both CPUs
 
 
 def test_biglittle_clusters_and_dvfs_levels(tmp_path):
@@ -140,3 +140,23 @@ def test_a_stats_file_given_as_the_config_is_named_as_one(tmp_path):
 def test_missing_config(tmp_path):
     with pytest.raises(CosimError, match="no such file"):
         read_config(tmp_path / "config.ini")
+
+
+@needs_shared
+@pytest.mark.parametrize(
+    ("edit", "clusters"),
+    [
+        (None, {"cpu": ("system.cpu0", "system.cpu1")}),  # gem5 of 2012: each CPU its own clock, both 500 ticks
+        (("clock=500", "clock=1000"), {"cpu0": ("system.cpu0",), "cpu1": ("system.cpu1",)}),  # another clock
+        (("type=DerivO3CPU", "type=TimingSimpleCPU"), {"cpu0": ("system.cpu0",), "cpu1": ("system.cpu1",)}),  # another type
+    ],
+)
+def test_old_cpus_with_their_own_clocks_group_by_clock_and_type(tmp_path, edit, clusters):
+    text = (GEM5_RUNS / "public-old2012-arm32-fs-o3-dual" / "config.ini").read_text()
+    if edit is not None:  # change system.cpu1's own parameter only
+        head, _, tail = text.partition("[system.cpu1]\n")
+        section, sep, rest = tail.partition("\n[")
+        text = head + "[system.cpu1]\n" + section.replace(edit[0] + "\n", edit[1] + "\n") + sep + rest
+    (tmp_path / "config.ini").write_text(text)
+    found = read_config(tmp_path / "config.ini").clusters()
+    assert {name: c.cpus for name, c in found.items()} == clusters

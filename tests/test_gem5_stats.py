@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+import shutil
 import warnings
 
 import numpy as np
 import pytest
-from helpers import BEGIN, END, GEM5_RUNS, REPO, gem5_dump, needs_shared, write_stats
+from helpers import BEGIN, END, GEM5_RUNS, REPO, gem5_dump, needs_shared, run_cosim, write_stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -387,3 +388,67 @@ def test_m5_err_values_are_missing_so_the_isa_check_is_reached(tmp_path):
     assert len(stats) == 1 and np.isnan(stats["system.l2c.avg_blocked_cycles::no_mshrs"][0])
     result = cosim("power", run / "stats.txt", "--model", "cortex-a15-walker2017", "-o", tmp_path / "p.csv")
     assert_one_line_error(result, "the run is ALPHA but cortex-a15-walker2017 was trained on ARM cores")
+
+
+DEMO_GZ = REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz" / "stats.txt.gz"  # real gem5 v24, 47 dumps
+
+
+def _cut_both_ways(folder, n_bytes: int):
+    """The real stats.txt.gz cut after ``n_bytes``, and the plain text it still inflates to, cut the same way."""
+    import zlib
+
+    folder.mkdir(exist_ok=True)
+    data = DEMO_GZ.read_bytes()[:n_bytes]
+    (folder / "stats.txt.gz").write_bytes(data)
+    (folder / "stats.txt").write_bytes(zlib.decompressobj(wbits=31).decompress(data))
+    return folder / "stats.txt.gz", folder / "stats.txt"
+
+
+def _read(path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            df = read_stats(path)
+        except CosimError as err:
+            return None, str(err).replace(str(path), "PATH"), [str(w.message).replace(str(path), "PATH") for w in caught]
+    return df, stats_meta(df).dropped, [str(w.message).replace(str(path), "PATH") for w in caught]
+
+
+@settings(max_examples=12, deadline=None)
+@given(cut=st.integers(1_000, 420_000))  # from where the cut file inflates to some text
+def test_a_cut_gzip_keeps_its_complete_dumps_as_a_cut_plain_file_does(tmp_path_factory, cut):
+    gz, plain = _cut_both_ways(tmp_path_factory.mktemp("cut"), cut)
+    (a, a_why, a_warn), (b, b_why, b_warn) = _read(gz), _read(plain)
+    assert a_why == b_why and a_warn == b_warn
+    if a is not None:
+        assert a.equals(b) and 0 < len(a) < 47
+
+
+@pytest.mark.parametrize("cut", [60_000, 100_000, 700_000, 1_500_000])
+def test_a_cut_gzip_on_the_command_line(tmp_path, cut):
+    gz, plain = _cut_both_ways(tmp_path / "run", cut)
+    shutil.copy(DEMO_GZ.parent / "config.ini", tmp_path / "run")
+    outcome = [run_cosim("power", path, "-o", tmp_path / f"{path.name}.csv") for path in (gz, plain)]
+    assert outcome[0].returncode == outcome[1].returncode == 3  # the complete dumps written, the cut one said
+    said = [r.stderr.replace(p.name, "FILE") for r, p in zip(outcome, (gz, plain), strict=True)]
+    assert said[0] == said[1] and "last dump is truncated (gem5 killed mid-dump?); every complete dump was kept" in said[0]
+    assert (tmp_path / "stats.txt.gz.csv").read_bytes() == (tmp_path / "stats.txt.csv").read_bytes()
+
+
+@pytest.mark.parametrize("where", [0.3, 0.6, 0.9])
+def test_a_gzip_damaged_in_the_middle_is_still_refused(tmp_path, where):
+    data = bytearray(DEMO_GZ.read_bytes())
+    i = int(len(data) * where)
+    data[i : i + 16] = bytes(b ^ 0x5A for b in data[i : i + 16])  # bad deflate data or a bad CRC, never a clean cut
+    (tmp_path / "stats.txt.gz").write_bytes(data)
+    with pytest.raises(CosimError, match="the gzip stream is damaged .*re-copy the file"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        read_stats(tmp_path / "stats.txt.gz")
+
+
+def test_no_complete_dump_does_not_claim_complete_dumps_were_kept(tmp_path):
+    gz, plain = _cut_both_ways(tmp_path / "run", 20_000)  # inside dump 0
+    for path in (gz, plain):
+        with pytest.raises(CosimError) as err, pytest.warns(CosimWarning, match="dump 0: last dump is truncated"):
+            read_stats(path)
+        assert "no complete stats dump could be read" in str(err.value) and "kept" not in str(err.value)

@@ -79,11 +79,13 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     from cosim.dse.whatif import dvfs_grid, recorded_run, whatif, whatif_stats
     from cosim.output import write_table
     from cosim.readers.gem5_stats import read_stats
-    from cosim.timeline.cpu import check_cpu_types, check_isa
+    from cosim.timeline.cpu import check_cpu_types, check_isa, core_kind_mismatch, resolve_cluster
 
     resolved = _open_run(args)
     config, specs = resolved.config, list(resolved.clusters)
     check_isa(config, [spec.model for spec in specs], any_isa=args.any_isa)
+    for spec in specs:  # warned, as cosim power does (whose rows carry the flag)
+        core_kind_mismatch(resolve_cluster(config, spec, config.ticks_per_s), spec.model)
     freqs = _whatif_freqs(args.freqs, specs)  # before the stats are read
     check_cpu_types(config, specs, str(resolved.stats_path))
     stats = read_stats(resolved.stats_path, stats=whatif_stats(config, specs))

@@ -24,6 +24,7 @@ SCHEMA = "cosim-model/1"
 # gem5 keeps clock periods in whole ticks: at 1e12 ticks/s 1.8 GHz becomes 556 ticks = 1798.6 MHz.
 # Half a tick is at most 0.2 % at 4 GHz, so frequencies within 0.3 % count as equal.
 _FREQ_REL_TOL = 0.003
+CORE_KINDS = ("in-order", "out-of-order")  # a model file's optional 'core_kind'
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Model:
     isa: str = "arm"  # ISA of the cores the model was measured on (arm, x86, ...)
     max_power_w: float | None = None  # highest plausible cluster power [W] (for cores_per_cluster cores)
     max_events_per_cycle: dict[str, float] = field(default_factory=dict)  # event -> most a core can count per cycle
+    core_kind: str | None = None  # "in-order" or "out-of-order": the kind of core measured; None: not stated
 
     @property
     def events(self) -> tuple[str, ...]:
@@ -149,6 +151,11 @@ def _parse(path: Path, data: Any) -> Model:
     isa = need(data, "isa", "the file")
     if not isinstance(isa, str) or not isa.strip():
         raise CosimError(f"{path}: 'isa' must name the ISA the model was trained on, e.g. \"arm\"")
+    core_kind = data.get("core_kind")
+    if core_kind not in (None, *CORE_KINDS):
+        raise CosimError(
+            f"{path}: 'core_kind' is {core_kind!r}; give the kind of core the model was measured on: {' or '.join(CORE_KINDS)}"
+        )
     bounds = data.get("plausibility", {})
     max_power = number(bounds, "max_power_w", "plausibility") if "max_power_w" in bounds else None
     rates = bounds.get("max_events_per_cycle", {})
@@ -182,6 +189,7 @@ def _parse(path: Path, data: Any) -> Model:
         isa=isa.strip().lower(),
         max_power_w=max_power,
         max_events_per_cycle={str(k).lower(): float(v) for k, v in rates.items()},
+        core_kind=core_kind,
     )
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
+from typing import BinaryIO
 
 from cosim.errors import CosimError
 from cosim.readers.files import input_file
@@ -43,3 +45,38 @@ def _bounded_bytes(path: Path, missing_hint: str) -> bytearray:
             if line_bytes > MAX_LINE_BYTES:
                 raise CosimError(f"{path}: line {lines} is longer than {MAX_LINE_BYTES >> 20} MiB, which no such file has; {missing_hint}")
     return data
+
+
+class CutGzip:
+    """A gzip stream read as far as it goes: one that ends before gzip's end-of-stream marker (gem5 killed while
+    writing stats.txt.gz, a partial copy) gives every byte it decompresses, then end of file, with ``cut`` set,
+    as a cut-off plain file does; damaged data (a bad CRC, invalid deflate data) still raises."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw, self._gz = raw, gzip.GzipFile(fileobj=raw, mode="rb")
+        self.cut = False
+
+    def readinto(self, view) -> int:
+        got = 0
+        while got < len(view) and not self.cut:
+            try:  # read1: one decompression step a call, so the bytes before a cut are never lost with it
+                piece = self._gz.read1(len(view) - got)
+            except EOFError:
+                self.cut = True
+                break
+            if not piece:
+                break
+            view[got : got + len(piece)] = piece
+            got += len(piece)
+        return got
+
+    def read(self, size: int) -> bytes:
+        buf = bytearray(size)
+        return bytes(buf[: self.readinto(memoryview(buf))])
+
+    def __enter__(self) -> CutGzip:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._gz.close()
+        self._raw.close()

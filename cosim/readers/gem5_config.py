@@ -18,6 +18,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from cosim.errors import CosimError
@@ -135,11 +136,29 @@ class Gem5Config:
         """CPUs grouped by clock domain, named after the domain's parent (``system.bigCluster`` -> ``bigCluster``)."""
         groups: dict[str, list[str]] = {}
         for cpu in self.cpus:
-            groups.setdefault(self._clk_domain_of(cpu), []).append(cpu)
+            groups.setdefault(self._clock_group(cpu), []).append(cpu)
         out = {}
         for domain, cpus in groups.items():
             name = _cluster_name(domain, cpus)
             out[name] = self._cluster(name, cpus)
+        return out
+
+    def _clock_group(self, cpu: str) -> str:
+        """The CPU's clock domain; for gem5 before clock domains, where each CPU has its own ``clock``, the first
+        CPU of its vector (``system.cpu0`` for ``system.cpu1``) of the same type and clock: one cluster, as the same
+        cores in one clock domain are, so that static power is scaled by the cores present, not by one."""
+        domain = self._clk_domain_of(cpu)
+        return self._own_clocks.get(cpu, domain) if domain == cpu else domain
+
+    @cached_property
+    def _own_clocks(self) -> dict[str, str]:
+        """Each CPU with its own ``clock`` -> the first CPU of its vector with the same type and clock."""
+        first: dict[tuple[str, str | None, str | None], str] = {}
+        out = {}
+        for c in self.cpus:
+            if self._clk_domain_of(c) == c:
+                params = self.objects[c]
+                out[c] = first.setdefault((re.sub(r"\d+$", "", c), params.get("type"), params.get("clock")), c)
         return out
 
     def cluster(self, name: str, prefix: str) -> Cluster:
@@ -148,7 +167,7 @@ class Gem5Config:
         if not cpus:
             known = ", ".join(sorted(self.cpus)) or "none"
             raise CosimError(f"{self.path}: no CPU under '{prefix}' for cluster '{name}'; CPUs in this config: {known}")
-        domains = {self._clk_domain_of(c) for c in cpus}
+        domains = {self._clock_group(c) for c in cpus}
         if len(domains) > 1:
             raise CosimError(
                 f"{self.path}: CPUs under '{prefix}' use several clock domains ({', '.join(sorted(domains))}); "
@@ -386,6 +405,8 @@ def _vector_child(cpu: str, prefix: str) -> bool:
 
 
 def _cluster_name(domain: str, cpus: list[str]) -> str:
+    if len(cpus) > 1 and domain == cpus[0] and (vector := re.sub(r"\d+$", "", domain)) != domain:
+        domain = vector  # CPUs with their own equal clocks (gem5 before clock domains): named after their vector, cpu0 + cpu1 -> cpu
     parent = domain.rsplit(".", 1)[0] if domain.endswith(".clk_domain") else domain
     name = parent.rsplit(".", 1)[-1]
     return name if name and name != "system" else domain.rsplit(".", 1)[-1] or cpus[0]

@@ -8,7 +8,6 @@ the equivalent pure-Python twin in :mod:`cosim.readers._statscan_py`.
 
 from __future__ import annotations
 
-import gzip
 import math
 import re
 import warnings
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cosim.errors import CosimError, CosimWarning
+from cosim.readers._files import CutGzip
 from cosim.readers._statscan_py import BEGIN_MARKER, END_MARKER, MARKER_LINE, next_marker
 from cosim.readers._statscan_py import scan_block as _scan_block_py
 from cosim.readers.epochs import tile_epochs
@@ -190,11 +190,11 @@ class _DumpReader:
         with f:
             size = self.path.stat().st_size
             # gem5's stats inflate about 13x; beyond this the file is a gzip bomb or no stats file
-            self._inflate_limit = _MAX_INFLATION * size + (64 << 20) if isinstance(f, gzip.GzipFile) else None
+            self._inflate_limit = _MAX_INFLATION * size + (64 << 20) if isinstance(f, CutGzip) else None
             bar = _progress_bar(size, self.path.name) if self.progress else None
             try:
                 self._stream(f, bar)
-            except (OSError, EOFError, zlib.error) as err:  # a cut or corrupt .gz
+            except (OSError, EOFError, zlib.error) as err:  # a corrupt .gz (a cut one reads as far as it goes)
                 raise CosimError(f"{self.path}: the gzip stream is damaged ({err}); re-copy the file from gem5's output") from None
             if bar is not None:
                 bar.close()
@@ -280,7 +280,12 @@ class _DumpReader:
                 self._dump(names, values, bad, view[body:stop], base + body)
                 begin, scan = None, stop
         if begin is not None:
-            self._drop(base + begin, "last dump is truncated (gem5 killed mid-dump?); every complete dump was kept")
+            kept = "; every complete dump was kept" if self.rows else ""  # none kept: read_stats says no dump is complete
+            self._drop(base + begin, f"last dump is truncated (gem5 killed mid-dump?){kept}")
+        elif getattr(f, "cut", False) and self.meta.dumps_in_file:  # a .gz cut between dumps: nothing dropped, but said
+            self._warn_at(
+                base + end, "the gzip stream is cut off after the last complete dump (gem5 killed?); every complete dump was kept"
+            )
 
     def _check_dumps(self) -> None:
         if self.meta.dumps_in_file > MAX_DUMPS:
@@ -411,7 +416,7 @@ def _open(path: Path):
     """The file as bytes; gem5 writes gzip when --stats-file ends in .gz, so that is read as it streams."""
     f = open(path, "rb")
     if f.peek(2)[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=f, mode="rb")
+        return CutGzip(f)
     return f
 
 

@@ -99,6 +99,29 @@ def default_model(cluster: Cluster) -> tuple[str, str]:
     return DEFAULT_MODELS[kind], f"{cluster.n_cpus} x {types} ({words})"
 
 
+def core_kind_mismatch(cluster: Cluster, model: Model) -> bool:
+    """Warn when ``model`` was measured on the other kind of core than ``cluster``'s CPUs; True: flag its rows.
+
+    O3 is out-of-order; Minor and the simple CPUs are in-order (the kinds :data:`DEFAULT_MODELS` follows).
+    A model that states no ``core_kind``, or CPUs of neither kind, are not checked.
+    """
+    kinds = {"out-of-order" if cluster.kind(c) == "o3" else "in-order" for c in cluster.cores if cluster.kind(c) in _DETAIL}
+    if model.core_kind is None or not kinds or kinds == {model.core_kind}:
+        return False
+    (kind,) = kinds - {model.core_kind} if len(kinds) > 1 else kinds
+    types = ", ".join(sorted({cluster.cpu_types[c] for c in cluster.cores if c in cluster.cpu_types}))
+    ours = DEFAULT_MODELS["o3" if kind == "out-of-order" else "minor"]
+    warnings.warn(
+        CosimWarning(
+            f"cluster '{cluster.name}': its CPUs are {kind} ({types}) but {model.name} was measured on {model.core_kind} cores, "
+            f"so its power is the other kind's; price it with a model of {kind} cores ({ours}: one --model per --cluster, in order); "
+            "rows flagged core_kind_mismatch"
+        ),
+        stacklevel=4,
+    )
+    return True
+
+
 def check_isa(config: Gem5Config, models: Sequence[Model], *, any_isa: bool = False) -> bool:
     """Refuse models trained on another ISA than the run's; True when rows must carry ``isa_mismatch``.
 
@@ -215,12 +238,11 @@ def timeline_columns(
     mismatch = check_isa(config, [spec.model for spec in clusters], any_isa=any_isa)
     check_cpu_types(config, clusters, meta.path)
     extra = ["isa_mismatch"] if mismatch else (["isa_unknown"] if config.isa is None else [])
-    parts = [
-        _cluster_timeline(
-            stats, meta, resolve_cluster(config, spec, meta.ticks_per_s), spec, strict, (keep_implausible, extrapolate), extra
-        )
-        for spec in clusters
-    ]
+    parts = []
+    for spec in clusters:
+        cluster = resolve_cluster(config, spec, meta.ticks_per_s)
+        kind = ["core_kind_mismatch"] if core_kind_mismatch(cluster, spec.model) else []
+        parts.append(_cluster_timeline(stats, meta, cluster, spec, strict, (keep_implausible, extrapolate), extra + kind))
     # every part has the same epochs in order: taking their rows in turn, clusters by name,
     # sorts the table by epoch, then cluster name (stable)
     for part in parts:
