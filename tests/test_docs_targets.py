@@ -74,3 +74,13 @@ def test_a_readme_figure_typed_by_hand_is_caught():
     cells = table[2].split("|")
     wrong_figure = README.replace(table[2], "|".join(cells[:2] + [" 9.99 M lines/s "] + cells[3:]))
     assert measured_table(wrong_figure) != readme_table(DATA)
+
+
+def test_the_design_file_page_quotes_the_explore_driver_cost_the_benchmark_recorded():
+    """docs/reference/design-file.md repeats test_explore_overhead.py's figures: those of measured.json, as README shows."""
+    page = " ".join((REPO / "docs" / "reference" / "design-file.md").read_text().split())
+    for name in ("driver_ms", "wall_overhead_ms"):
+        shown = bench_value({"bench": "explore_driver_1000_points", "show": f"{{{name}:.1f}} ms"})
+        assert not shown.startswith("not measured") and shown in page, shown
+    readme_row = next(b for b in DATA["bench"] if b["bench"] == "explore_driver_1000_points")
+    assert bench_value(readme_row) in page

@@ -254,7 +254,9 @@ def test_a_driver_killed_mid_study_then_resumed_runs_no_finished_point_again(tmp
     )
     assert ran_twice == []  # finished points never run again; only the ones in flight at the kill start again
     assert sum(c["start"] for c in counts.values()) <= 12 + 4  # at most the points in flight (2 per worker) start twice
-    assert not [p for p in (tmp_path / "s" / "points").iterdir() if p.name.startswith(".") and "part" in p.name and _live(p)]
+    # the interrupted points' temporary folders (.ID.part-N, megabytes each with a real gem5) are gone, not kept forever
+    assert not [p.name for p in (tmp_path / "s" / "points").iterdir() if p.name.startswith(".")]
+    assert sorted(p.name for p in (tmp_path / "s" / "points").iterdir()) == sorted(r["point"] for r in table)
 
 
 def _same_point(line: str, folder: Path) -> bool:
@@ -262,8 +264,48 @@ def _same_point(line: str, folder: Path) -> bool:
     return f"--big-cores {params['--big-cores']} --little-freq {params['--little-freq']} " in line
 
 
-def _live(part: Path) -> bool:
-    return (part / "result.json").exists()
+def test_a_resumed_study_removes_only_temporary_folders_no_live_driver_runs(tmp_path, run_dir):
+    """Of the folders an interrupted start leaves in points/: a live driver's running one is kept, a finished one not
+    yet renamed takes its final name (and is reused, gem5 not run), a dead attempt's is removed."""
+    import shutil
+
+    import optuna
+
+    from cosim.explore.store import open_store
+
+    log = tmp_path / "log"
+    path = design(tmp_path, GRID)
+    assert explore(path, "-o", tmp_path / "s", env=env(run_dir, log=log)).returncode == 0
+    points = tmp_path / "s" / "points"
+    store = open_store(tmp_path / "s", load_design(path).fingerprint())
+    done = point_id({"--big-cores": 1, "--little-freq": "600MHz"})
+    new = {p: point_id({"--big-cores": 3, "--little-freq": p}) for p in ("600MHz", "1000MHz")}
+    with store.lock():  # as drivers do: a claim is a RUNNING trial with its driver, here this (live) test process
+        live, dead, whole = (store.study.ask() for _ in range(3))
+        for t, pid in ((live, new["1000MHz"]), (dead, new["1000MHz"]), (whole, new["600MHz"])):
+            t.set_user_attr("point", pid)
+            t.set_user_attr("driver", store.me)
+        store.study.tell(dead, state=optuna.trial.TrialState.FAIL)  # what reclaim does to a dead driver's claim
+        store.study.tell(whole, state=optuna.trial.TrialState.FAIL)
+    (points / f".{new['1000MHz']}.part-{live.number}").mkdir()
+    (points / f".{new['1000MHz']}.part-{dead.number}").mkdir()
+    (points / f".{new['1000MHz']}.part-{dead.number}" / "stats.txt").write_text("half a run\n")
+    shutil.copytree(points / done, points / f".{new['600MHz']}.part-{whole.number}")  # finished, killed before its rename
+    (points / f".{new['600MHz']}.part-{whole.number}" / "params.json").write_text('{"--big-cores": 3, "--little-freq": "600MHz"}\n')
+    more = design(tmp_path, '"--big-cores" = [1, 2, 3]\n"--little-freq" = ["600MHz", "1000MHz"]')
+    # a second driver: the point this process holds is not its to run, so it ends with that point unfinished
+    done_run = explore(more, "-o", tmp_path / "s", "--quiet", env=env(run_dir, log=log))
+    assert done_run.returncode == 0, done_run.stderr
+    left = sorted(p.name for p in points.iterdir())
+    assert f".{new['1000MHz']}.part-{live.number}" in left  # a live driver's: kept
+    assert f".{new['1000MHz']}.part-{dead.number}" not in left  # a dead attempt's: removed
+    assert new["600MHz"] in left and {r["point"] for r in rows(tmp_path / "s" / "results.csv")} >= {done, new["600MHz"]}
+    assert not [k for k in runs_logged(log) if "--big-cores 3 --little-freq 600MHz" in k]  # reused: gem5 did not run it
+    with store.lock():
+        store.study.tell(live, state=optuna.trial.TrialState.FAIL)
+    store.close()
+    done_run = explore(more, "-o", tmp_path / "s", "--quiet", env=env(run_dir, log=log))  # the live one has ended: gone
+    assert done_run.returncode == 0 and not [p.name for p in points.iterdir() if p.name.startswith(".")]
 
 
 def test_two_drivers_on_one_study_never_run_the_same_point(tmp_path, run_dir):
@@ -324,6 +366,51 @@ def test_a_real_tiny_study_is_priced_as_cosim_power_prices_its_runs(tmp_path):
         assert float(r["energy_j"]) == pytest.approx(sum(float(e["energy_j"]) for e in per_epoch), rel=1e-8)  # CSV: 9 digits
     # the slower LITTLE clock: a longer run (the LITTLE cluster computes its copy of the workload for longer)
     assert float(table[0]["runtime_s"]) > float(table[1]["runtime_s"])
+
+
+@needs_gem5
+def test_a_clock_beyond_the_band_is_refused_with_explores_own_way_out_and_priced_with_extrapolate(tmp_path):
+    """--big-freq 3GHz: 1.67x the A15 model's top trained clock (1800 MHz), beyond its band (1.125x)."""
+    path = tmp_path / "real.toml"
+    path.write_text(
+        f'[gem5]\nbinary = "{GEM5 / "gem5"}"\nconfig = "{GEM5 / "workloads" / "se_biglittle.py"}"\n'
+        'args = ["--epoch", "1ms", "--big-cores", "1", "--little-cores", "1"]\n'
+        f'workload = ["{GEM5 / "workloads" / "phases.aarch64"}", "1"]\n'
+        '[parameters]\n"--big-freq" = ["1800MHz", "3GHz"]\n'
+    )
+    done = explore(path, "-o", tmp_path / "s", "--workers", "2", "--dvfs", env={})
+    assert done.returncode == 3, done.stderr
+    table = rows(tmp_path / "s" / "results.csv")
+    fast = next(r for r in table if r["--big-freq"] == "3GHz" and r["source"] == "simulated")
+    assert fast["status"] == "refused" and "beyond its extrapolation band" in fast["reason"]
+    # the way out is an option of the command that refused it, and no option it lacks (--model) is named
+    assert "cosim explore command with --extrapolate" in fast["reason"] and "--model" not in fast["reason"]
+    help_text = subprocess.run(explore_cmd("--help"), capture_output=True, text=True).stdout
+    assert "--extrapolate" in help_text and "--model" not in help_text
+    # a refused point has no --dvfs rows, and its reason says so; the 1800 MHz point has them
+    assert "a refused point has no --dvfs rows" in fast["reason"]
+    assert not [r for r in table if r["source"] == "predicted" and r["point"] == fast["point"]]
+    assert [r for r in table if r["source"] == "predicted" and r["--big-freq"] == "1800MHz"]
+    assert "--retry-failed" not in done.stderr  # it retries failed points, never refused ones
+    folder = tmp_path / "s" / "points" / fast["point"]
+    ran = (folder / "stats.txt").stat().st_mtime_ns
+    done = explore(path, "-o", tmp_path / "s", "--workers", "2", "--dvfs", "--extrapolate", env={})
+    assert done.returncode == 0, done.stderr
+    assert (folder / "stats.txt").stat().st_mtime_ns == ran  # priced again, gem5 not run again
+    table = rows(tmp_path / "s" / "results.csv")
+    fast = next(r for r in table if r["--big-freq"] == "3GHz" and r["source"] == "simulated")
+    assert fast["status"] == "ok" and "extrapolated" in fast["flags"].split(";")
+    assert float(fast["bigCluster_freq_mhz"]) == pytest.approx(1e6 / round(1e6 / 3000), abs=0.01)  # gem5 keeps whole ps
+    predicted = [r for r in table if r["source"] == "predicted" and r["point"] == fast["point"]]
+    assert predicted and all("extrapolated" in r["flags"].split(";") for r in predicted)  # its what-if is flagged too
+    # priced as cosim power --extrapolate prices the same run
+    power = subprocess.run(
+        [sys.executable, "-I", "-m", "cosim.cli", "power", str(folder), "--extrapolate", "-o", str(tmp_path / "p.csv")],
+        capture_output=True,
+        text=True,
+    )
+    assert power.returncode in (0, 3), power.stderr
+    assert float(fast["energy_j"]) == pytest.approx(sum(float(e["energy_j"]) for e in rows(tmp_path / "p.csv")), rel=1e-8)
 
 
 def test_a_search_runs_its_budget_of_distinct_points_and_resumes_to_a_larger_one(tmp_path, run_dir):

@@ -50,3 +50,21 @@ def test_readme_is_a_landing_page(path):
     assert "'.[test]'" in setup[1] and "pytest" in setup[1]
     ci = (REPO / ".ci" / "run").read_text()
     assert "pip install '.[test]'" in ci and "pytest" in ci
+
+
+@pytest.mark.parametrize(
+    ("extra", "package", "pages"),
+    [
+        ("explore", "optuna", ["README.md", "docs/explore.md", "docs/reference/design-file.md"]),
+        ("kernels", "scikit-learn", ["README.md", "docs/howto/kernel-models.md"]),
+    ],
+)
+def test_the_pages_of_a_command_say_which_extra_it_needs(extra, package, pages):
+    """`pip install .` leaves out the optional dependencies; each page a user reads before running the command names
+    the extra (pyproject.toml's) that installs it."""
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(d.startswith(package) for d in extras[extra])
+    for page in pages:
+        assert f"'.[{extra}]'" in (REPO / page).read_text(), page

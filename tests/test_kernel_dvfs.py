@@ -253,6 +253,49 @@ def test_choose_saves_energy_on_a_memory_bound_kernel(fitted):
     assert picked.loc["b7", "saving_measured_pct"] > 0
 
 
+def test_a_power_cap_some_kernels_cannot_meet_keeps_every_kernels_row(fitted):
+    """The table's power is 10 + 10 x f_core/1 GHz + 30 x (1 ms / runtime) W: its lowest over the 16 measured pairs
+    is 26.8 W for b0 and b7 (compute- and memory-bound), 35.3 W for b3 and b4 (balanced); a cap of 30 W leaves the
+    balanced kernels with no pair."""
+    table = _roofline_table()
+    least_w = table.groupby("benchmark")["power_w"].min()
+    out = fitted / "cap.csv"
+    r = run_cosim("kernel-choose", fitted / "m.json", fitted / "t.csv", "--power-cap", "30", "-o", out)
+    assert r.returncode == 3, r.stderr  # kept but incomplete, as cosim power's partial output
+    assert "Traceback" not in r.stderr
+    picked = pd.read_csv(out).set_index("benchmark")
+    picked["reason"] = picked["reason"].fillna("")
+    assert sorted(picked.index) == sorted(table["benchmark"].unique())  # every kernel's row is written
+    over = least_w[least_w > 30 * 1.1].index  # measured above the cap at every pair, by more than 10 %
+    under = least_w[least_w < 30 * 0.95].index
+    assert {"b3", "b4"} <= set(over) and {"b0", "b7"} <= set(under)
+    for b in over:
+        assert np.isnan(picked.loc[b, "core_mhz"]) and np.isnan(picked.loc[b, "mem_mhz"])
+        assert "no clock pair surely under --power-cap 30 W" in picked.loc[b, "reason"]
+        assert f"{b}/k{b[1:]}" in r.stderr
+    for b in under:
+        assert picked.loc[b, "core_mhz"] > 0 and picked.loc[b, "reason"] == ""
+        chosen = table[(table["benchmark"] == b) & (table["core_mhz"] == picked.loc[b, "core_mhz"])]
+        assert (chosen[chosen["mem_mhz"] == picked.loc[b, "mem_mhz"]]["power_w"] <= 30).all()
+    assert (picked["candidate_pairs"] == 16).all()
+    unmet = int((picked["reason"] != "").sum())
+    assert f"{8 - unmet} of 8 kernel(s) given clocks" in r.stdout and f"{unmet} of 8 kernel(s) have no clock pair" in r.stderr
+    r = run_cosim("kernel-choose", fitted / "m.json", fitted / "t.csv", "--power-cap", "30", "-o", out, "--allow-partial")
+    assert r.returncode == 0, r.stderr
+
+
+def test_choosing_among_one_pair_is_refused_and_the_pairs_tried_are_said(fitted, tmp_path):
+    t = _roofline_table()
+    t[(t["core_mhz"] == 1000) & (t["mem_mhz"] == 1000)].to_csv(tmp_path / "profiles.csv", index=False)
+    args = ("kernel-choose", fitted / "m.json", tmp_path / "profiles.csv", "--deadline-factor", "1.1")
+    r = run_cosim(*args, "-o", tmp_path / "c.csv")
+    assert r.returncode == 2 and "nothing to choose from" in r.stderr and "--core-mhz" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "c.csv").exists()
+    r = run_cosim(*args, "--core-mhz", "400,1000", "--mem-mhz", "400,1000", "-o", tmp_path / "c.csv")
+    assert r.returncode == 0, r.stderr
+    assert pd.read_csv(tmp_path / "c.csv")["candidate_pairs"].eq(4).all() and "best of 4 pair(s)" in r.stdout
+
+
 def test_bad_tables_and_devices_are_refused_in_one_line(fitted, tmp_path):
     t = _roofline_table()
     t.drop(columns=["power_w"]).to_csv(tmp_path / "no_power.csv", index=False)

@@ -16,6 +16,7 @@ each in STUDY/points/ID (ID: a hash of the point's parameters), price every run 
 `cosim power` does, and write STUDY/results.csv and STUDY/pareto.png.  The study's state
 is an Optuna journal (STUDY/study.journal): the same command carries on after Ctrl-C, a
 killed driver, a dead worker or a gem5 crash, without running finished points again.
+Needs Optuna: pip install 'cosim[explore]' (and 'cosim[distributed]' for --scheduler).
 
 examples:
   cosim explore design.toml -o study/ --workers 2
@@ -45,6 +46,12 @@ def add_parsers(sub) -> None:
     )
     e.add_argument(
         "--dvfs", action="store_true", help="add each simulated point's what-if at every V-f point of its models (source=predicted)"
+    )
+    e.add_argument(
+        "--extrapolate",
+        action="store_true",
+        help="price clocks beyond a model's extrapolation band by its physical extrapolation (flagged extrapolated), as "
+        "cosim power --extrapolate; points refused for it before are priced again without running gem5",
     )
     e.add_argument("--retry-failed", action="store_true", help="run failed points again (finished ones never are)")
     e.add_argument("--search", choices=["pareto"], help="choose the points by a multi-objective sampler over runtime and energy")
@@ -96,7 +103,7 @@ def _explore(design, args: argparse.Namespace) -> int:
 
     sampler = make_sampler(args.sampler, seed=args.seed, workers=args.workers) if args.search else None
     store = open_store(args.output, design.fingerprint(), force=args.force, design_name=str(args.design), sampler=sampler)
-    options = Options(dvfs=args.dvfs, retry_failed=args.retry_failed, search=args.search, budget=args.budget)
+    options = Options(dvfs=args.dvfs, extrapolate=args.extrapolate, retry_failed=args.retry_failed, search=args.search, budget=args.budget)
     engine = DaskEngine(args.scheduler, args.workers) if args.scheduler else PoolEngine(args.workers)
     store.start_lease()
     driver = Driver(design, store, engine, options)
@@ -128,7 +135,7 @@ def _explore(design, args: argparse.Namespace) -> int:
     )
     for _, row in bad.iterrows():
         print(f"  {row['point']} {row['status']}: {row['reason']}", file=sys.stderr)
-    if len(bad):
+    if (bad["status"] == "failed").any():  # --retry-failed runs failed points again, never refused ones
         print("  run again with --retry-failed to retry the failed points", file=sys.stderr)
     return EXIT_PARTIAL if len(bad) and not args.allow_partial else 0
 

@@ -90,6 +90,9 @@ def add_dvfs_parsers(sub) -> None:
                 help="runtime (its interval's upper end) at most F x that predicted at the highest clocks",
             )
             c.add_argument("--power-cap", type=float, metavar="W", help="power (its interval's upper end) at most W watts")
+            p.add_argument(
+                "--allow-partial", action="store_true", help="exit 0 even if some kernel has no pair under the constraint (its row empty)"
+            )
         p.set_defaults(run=run)
 
 
@@ -192,20 +195,39 @@ def _cmd_kernel_predict(args: argparse.Namespace) -> int:
 
 
 def _cmd_kernel_choose(args: argparse.Namespace) -> int:
+    import sys
+
+    from cosim.cli._args import EXIT_PARTIAL
     from cosim.kernels.dvfs_eval import choose
     from cosim.output import write_table
 
-    picked = choose(_predictions(args), deadline_factor=args.deadline_factor, power_cap_w=args.power_cap)
+    pred = _predictions(args)
+    if pred.groupby(["benchmark", "kernel"]).size().max() < 2:
+        given = f"--core-mhz {args.core_mhz} --mem-mhz {args.mem_mhz}" if args.core_mhz else f"{args.table} (its profiles alone)"
+        raise CosimError(
+            f"{given}: one clock pair per kernel, nothing to choose from; give candidate clocks, e.g. "
+            "--core-mhz 400,600,800,1000 --mem-mhz 400,1000, or a table measured at more pairs"
+        )
+    picked = choose(pred, deadline_factor=args.deadline_factor, power_cap_w=args.power_cap)
     write_table(picked, args.output)
-    for _, r in picked.iterrows():
+    for _, r in picked[picked["reason"] == ""].iterrows():
         line = (
-            f"{r['benchmark']}/{r['kernel']}: {r['core_mhz']:g}/{r['mem_mhz']:g} MHz, predicted {r['energy_j_pred'] * 1e3:.3g} mJ "
-            f"vs {r['default_energy_j_pred'] * 1e3:.3g} mJ at {r['default_core_mhz']:g}/{r['default_mem_mhz']:g}"
+            f"{r['benchmark']}/{r['kernel']}: {r['core_mhz']:g}/{r['mem_mhz']:g} MHz (best of {r['candidate_pairs']} pair(s)), predicted "
+            f"{r['energy_j_pred'] * 1e3:.3g} mJ vs {r['default_energy_j_pred'] * 1e3:.3g} mJ at {r['default_core_mhz']:g}/{r['default_mem_mhz']:g}"
         )
         if "energy_j" in picked.columns and r["energy_j"] == r["energy_j"]:
             line += (
                 f"; measured {r['energy_j'] * 1e3:.3g} vs {r['default_energy_j'] * 1e3:.3g} mJ ({r['saving_measured_pct']:+.1f} % saved)"
             )
         print(line)
-    print(f"-> {args.output}")
-    return 0
+    unmet = picked[picked["reason"] != ""]
+    print(f"{len(picked) - len(unmet)} of {len(picked)} kernel(s) given clocks -> {args.output}")
+    for _, r in unmet.iterrows():
+        print(f"cosim: error: {r['benchmark']}/{r['kernel']}: {r['reason']} ({r['candidate_pairs']} pair(s) tried)", file=sys.stderr)
+    if len(unmet):
+        print(
+            f"cosim: error: {len(unmet)} of {len(picked)} kernel(s) have no clock pair under the constraint: their rows in "
+            f"{args.output} have empty clocks and the reason; raise --power-cap or give other --core-mhz/--mem-mhz",
+            file=sys.stderr,
+        )
+    return EXIT_PARTIAL if len(unmet) and not args.allow_partial else 0

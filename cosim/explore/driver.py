@@ -25,6 +25,7 @@ _MAX_REPEATS = 200
 @dataclass
 class Options:
     dvfs: bool = False
+    extrapolate: bool = False  # price clocks beyond a model's band; re-prices points refused without it (no gem5 run)
     retry_failed: bool = False
     search: str | None = None  # None: the design's points; "pareto": model-guided
     budget: int | None = None  # gem5 runs the search may make (all of the study's, over every start)
@@ -65,7 +66,13 @@ class Driver:
         if trial is None:
             return True
         status = status_of(trial)
+        if status == "refused":  # priced again with --extrapolate, unless it already was (its gem5 run is kept)
+            return self.options.extrapolate and not trial.user_attrs.get("extrapolate", False)
         return status == "failed" and self.options.retry_failed
+
+    def _attrs(self, pid: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A claim's user attributes: the point, who runs it, and how it is priced when that is not the default."""
+        return {"point": pid, "params": params, "driver": self.store.me} | ({"extrapolate": True} if self.options.extrapolate else {})
 
     def claim(self, n: int = 1) -> list:
         """Up to ``n`` (trial, params) for this driver to run, none when nothing is left; made under the study's lock."""
@@ -84,7 +91,7 @@ class Driver:
                 if pid not in self.tried and self._wanted(latest.get(pid)):
                     # the trial records the point in a user attribute, not as Optuna parameters: those
                     # fix each axis's values for the study's life, and a grid may gain values between starts
-                    self.store.study.enqueue_trial({}, user_attrs={"point": pid, "params": params, "driver": self.store.me})
+                    self.store.study.enqueue_trial({}, user_attrs=self._attrs(pid, params))
                     self.tried.add(pid)
                     claimed.append((self.store.study.ask(), params))
         return claimed
@@ -92,6 +99,8 @@ class Driver:
     def _own(self, trial, pid: str, params: dict[str, Any]):
         trial.set_user_attr("point", pid)
         trial.set_user_attr("driver", self.store.me)
+        if self.options.extrapolate:
+            trial.set_user_attr("extrapolate", True)
         self.tried.add(pid)
         return trial, params
 
@@ -124,6 +133,12 @@ class Driver:
                 self.store.study.tell(trial, state=optuna.trial.TrialState.FAIL)
         raise CosimError(f"the search drew {_MAX_REPEATS} points in a row that were already run: the space is explored")
 
+    def tidy(self) -> list[str]:
+        """Remove the temporary point folders of trials no live driver runs (:meth:`Store.tidy`), under the study's lock."""
+        with self.store.lock():
+            self.store.reclaim()
+            return self.store.tidy()
+
     def task(self, trial, pid: str, params: dict[str, Any]) -> Task:
         return Task(
             points=self.store.folder / POINTS,
@@ -133,6 +148,7 @@ class Driver:
             command=tuple(command(self.design, params)),
             models=self.design.models,
             dvfs=self.options.dvfs,
+            extrapolate=self.options.extrapolate,
         )
 
     def record(self, trial, result: dict[str, Any] | None, why: str) -> str:
@@ -156,6 +172,7 @@ class Driver:
         out = Outcome()
         running: dict[Any, tuple[Any, str]] = {}
         exhausted = False
+        self.tidy()  # what an interrupted start left behind
         try:
             while True:
                 # a grid keeps a second point queued per worker, so no worker waits while the driver writes the
@@ -172,6 +189,7 @@ class Driver:
                     if self.progress:
                         self.progress.started()
                 if not running:
+                    self.tidy()
                     return out
                 for future in self.engine.wait(list(running)):
                     trial, pid = running.pop(future)

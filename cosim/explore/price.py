@@ -20,17 +20,38 @@ def _open(folder: Path, models: dict[str, tuple[str, str]]):
     return open_run(folder)
 
 
-def price_point(folder: Path, models: dict[str, tuple[str, str]], *, dvfs: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+#: how a refusal of a clock beyond a model's band names its ways out (cosim.models.envelope.refuse_beyond_band):
+#: cosim power's options; a study's own follow it instead
+_BAND_WAYS_OUT = "; price it with --extrapolate"
+EXPLORE_BAND_WAYS_OUT = (
+    "; run the same cosim explore command with --extrapolate (the point is priced again, flagged extrapolated; gem5 "
+    "does not run again), or give the cluster another model in the design's [models]; a refused point has no --dvfs "
+    "rows: `cosim whatif` on its folder in points/ prices its run at the models' V-f points"
+)
+
+
+def price_point(
+    folder: Path, models: dict[str, tuple[str, str]], *, dvfs: bool = False, extrapolate: bool = False
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The point's result columns, and with ``dvfs`` one predicted row per V-f combination of its clusters' models.
 
-    Raises :class:`~cosim.errors.CosimError` when cosim refuses the run (the point is then ``refused``).
+    ``extrapolate``: clocks beyond a model's band are priced by its physical extrapolation (rows flagged
+    ``extrapolated``), as ``cosim power --extrapolate``.  Raises :class:`~cosim.errors.CosimError` when cosim refuses
+    the run (the point is then ``refused``); the message names the ways out a study offers.
     """
     from cosim.dse.sweep import summarize_run
+    from cosim.errors import CosimError
 
     run = _open(Path(folder), models)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # what cosim worked around is in the flags column
-        summary = summarize_run(run)
+        try:
+            summary = summarize_run(run, extrapolate=extrapolate)
+        except CosimError as err:
+            head, found, _ = str(err).partition(_BAND_WAYS_OUT)
+            if not found:
+                raise
+            raise CosimError(head + EXPLORE_BAND_WAYS_OUT) from None
     clusters = [c.name for c in run.clusters]
     row: dict[str, Any] = {k: float(summary[k]) for k in RESULT_COLUMNS}
     for name in clusters:
@@ -38,7 +59,7 @@ def price_point(folder: Path, models: dict[str, tuple[str, str]], *, dvfs: bool 
         row[f"{name}_model"] = summary[f"{name}_model"]
     row["flags"] = summary["flags"]
     _check(folder, row)
-    return row, (_predicted(run) if dvfs else [])
+    return row, (_predicted(run, extrapolate=extrapolate) if dvfs else [])
 
 
 def _check(folder: Path, row: dict[str, Any]) -> None:
@@ -49,7 +70,7 @@ def _check(folder: Path, row: dict[str, Any]) -> None:
             raise CosimError(f"{folder}: {key} = {row[key]}; some epochs have no value (see flags), so the point has no total")
 
 
-def _predicted(run) -> list[dict[str, Any]]:
+def _predicted(run, *, extrapolate: bool = False) -> list[dict[str, Any]]:
     """The what-if of the run at every V-f point of its models (:mod:`cosim.dse.whatif`), with its interval when it has one."""
     from cosim.dse.whatif import dvfs_grid, recorded_run, whatif, whatif_stats
     from cosim.readers.gem5_stats import read_stats
@@ -59,7 +80,7 @@ def _predicted(run) -> list[dict[str, Any]]:
         warnings.simplefilter("ignore")
         stats = read_stats(run.stats_path, stats=whatif_stats(run.config, specs))
         recorded = recorded_run(stats, run.config, specs)
-        table = whatif(recorded, dvfs_grid(recorded))
+        table = whatif(recorded, dvfs_grid(recorded), extrapolate=extrapolate)
     keep = [*(f"{c.name}_freq_mhz" for c in specs), *RESULT_COLUMNS]
     keep += [c for c in ("runtime_s_lo", "runtime_s_hi", "energy_j_lo", "energy_j_hi") if c in table.columns]  # #25's interval
     return [{k: float(v) for k, v in rec.items()} for rec in table[keep].to_dict("records")]

@@ -38,6 +38,7 @@ class Task:
     command: tuple[str, ...]
     models: dict[str, tuple[str, str]]
     dvfs: bool = False
+    extrapolate: bool = False  # price clocks beyond a model's band (flagged extrapolated), as cosim power --extrapolate
 
 
 def die_with_parent() -> None:
@@ -72,13 +73,7 @@ def run_point(task: Task) -> dict[str, Any]:
     if rc != 0:
         result |= {"status": "failed", "reason": f"gem5 exited with status {rc}: {tail(part / STDERR)}", "gem5_exit": rc}
     else:
-        from cosim.explore.price import price_point
-
-        try:
-            values, predicted = price_point(part, task.models, dvfs=task.dvfs)
-            result |= {"status": "ok", "reason": "", "values": values, "predicted": predicted}
-        except CosimError as e:
-            result |= {"status": "refused", "reason": str(e).replace(str(part), task.point)}
+        result |= _price(part, task)
     result["price_s"] = time.perf_counter() - start - gem5_s
     (part / "result.json").write_text(json.dumps(result, indent=1) + "\n")
     final = task.points / task.point
@@ -90,14 +85,24 @@ def run_point(task: Task) -> dict[str, Any]:
     return result
 
 
+def _price(folder: Path, task: Task) -> dict[str, Any]:
+    """The run in ``folder`` priced: ``ok`` with its values and ``--dvfs`` rows, or ``refused`` with cosim's reason."""
+    from cosim.explore.price import price_point
+
+    try:
+        values, predicted = price_point(folder, task.models, dvfs=task.dvfs, extrapolate=task.extrapolate)
+    except CosimError as e:
+        return {"status": "refused", "reason": str(e).replace(str(folder), task.point), "values": {}, "predicted": []}
+    return {"status": "ok", "reason": "", "values": values, "predicted": predicted}
+
+
 def _finished(task: Task) -> dict[str, Any] | None:
     """The result of a point already finished in its final folder (a driver killed before it recorded it), or None.
 
-    The folder gets its final name only once complete, so its result stands: gem5 is not run again.
-    A failure is run again (that is why the point was claimed); ``--dvfs`` on a point finished without it prices it again.
+    The folder gets its final name only once complete, so its run stands: gem5 is not run again.  A failure is
+    run again (that is why the point was claimed).  The run is priced again, its result.json replaced, for
+    ``--dvfs`` on a point finished without it and for ``--extrapolate`` on a refused point.
     """
-    from cosim.explore.price import price_point
-
     path = task.points / task.point / "result.json"
     try:
         result = json.loads(path.read_text())
@@ -105,8 +110,13 @@ def _finished(task: Task) -> dict[str, Any] | None:
         return None
     if result.get("status") not in ("ok", "refused"):
         return None
-    if task.dvfs and result["status"] == "ok" and not result.get("predicted"):
-        result["values"], result["predicted"] = price_point(path.parent, task.models, dvfs=True)
+    if (task.dvfs and result["status"] == "ok" and not result.get("predicted")) or (task.extrapolate and result["status"] == "refused"):
+        start = time.perf_counter()
+        result |= _price(path.parent, task)
+        result["price_s"] = time.perf_counter() - start
+        temporary = path.with_name(f".result.json.{task.attempt}")
+        temporary.write_text(json.dumps(result, indent=1) + "\n")
+        os.replace(temporary, path)  # whole or not at all
     return result | {"gem5_s": 0.0, "price_s": 0.0, "reused": True}
 
 

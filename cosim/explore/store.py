@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
+import re
 import shutil
 import socket
 import threading
@@ -35,6 +37,9 @@ _DRIVERS = ".drivers"
 _LEASE_S = 60.0  # a driver on another host whose lease is older than this is gone
 _BEAT_S = 5.0
 FINAL = ("ok", "refused")  # a point with one of these is done; "failed" is retried only when asked
+#: a point's temporary folders (cosim.explore.runner): ``.ID.part-N`` while trial N runs it, ``.ID.old-N`` the
+#: earlier attempt trial N replaces
+_TEMPORARY = re.compile(r"^\.(?P<point>[0-9a-f]{12})\.(?P<kind>part|old)-(?P<trial>[0-9]+)$")
 
 
 def _optuna():
@@ -127,6 +132,33 @@ class Store:
             self.study.tell(self.study.ask(), state=state.FAIL)
         return len(stale)
 
+    def tidy(self) -> list[str]:
+        """Remove the temporary folders of trials no driver runs any more (call under :meth:`lock`, after
+        :meth:`reclaim`); the names removed.
+
+        ``points/.ID.part-N`` is trial N's folder: while trial N is RUNNING a live driver runs it (:meth:`reclaim`
+        has failed the others), and the folder is kept.  Otherwise it was cut short (Ctrl-C, a killed driver or
+        worker) and its point runs again in a new one, so it is removed -- unless it is whole (its result.json
+        written last) with no ``points/ID`` yet: then it takes that name, and the point's next claim reuses it
+        without running gem5.  ``points/ID`` (a finished point) is never touched, nor a folder of a trial not in the
+        journal.
+        """
+        optuna = _optuna()
+        states = {t.number: t.state for t in self.trials()}
+        points = self.folder / POINTS
+        removed = []
+        for path in sorted(points.iterdir()) if points.is_dir() else []:
+            found = _TEMPORARY.match(path.name)
+            if found is None or states.get(int(found["trial"]), optuna.trial.TrialState.RUNNING) == optuna.trial.TrialState.RUNNING:
+                continue
+            final = points / found["point"]
+            if found["kind"] == "part" and not final.exists() and _whole(path):
+                os.replace(path, final)
+                continue
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path.name)
+        return removed
+
     def latest(self) -> dict[str, Any]:
         """Per point, its trial that counts: running > ok/refused > the latest failure; interrupted and duplicate ones do not."""
         optuna = _optuna()
@@ -141,6 +173,14 @@ class Store:
             if r and (point not in best or (r, t.number) > best[point][:2]):
                 best[point] = (r, t.number, t)
         return {p: v[2] for p, v in best.items()}
+
+
+def _whole(part: Path) -> bool:
+    """Whether a point's folder holds its finished result (result.json is written last, once gem5 and pricing are done)."""
+    try:
+        return json.loads((part / "result.json").read_text()).get("status") in FINAL
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def status_of(trial) -> str:

@@ -59,7 +59,11 @@ def errors(pred: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
 def choose(pred: pd.DataFrame, *, deadline_factor: float | None = None, power_cap_w: float | None = None) -> pd.DataFrame:
     """Per kernel, the pair with the least predicted energy whose runtime interval's upper end is within ``deadline_factor``
     x the predicted runtime at the highest clocks (or whose power interval's upper end is under ``power_cap_w``), against
-    the highest clocks."""
+    the highest clocks.
+
+    Every kernel has a row: ``candidate_pairs`` says among how many pairs it was chosen, and a kernel with no pair
+    surely under the power cap has empty (nan) clocks and predictions and says why in ``reason`` ("" when chosen).
+    """
     if (deadline_factor is None) == (power_cap_w is None):
         raise CosimError("give one constraint: --deadline-factor F (F >= 1) or --power-cap W")
     if deadline_factor is not None and not deadline_factor >= 1:
@@ -67,6 +71,7 @@ def choose(pred: pd.DataFrame, *, deadline_factor: float | None = None, power_ca
     if power_cap_w is not None and not power_cap_w > 0:
         raise CosimError(f"--power-cap {power_cap_w:g}: must be > 0 W")
     rows = []
+    nan = float("nan")
     for (bench, kernel), g in pred.groupby(["benchmark", "kernel"], sort=True):
         top = g.sort_values(["core_mhz", "mem_mhz"]).iloc[-1]
         # the interval's upper end must meet the constraint: a pair only predicted to meet it on average is not chosen
@@ -74,12 +79,7 @@ def choose(pred: pd.DataFrame, *, deadline_factor: float | None = None, power_ca
             ok = g[(g["runtime_s_hi"] <= deadline_factor * top["runtime_s_pred"] * (1 + 1e-9)) | (g.index == top.name)]
         else:
             ok = g[g["power_w_hi"] <= power_cap_w]
-        if ok.empty:
-            raise CosimError(
-                f"{bench}/{kernel}: no clock pair surely under --power-cap {power_cap_w:g} W; the least interval upper end is "
-                f"{g['power_w_hi'].min():.1f} W"
-            )
-        best = ok.loc[ok["energy_j_pred"].idxmin()]
+        best = ok.loc[ok["energy_j_pred"].idxmin()] if not ok.empty else pd.Series(nan, index=g.columns)
         row = {
             "benchmark": bench,
             "kernel": kernel,
@@ -91,7 +91,13 @@ def choose(pred: pd.DataFrame, *, deadline_factor: float | None = None, power_ca
             "default_energy_j_pred": top["energy_j_pred"],
             "runtime_s_pred": best["runtime_s_pred"],
             "default_runtime_s_pred": top["runtime_s_pred"],
+            "candidate_pairs": len(g),
+            "reason": "",
         }
+        if ok.empty:
+            row["reason"] = (
+                f"no clock pair surely under --power-cap {power_cap_w:g} W; the least interval upper end is {g['power_w_hi'].min():.1f} W"
+            )
         if "energy_j" in g.columns:
             row |= {
                 "energy_j": best["energy_j"],
