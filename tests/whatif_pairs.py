@@ -47,6 +47,8 @@ def measured(run: Path, clusters=CLUSTERS) -> dict:
     rec = recorded_run(stats, config, specs)
     ends = np.cumsum(rec.duration_s)
     out = {"runtime_s": float(ends[-1]), "energy_j": float(timeline["energy_j"].sum())}
+    # the highest dump's power, all clusters [W]
+    out["peak_power_w"] = float((timeline.groupby("epoch")["energy_j"].sum() / timeline.groupby("epoch")["duration_s"].first()).max())
     for c in rec.clusters:
         # its last busy cycle and load wait (the end of that epoch for a run's only cluster)
         out[f"{c.name}_runtime_s"] = cluster_done_s(c, rec.duration_s, alone=len(rec.clusters) == 1)
@@ -68,7 +70,7 @@ def compare(base: Path, other: Path, clusters=CLUSTERS) -> dict:
     grid = pd.DataFrame({f"{n}_freq_mhz": [f] for n, f in zip(names, target)})
     predicted = whatif(recorded_run(stats, config, specs), grid).iloc[0]
     actual = measured(other, clusters)
-    keys = ("runtime_s", *(f"{n}_runtime_s" for n in names), "energy_j", *(f"{n}_energy_j" for n in names))
+    keys = ("runtime_s", *(f"{n}_runtime_s" for n in names), "energy_j", *(f"{n}_energy_j" for n in names), "peak_power_w")
     out = {"to": "/".join(f"{f:g}" for f in target) + " MHz", **{k: 100 * (predicted[k] - actual[k]) / actual[k] for k in keys}}
     # the interval's what-if part (gem5 under the same model): its half-width [%] and whether it holds gem5's value
     for k, part in (("runtime_s", "runtime_s"), ("energy_j", "energy_j_whatif")):
@@ -101,12 +103,15 @@ def suite_rows(root: Path, setup: str = "*") -> pd.DataFrame:
         setup = setup_dir
         runs = sorted(p for p in setup.iterdir() if p.is_dir())
         clusters = clusters_of(setup.name)
-        for base in runs:
-            for other in runs:
-                if other != base:
-                    fr = "/".join(f"{f:g}" for f in clocks(base, clusters))
-                    row = compare(base, other, clusters)
-                    rows.append({"program": setup.parent.name, "setup": setup.name, "from": fr, **row})
+        pairs = [(base, other) for base in runs for other in runs if other != base]
+        if setup.name == "1c-apart":  # the clocks moved apart: predicted from and to the 1c-epoch runs too
+            together = sorted(p for p in (setup.parent / "1c-epoch").iterdir() if p.is_dir())
+            pairs += [(base, other) for base in runs for other in together]
+            pairs += [(base, other) for base in together for other in runs]
+        for base, other in pairs:
+            fr = "/".join(f"{f:g}" for f in clocks(base, clusters))
+            row = compare(base, other, clusters)
+            rows.append({"program": setup.parent.name, "setup": setup.name, "from": fr, **row})
     return pd.DataFrame(rows)
 
 
@@ -119,6 +124,9 @@ def summary(rows: pd.DataFrame) -> dict:
         out[f"{k}_within_5"] = int((rows[k].abs() <= 5).sum())
         out[f"{k}_coverage"] = float(rows[f"{k}_covered"].mean())
         out[f"{k}_mean_width"] = float(rows[f"{k}_width"].mean())
+    worst = rows.loc[rows["peak_power_w"].abs().idxmax()]
+    out["worst_peak_power_w"] = f"{worst['peak_power_w']:+.1f} % ({worst['program']} {worst['setup']} {worst['from']} -> {worst['to']})"
+    out["peak_power_w_within_5"] = int((rows["peak_power_w"].abs() <= 5).sum())
     return out
 
 
@@ -137,6 +145,7 @@ def suite_table(root: Path, *, setup: str = "*", csv: Path | None = None) -> pd.
         "energy_j",
         "big_energy_j",
         "little_energy_j",
+        "peak_power_w",
     ]
     print("error of the what-if [%]")
     print(rows.reindex(columns=cols + (["cpu_runtime_s"] if "cpu_runtime_s" in rows else [])).round(1).to_string(index=False))

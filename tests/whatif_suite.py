@@ -10,6 +10,9 @@ big/LITTLE clock pairs, and every run predicting every other run of its program.
     python tests/whatif_suite.py record --se-minor [--jobs 2] [PROGRAM...]
         the se-minor set-up: the same with one Minor CPU at 600, 1000 and 1400 MHz (the A7 model's top trained
         clock), under tests/data/whatif_suite/PROGRAM/se-minor/MHZ/
+    python tests/whatif_suite.py record --apart [--jobs 2] [PROGRAM...]
+        the 1c-apart set-up: 1+1 cores, 100 us dumps, the clusters' clocks moved apart (1800/600 and 1000/1400 MHz),
+        under tests/data/whatif_suite/PROGRAM/1c-apart/BIG_LITTLE/; its pairs run from and to the 1c-epoch runs
     python tests/whatif_suite.py table [--setup 1c-epoch] [--csv OUT]
         predicts every ordered pair of the recorded runs and prints the errors [%] per cluster and in total,
         with the interval each prediction carries and whether it covers gem5
@@ -44,6 +47,9 @@ PROGRAMS = {
     "mixed": 5,
 }
 PAIRS = ((1800, 1400), (1400, 1000), (1000, 600))  # big/LITTLE [MHz]
+# the 1c-apart set-up: the clusters' clocks moved apart (one up, the other down), as a DVFS grid or a study's --dvfs
+# rows price them; predicted from and to the 1c-epoch runs
+APART_PAIRS = ((1800, 600), (1000, 1400))  # big/LITTLE [MHz]
 DUMPS = {"epoch": "100us", "one": None}
 # the se-one set-up: gem5's deprecated example se.py as a user runs it first, its 2 GHz default among the clocks
 SE_CLOCKS = (1000, 1400, 1800, 2000)  # [MHz]
@@ -55,7 +61,8 @@ SE_MINOR_CLUSTERS = (("cpu", "system.cpu", "cortex-a7-gemstone2018"),)  # what c
 
 
 def run_dir(program: str, cores: int, dumps: str, big: int, little: int) -> Path:
-    return RUNS / program / f"{cores}c-{dumps}" / f"{big}_{little}"
+    setup = "1c-apart" if (big, little) in APART_PAIRS else f"{cores}c-{dumps}"
+    return RUNS / program / setup / f"{big}_{little}"
 
 
 def record_one(program: str, cores: int, dumps: str, big: int, little: int) -> str:
@@ -130,9 +137,12 @@ def record(args: argparse.Namespace) -> None:
             for line in pool.map(lambda j: record_se(*j), se_jobs):
                 print(line, flush=True)
         return
-    jobs = [
-        (p, c, d, big, little) for c in args.cores for d in args.dumps for p in args.programs or PROGRAMS for big, little in PAIRS[::-1]
-    ]
+    if args.apart:  # 1+1 cores, 100 us dumps
+        jobs = [(p, 1, "epoch", big, little) for p in args.programs or PROGRAMS for big, little in APART_PAIRS]
+    else:
+        jobs = [
+            (p, c, d, big, little) for c in args.cores for d in args.dumps for p in args.programs or PROGRAMS for big, little in PAIRS[::-1]
+        ]
     with ThreadPoolExecutor(args.jobs) as pool:
         for line in pool.map(lambda j: record_one(*j), jobs):
             print(line, flush=True)
@@ -147,6 +157,7 @@ def main(argv: list[str]) -> None:
     r.add_argument("--dumps", nargs="+", default=["epoch"], choices=list(DUMPS))
     r.add_argument("--se", action="store_true", help="the se-one set-up (gem5's se.py, one O3 CPU) instead")
     r.add_argument("--se-minor", action="store_true", help="the se-minor set-up (gem5's se.py, one Minor CPU) instead")
+    r.add_argument("--apart", action="store_true", help="the 1c-apart set-up (clocks moved apart: 1800/600, 1000/1400 MHz)")
     r.add_argument("programs", nargs="*")
     t = sub.add_parser("table")
     t.add_argument("--csv", type=Path)

@@ -70,6 +70,7 @@ from cosim.dse.memory_stats import (
     whatif_stats,  # re-exported: callers price a run with the stats it names
 )
 from cosim.dse.minor_waits import memory_slots, minor_waits
+from cosim.dse.peak import peak_power_w
 from cosim.errors import CosimError
 from cosim.models.envelope import above_top, cores_factor, envelope_static_dv_w_per_v, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
@@ -237,9 +238,9 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     an interval on runtime and energy (``runtime_s_lo`` .. ``energy_j_hi``; ``energy_j_whatif_lo/hi`` the what-if's
     part alone, without the power model's own, see :mod:`cosim.dse.interval`) and ``flags``.
 
-    Both powers come from the same epochs: each recorded epoch gets a new length (its slowest cluster's), scaled so
-    the epochs add up to the new runtime, and ``peak_power_w`` is the highest epoch's energy over its length, so the
-    average (energy over runtime) is never above it.  Clocks are priced by each model's envelope
+    ``peak_power_w`` is the highest mean power over windows of the recorded dump period (what gem5 would report at
+    those clocks), each cluster running its epochs at its own new pace (:mod:`cosim.dse.peak`); the windows tile the
+    run, so the average (energy over runtime) is never above it.  Clocks are priced by each model's envelope
     (:mod:`cosim.models.envelope`, static power scaled to the cores present); one beyond its band is refused unless
     ``extrapolate``.
     """
@@ -311,23 +312,23 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         )
     # the run ends with its last cluster, then the recorded time after every cluster had finished
     runtime_s = np.max([p.runtime_s for p in parts], axis=0) + tail_s if parts else np.full(len(grid), ends[-1])
-    # each epoch's new length: its slowest cluster's (core time at f', the fixed waits as recorded), scaled to the runtime
-    epoch_s = np.max([p.busy_s + p.idle_s[None, :] for p in parts], axis=0) if parts else np.tile(duration, (len(grid), 1))
-    epoch_s = epoch_s * (runtime_s / epoch_s.sum(axis=1))[:, None]
     out = grid.copy()
     out["runtime_s"] = runtime_s
-    epoch_j = np.zeros_like(epoch_s)
     model_half = {}
     for p in parts:
         out[f"{p.name}_runtime_s"] = p.runtime_s
-        cluster_j = p.dyn_j + p.static_w[:, None] * epoch_s  # a cluster stays powered until the run ends
-        out[f"{p.name}_energy_j"] = cluster_j.sum(axis=1)
-        epoch_j += cluster_j
+        out[f"{p.name}_energy_j"] = p.dyn_j.sum(axis=1) + p.static_w * runtime_s  # powered until the run ends
         model_half[p.name] = model_half_width_j(p.model, p.model_part, p.dyn_j.sum(axis=1), runtime_s)
-    out["energy_j"] = epoch_j.sum(axis=1)
+    out["energy_j"] = np.sum([out[f"{p.name}_energy_j"] for p in parts], axis=0) if parts else 0.0
     out["avg_power_w"] = out["energy_j"] / out["runtime_s"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        peak = np.nanmax(np.where(epoch_s > 0, epoch_j / epoch_s, 0.0), axis=1)
+    # each cluster at its own pace, over windows of the recorded dump period: what gem5 would report at those clocks
+    peak = peak_power_w(
+        runtime_s=runtime_s,
+        window_s=float(np.median(duration)) if len(duration) > 1 else np.inf,  # one dump: the whole run, as gem5 would
+        epoch_s=[p.busy_s + p.idle_s[None, :] for p in parts],
+        dyn_j=[p.dyn_j for p in parts],
+        static_w=np.sum([p.static_w for p in parts], axis=0) if parts else np.zeros(len(grid)),
+    )
     out["peak_power_w"] = np.maximum(peak, out["avg_power_w"])  # one dump: the same figure, but for rounding
     out["edp_js"] = out["energy_j"] * out["runtime_s"]
     # a clock above the model's top trained clock is priced by its envelope's extrapolation: flagged
