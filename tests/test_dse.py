@@ -341,6 +341,26 @@ def test_a_deadline_choice_says_when_its_runtime_interval_reaches_past_the_deadl
     assert loose.row is not None and "past the deadline" not in loose.reason
 
 
+def test_whatif_rows_say_when_a_model_prices_the_other_kind_of_core():
+    """The bundled run's LITTLE cluster is Minor (in-order): priced by the out-of-order A15 model its what-if rows
+    carry core_kind_mismatch:little, as cosim power's rows do; with the A7 model they do not."""
+    import warnings
+
+    run_dir = Path(__file__).parent.parent / "traces" / "cosim-v24-se-biglittle-1800-1400MHz"
+    stats, config = read_stats(run_dir / "stats.txt.gz"), read_config(run_dir / "config.ini")
+    grid = pd.DataFrame({"big_freq_mhz": [1000.0], "little_freq_mhz": [1000.0]})
+    wrong = [
+        ClusterSpec("big", "system.bigCluster", load_model("cortex-a15-walker2017")),
+        ClusterSpec("little", "system.littleCluster", load_model("cortex-a15-walker2017")),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the what-if itself does not warn: the command does, once
+        flags = whatif(recorded_run(stats, config, wrong), grid, extrapolate=True)["flags"].iloc[0].split(";")
+    assert "core_kind_mismatch:little" in flags and "core_kind_mismatch:big" not in flags
+    right = [ClusterSpec(n, p, load_model(m)) for n, p, m in SPECS]
+    assert "core_kind_mismatch" not in whatif(recorded_run(stats, config, right), grid)["flags"].iloc[0]
+
+
 def test_the_energy_interval_carries_the_power_models_own_error():
     """The what-if's energy interval holds the model's error against hardware too: Walker's A15 model has an SER of
     0.0517 W (the paper's Table III), so a row's interval is at least +-2 x 0.0517 W over its runtime, the what-if's

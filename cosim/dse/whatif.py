@@ -51,6 +51,7 @@ clock pairs, so the fixed part is not rescaled for DRAM queueing.
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -75,7 +76,7 @@ from cosim.errors import CosimError
 from cosim.models.envelope import above_top, cores_factor, envelope_static_dv_w_per_v, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
 from cosim.readers.gem5_config import Gem5Config
-from cosim.timeline.cpu import ClusterSpec, frequency_mhz, resolve_cluster
+from cosim.timeline.cpu import ClusterSpec, core_kind_mismatch, frequency_mhz, resolve_cluster
 from cosim.timeline.cycles import checked_cycles
 
 __all__ = ["ClusterActivity", "RecordedRun", "dvfs_grid", "recorded_run", "whatif", "whatif_stats"]
@@ -118,6 +119,7 @@ class ClusterActivity:
     # follow them
     drain_clocked_s: np.ndarray | None = None
     cores_scale: float = 1.0  # static power scale for the cores present (cosim.models.envelope.cores_factor)
+    flags: tuple[str, ...] = ()  # what every row says of this cluster (core_kind_mismatch:<name>)
 
 
 @dataclass(frozen=True)
@@ -215,6 +217,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 None if minor is None else minor.store_drain_s,
                 None if minor is None else minor.drain_clocked_s,
                 cores_factor(model, cluster.n_cpus),
+                _cluster_flags(cluster, model),
             )
         )
     dram = dram_objects(config)
@@ -342,7 +345,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     extra = np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", "")
     # a cluster never active above 1 % of an epoch (an idle OS in a full-system run) has no work to rescale: its
     # <cluster>_runtime_s is 0 and it does not stretch the run
-    never = ";".join(f"never_active:{name}" for name, last in finish.items() if last < 0)
+    never = ";".join([f"never_active:{name}" for name, last in finish.items() if last < 0] + [f for c in run.clusters for f in c.flags])
     out["flags"] = [";".join(sorted(f for f in (*str(a).split(";"), b, never) if f)) for a, b in zip(out["flags"], extra)]
     return out[
         [
@@ -392,6 +395,14 @@ def character(run: RecordedRun) -> RunCharacter:
         mhz[c.name] = float(np.average(c.freq_mhz, weights=np.maximum(c.busy_s, 1e-30)))
     models = {c.name: c.model for c in run.clusters}
     return RunCharacter(share, mhz, models, len(run.duration_s), run.dram_busy_s)
+
+
+def _cluster_flags(cluster, model: Model) -> tuple[str, ...]:
+    """A model measured on the other kind of core than the cluster's (in-order, out-of-order): the command warns
+    once (:func:`cosim.timeline.cpu.core_kind_mismatch`), the rows say so."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return (f"core_kind_mismatch:{cluster.name}",) if core_kind_mismatch(cluster, model) else ()
 
 
 def cluster_done_s(cluster: ClusterActivity, duration_s: np.ndarray, *, alone: bool = False) -> float:
