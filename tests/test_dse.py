@@ -443,3 +443,23 @@ def test_a_runs_only_cluster_finishes_when_the_run_does():
     table = whatif(run, pd.DataFrame({"cpu_freq_mhz": [recorded_mhz, 1000.0, 1400.0]}))
     np.testing.assert_allclose(table["cpu_runtime_s"], table["runtime_s"], rtol=1e-12)
     assert table["runtime_s"].iloc[0] == pytest.approx(float(stats["duration_s"].sum()), rel=1e-9)
+
+
+def test_peak_windows_follow_gem5s_dump_period():
+    """At the recorded clocks the what-if's peak is gem5's highest dump: a 100 us dump at 1 W and the partial last
+    one (10 us at 3 W) give 3 W, not the mean over windows of the two dumps' median length; a run of exactly seven
+    windows has no sliver of an eighth at its end (whose power would be an instant's, not a window's)."""
+    from cosim.dse.peak import dump_period_s, peak_power_w
+
+    duration = np.array([100e-6, 10e-6])
+    assert dump_period_s(duration) == 100e-6 and dump_period_s(np.array([1e-3])) == np.inf
+    one = np.array([[100e-6, 10e-6]])
+    peak = peak_power_w(
+        runtime_s=np.array([110e-6]), window_s=dump_period_s(duration), epoch_s=[one], dyn_j=[one * [1.0, 3.0]], static_w=np.zeros(1)
+    )
+    assert peak[0] == pytest.approx(3.0)
+    # seven 0.1 ms windows, the third at 2 W, the rest at 1 W; the work's last instant, at 5 W, showed in a sliver
+    time = np.array([[1e-4] * 6 + [1e-4 - 1e-12, 1e-12]])
+    work = np.array([[1e-4, 1e-4, 2e-4, 1e-4, 1e-4, 1e-4, 1e-4 - 1e-12, 5e-12]])
+    peak = peak_power_w(runtime_s=np.array([time.sum()]), window_s=1e-4, epoch_s=[time], dyn_j=[work], static_w=np.zeros(1))
+    assert peak[0] == pytest.approx(2.0, rel=1e-6)

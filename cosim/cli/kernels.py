@@ -202,7 +202,7 @@ def _cmd_kernel_choose(args: argparse.Namespace) -> int:
     from cosim.output import write_table
 
     pred = _predictions(args)
-    if pred.groupby(["benchmark", "kernel"]).size().max() < 2:
+    if pred.empty or pred.groupby(["benchmark", "kernel"]).size().max() < 2:
         given = f"--core-mhz {args.core_mhz} --mem-mhz {args.mem_mhz}" if args.core_mhz else f"{args.table} (its profiles alone)"
         raise CosimError(
             f"{given}: one clock pair per kernel, nothing to choose from; give candidate clocks, e.g. "

@@ -56,9 +56,9 @@ def minor_waits(
     store_lat, store_misses = l2_misses(stats, cluster, ticks_per_s, families=STORE_MISSES)
     drains = np.maximum(idle - load_wait, 0.0)
     latency_s, l2_s = store_lat / cluster.n_cpus, store_misses / cluster.n_cpus * l2_cycles_s
-    # every access holds one of the memory slots until its line arrives, a store that finds its line already being
-    # fetched (an L1 MSHR hit) too: with h such stores a miss, misses to different lines go out slots / (1 + h) at a
-    # time (se.py's Minor on ptrchase's random stores: h = 0.06, so 1.9; gem5 takes 50 ns + 75 cycles a store from
+    # every access holds one of the memory slots until its line arrives, one that finds its line already being
+    # fetched (an L1 MSHR hit, a load or a store) too: with h such accesses a store miss, misses to different lines
+    # go out slots / (1 + h) at a time (se.py's Minor on ptrchase's random stores: h = 0.06, so 1.9; gem5 takes 50 ns + 75 cycles a store from
     # 600 to 1400 MHz where a miss is 77 ns + 42 cycles)
     with np.errstate(divide="ignore", invalid="ignore"):
         followers = np.where(store_misses > 0, l1d_mshr_hits(stats, cluster) / store_misses, 0.0)

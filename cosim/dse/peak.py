@@ -23,7 +23,10 @@ def peak_power_w(
     until the run ends.  A window as long as the run (one dump) gives the average power."""
     peak = np.zeros(len(runtime_s))
     for row, total in enumerate(runtime_s):
-        edges = np.append(np.arange(0.0, total, window_s), total) if window_s < total else np.array([0.0, total])
+        # whole windows, then the rest (none when the run is a whole number of windows: no sliver at its end)
+        n = max(int(np.ceil(total / window_s * (1.0 - 1e-9))), 1) if np.isfinite(window_s) else 1
+        edges = np.minimum(np.arange(n + 1) * min(window_s, total), total)
+        edges[-1] = total
         energy = static_w[row] * edges  # energy spent by each edge [J]
         for time, work in zip(epoch_s, dyn_j):  # when each epoch's work ends [s], the dynamic energy spent by then [J]
             ends = np.concatenate([[0.0], np.cumsum(time[row])])
@@ -32,3 +35,9 @@ def peak_power_w(
         keep = width > 0
         peak[row] = np.max(np.diff(energy)[keep] / width[keep]) if keep.any() else 0.0
     return peak
+
+
+def dump_period_s(duration_s: np.ndarray) -> float:
+    """The recorded run's dump period [s]: its dumps' median length, the last one aside (gem5's last dump is the
+    partial one, at exit); a run of one dump: infinite (its window is the whole run, as gem5's one dump)."""
+    return float(np.median(duration_s[:-1])) if len(duration_s) > 1 else np.inf

@@ -71,7 +71,7 @@ from cosim.dse.memory_stats import (
     whatif_stats,  # re-exported: callers price a run with the stats it names
 )
 from cosim.dse.minor_waits import memory_slots, minor_waits
-from cosim.dse.peak import peak_power_w
+from cosim.dse.peak import dump_period_s, peak_power_w
 from cosim.errors import CosimError
 from cosim.models.envelope import above_top, cores_factor, envelope_static_dv_w_per_v, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
@@ -242,8 +242,9 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     part alone, without the power model's own, see :mod:`cosim.dse.interval`) and ``flags``.
 
     ``peak_power_w`` is the highest mean power over windows of the recorded dump period (what gem5 would report at
-    those clocks), each cluster running its epochs at its own new pace (:mod:`cosim.dse.peak`); the windows tile the
-    run, so the average (energy over runtime) is never above it.  Clocks are priced by each model's envelope
+    those clocks), each cluster running its epochs at its own new pace (:mod:`cosim.dse.peak`), and never below the
+    average (energy over runtime): the windows tile the run, and work past it (waits as recorded that outlast it)
+    counts in the average.  Clocks are priced by each model's envelope
     (:mod:`cosim.models.envelope`, static power scaled to the cores present); one beyond its band is refused unless
     ``extrapolate``.
     """
@@ -327,12 +328,14 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     # each cluster at its own pace, over windows of the recorded dump period: what gem5 would report at those clocks
     peak = peak_power_w(
         runtime_s=runtime_s,
-        window_s=float(np.median(duration)) if len(duration) > 1 else np.inf,  # one dump: the whole run, as gem5 would
+        window_s=dump_period_s(duration),
         epoch_s=[p.busy_s + p.idle_s[None, :] for p in parts],
         dyn_j=[p.dyn_j for p in parts],
         static_w=np.sum([p.static_w for p in parts], axis=0) if parts else np.zeros(len(grid)),
     )
-    out["peak_power_w"] = np.maximum(peak, out["avg_power_w"])  # one dump: the same figure, but for rounding
+    # the same figure with one dump but for rounding; and where a cluster's work runs past the runtime (its waits
+    # as recorded outlast the run), that work falls outside the windows: the average still bounds the peak
+    out["peak_power_w"] = np.maximum(peak, out["avg_power_w"])
     out["edp_js"] = out["energy_j"] * out["runtime_s"]
     # a clock above the model's top trained clock is priced by its envelope's extrapolation: flagged
     out["extrapolated"] = np.any([above_top(c.model, grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)) for c in run.clusters], axis=0)

@@ -20,9 +20,8 @@ def _open(folder: Path, models: dict[str, tuple[str, str]]):
     return open_run(folder)
 
 
-#: how a refusal of a clock beyond a model's band names its ways out (cosim.models.envelope.refuse_beyond_band):
-#: cosim power's options; a study's own follow it instead
-_BAND_WAYS_OUT = "; price it with --extrapolate"
+#: a study's own ways out of a refusal of a clock beyond a model's band, in place of cosim power's (from
+#: cosim.models.envelope.BAND_WAYS_OUT on)
 EXPLORE_BAND_WAYS_OUT = (
     "; run the same cosim explore command with --extrapolate (the point is priced again, flagged extrapolated; gem5 "
     "does not run again), or give the cluster another model in the design's [models]; a refused point has no --dvfs "
@@ -41,6 +40,7 @@ def price_point(
     """
     from cosim.dse.sweep import summarize_run
     from cosim.errors import CosimError
+    from cosim.models.envelope import BAND_WAYS_OUT
 
     run = _open(Path(folder), models)
     with warnings.catch_warnings():
@@ -48,7 +48,7 @@ def price_point(
         try:
             summary = summarize_run(run, extrapolate=extrapolate)
         except CosimError as err:
-            head, found, _ = str(err).partition(_BAND_WAYS_OUT)
+            head, found, _ = str(err).partition(BAND_WAYS_OUT)
             if not found:
                 raise
             raise CosimError(head + EXPLORE_BAND_WAYS_OUT) from None

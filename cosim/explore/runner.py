@@ -110,14 +110,15 @@ def _finished(task: Task) -> dict[str, Any] | None:
         return None
     if result.get("status") not in ("ok", "refused"):
         return None
+    price_s = 0.0  # gem5 does not run again; pricing only where the point is priced again
     if (task.dvfs and result["status"] == "ok" and not result.get("predicted")) or (task.extrapolate and result["status"] == "refused"):
         start = time.perf_counter()
         result |= _price(path.parent, task)
-        result["price_s"] = time.perf_counter() - start
+        result["price_s"] = price_s = time.perf_counter() - start
         temporary = path.with_name(f".result.json.{task.attempt}")
         temporary.write_text(json.dumps(result, indent=1) + "\n")
         os.replace(temporary, path)  # whole or not at all
-    return result | {"gem5_s": 0.0, "price_s": 0.0, "reused": True}
+    return result | {"gem5_s": 0.0, "price_s": price_s, "reused": True}
 
 
 def tail(path: Path, lines: int = _TAIL_LINES) -> str:

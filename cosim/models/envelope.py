@@ -194,6 +194,10 @@ def interval_flags(model, freq_mhz: np.ndarray) -> np.ndarray:
     return above_top(model, freq_mhz) & (model.ser_w is None)
 
 
+#: how a refusal of a clock beyond a model's band starts its ways out (cosim explore replaces them with a study's own)
+BAND_WAYS_OUT = "; price it with --extrapolate"
+
+
 def refuse_beyond_band(model, freq_mhz: np.ndarray, where, *, inside: str = "cosim whatif --freqs") -> None:
     """Refuse the first row beyond the extrapolation band, naming it (``where(i)``) and the ways out (``inside``: how
     to ask for clocks inside the band from where the user is)."""
@@ -206,7 +210,7 @@ def refuse_beyond_band(model, freq_mhz: np.ndarray, where, *, inside: str = "cos
     more = f" (and {int(bad.sum()) - 1} more)" if bad.sum() > 1 else ""
     raise CosimError(
         f"{where(i)}: {freq_mhz[i]:g} MHz is {freq_mhz[i] / hi:.3g}x {model.name}'s top trained clock {hi:g} MHz, beyond its "
-        f"extrapolation band ({b:g}x, up to {hi * b:g} MHz){more}; price it with --extrapolate (flagged, widened interval), "
+        f"extrapolation band ({b:g}x, up to {hi * b:g} MHz){more}{BAND_WAYS_OUT} (flagged, widened interval), "
         f"at clocks inside the band with {inside}, or with another --model"
     )
 
