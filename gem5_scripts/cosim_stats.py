@@ -63,6 +63,10 @@ CACHE_EXTRA = (
     "ReadExReq_misses",
     "blockedCycles",  # whatif: cycles the L1D refused accesses with every MSHR busy
     "blocked_cycles",
+    "overallMisses",  # whatif: L1D misses less MSHR misses, the accesses that hold a Minor CPU's memory slot waiting
+    "overallMshrMisses",
+    "overall_misses",
+    "overall_mshr_misses",
 )
 MEMORY_STATS = ("busUtil", "totQLat", "totMemAccLat", "bytesRead", "bytesWritten", "bytes_read", "bytes_written")
 DISPLAY = 0x0002  # gem5 statistics::display: a statistic without it is never printed
