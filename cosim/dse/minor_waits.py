@@ -68,16 +68,19 @@ def minor_waits(
     with np.errstate(divide="ignore", invalid="ignore"):
         in_flight = np.where(latency_s > duration_s, duration_s / latency_s, 1.0)
     latency_s, l2_s = latency_s * in_flight, l2_s * in_flight
+
     # a waiting load holds a slot too, so store misses drain under the load waits only while their followers leave
     # one free: at h >= 1 none do (se.py's Minor on stream, h = 1.66: its idle time, 17.5 ms at 600 MHz, is its store
     # latency, 8.3 ms, plus its load waits, 10.4 ms, less 1.2)
-    under_loads = load_wait * np.clip(1.0 - followers, 0.0, 1.0)
-    store_serial = np.clip(latency_s - under_loads, 0.0, busy_s + drains)
+    def floor_beyond(hidden_s: np.ndarray) -> np.ndarray:  # the latency outlasting what hides it, at most busy + drains
+        return np.clip(latency_s - hidden_s, 0.0, busy_s + drains)
+
+    store_serial = floor_beyond(load_wait * np.clip(1.0 - followers, 0.0, 1.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         floor_share = np.where(latency_s > 0, store_serial / latency_s, 0.0)
     store_drain = np.minimum(drains, store_serial)
     # the interval's reading where every load wait hides store misses and the drains that leaves follow their L2 cycles
-    all_hidden = np.minimum(drains, np.clip(latency_s - load_wait, 0.0, busy_s + drains))
+    all_hidden = np.minimum(drains, floor_beyond(load_wait))
     return MinorWaits(
         wait_clocked_s=load_wait * (1.0 - off_clock),
         load_wait_fixed_s=load_wait * off_clock,

@@ -51,7 +51,6 @@ clock pairs, so the fixed part is not rescaled for DRAM queueing.
 from __future__ import annotations
 
 import itertools
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -76,7 +75,7 @@ from cosim.errors import CosimError
 from cosim.models.envelope import above_top, cores_factor, envelope_static_dv_w_per_v, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
 from cosim.readers.gem5_config import Gem5Config
-from cosim.timeline.cpu import ClusterSpec, core_kind_mismatch, frequency_mhz, resolve_cluster
+from cosim.timeline.cpu import ClusterSpec, frequency_mhz, other_core_kind, resolve_cluster
 from cosim.timeline.cycles import checked_cycles
 
 __all__ = ["ClusterActivity", "RecordedRun", "dvfs_grid", "recorded_run", "whatif", "whatif_stats"]
@@ -348,8 +347,8 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     extra = np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", "")
     # a cluster never active above 1 % of an epoch (an idle OS in a full-system run) has no work to rescale: its
     # <cluster>_runtime_s is 0 and it does not stretch the run
-    never = ";".join([f"never_active:{name}" for name, last in finish.items() if last < 0] + [f for c in run.clusters for f in c.flags])
-    out["flags"] = [";".join(sorted(f for f in (*str(a).split(";"), b, never) if f)) for a, b in zip(out["flags"], extra)]
+    run_flags = ";".join([f"never_active:{name}" for name, last in finish.items() if last < 0] + [f for c in run.clusters for f in c.flags])
+    out["flags"] = [";".join(sorted(f for f in (*str(a).split(";"), b, run_flags) if f)) for a, b in zip(out["flags"], extra)]
     return out[
         [
             *grid.columns,
@@ -403,9 +402,7 @@ def character(run: RecordedRun) -> RunCharacter:
 def _cluster_flags(cluster, model: Model) -> tuple[str, ...]:
     """A model measured on the other kind of core than the cluster's (in-order, out-of-order): the command warns
     once (:func:`cosim.timeline.cpu.core_kind_mismatch`), the rows say so."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return (f"core_kind_mismatch:{cluster.name}",) if core_kind_mismatch(cluster, model) else ()
+    return (f"core_kind_mismatch:{cluster.name}",) if other_core_kind(cluster, model) else ()
 
 
 def cluster_done_s(cluster: ClusterActivity, duration_s: np.ndarray, *, alone: bool = False) -> float:

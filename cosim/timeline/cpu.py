@@ -99,16 +99,25 @@ def default_model(cluster: Cluster) -> tuple[str, str]:
     return DEFAULT_MODELS[kind], f"{cluster.n_cpus} x {types} ({words})"
 
 
-def core_kind_mismatch(cluster: Cluster, model: Model) -> bool:
-    """Warn when ``model`` was measured on the other kind of core than ``cluster``'s CPUs; True: flag its rows.
+def other_core_kind(cluster: Cluster, model: Model) -> str | None:
+    """The kind of ``cluster``'s CPUs (``in-order``, ``out-of-order``) where ``model`` was measured on the other
+    kind; None when they match, the model states no ``core_kind``, or the CPUs are of neither kind.
 
     O3 is out-of-order; Minor and the simple CPUs are in-order (the kinds :data:`DEFAULT_MODELS` follows).
-    A model that states no ``core_kind``, or CPUs of neither kind, are not checked.
     """
     kinds = {"out-of-order" if cluster.kind(c) == "o3" else "in-order" for c in cluster.cores if cluster.kind(c) in _DETAIL}
     if model.core_kind is None or not kinds or kinds == {model.core_kind}:
-        return False
+        return None
     (kind,) = kinds - {model.core_kind} if len(kinds) > 1 else kinds
+    return kind
+
+
+def core_kind_mismatch(cluster: Cluster, model: Model) -> bool:
+    """Warn when ``model`` was measured on the other kind of core than ``cluster``'s CPUs (:func:`other_core_kind`);
+    True: flag its rows."""
+    kind = other_core_kind(cluster, model)
+    if kind is None:
+        return False
     types = ", ".join(sorted({cluster.cpu_types[c] for c in cluster.cores if c in cluster.cpu_types}))
     ours = DEFAULT_MODELS["o3" if kind == "out-of-order" else "minor"]
     warnings.warn(
