@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from cosim.dse.recorded import RecordedRun, cluster_finish
 from cosim.models.envelope import interval_flags, interval_half_width_w
 from cosim.models.modelfile import Model, operating_point
 
@@ -55,6 +56,20 @@ class RunCharacter:
     models: Mapping[str, Model]
     n_dumps: int
     dram_busy_s: float
+
+
+def run_character(run: RecordedRun) -> RunCharacter:
+    """What the interval reads from the run: per cluster, the share of its time until it finished that was memory
+    (O3's memory time, Minor's idle waits) and its recorded clock."""
+    share, mhz = {}, {}
+    for c in run.clusters:
+        span = slice(0, cluster_finish(c, run.duration_s) + 1)
+        total = float(run.duration_s[span].sum())
+        waiting = float(c.mem_s[span].sum() + (run.duration_s - c.busy_s)[span].sum())
+        share[c.name] = min(waiting / total, 1.0) if total > 0 else 0.0
+        mhz[c.name] = float(np.average(c.freq_mhz, weights=np.maximum(c.busy_s, 1e-30)))
+    models = {c.name: c.model for c in run.clusters}
+    return RunCharacter(share, mhz, models, len(run.duration_s), run.dram_busy_s)
 
 
 def relative_half_width(run: RunCharacter, table: pd.DataFrame, band: tuple[float, float, float]) -> np.ndarray:

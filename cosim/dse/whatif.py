@@ -52,14 +52,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from cosim.counters.pmc import event_rates
-from cosim.dse.interval import RunCharacter, add_intervals, add_model_interval, model_half_width_j, runtime_shift_s
+from cosim.dse.interval import add_intervals, add_model_interval, model_half_width_j, run_character, runtime_shift_s
 from cosim.dse.memory_stats import (
     STORE_MISSES,
     dram_objects,
@@ -71,6 +70,7 @@ from cosim.dse.memory_stats import (
 )
 from cosim.dse.minor_waits import memory_slots, minor_waits
 from cosim.dse.peak import dump_period_s, peak_power_w
+from cosim.dse.recorded import ClusterActivity, RecordedRun, cluster_done_s, cluster_finish, last_active
 from cosim.errors import CosimError
 from cosim.models.envelope import above_top, cores_factor, envelope_static_dv_w_per_v, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
@@ -78,54 +78,10 @@ from cosim.readers.gem5_config import Gem5Config
 from cosim.timeline.cpu import ClusterSpec, frequency_mhz, other_core_kind, resolve_cluster
 from cosim.timeline.cycles import checked_cycles
 
-__all__ = ["ClusterActivity", "RecordedRun", "dvfs_grid", "recorded_run", "whatif", "whatif_stats"]
+__all__ = ["ClusterActivity", "RecordedRun", "cluster_done_s", "dvfs_grid", "recorded_run", "whatif", "whatif_stats"]
 
 # CPU kinds whose idle cycles include the cycles they wait for memory (MinorCPU quiesces on a miss)
 _QUIESCE_ON_MISS = {"minor", "inorder"}
-# an epoch in which a cluster's busiest CPU computed for less than this share of it is idle for it
-_ACTIVE_SHARE = 0.01
-
-
-@dataclass(frozen=True)
-class ClusterActivity:
-    """What a recorded run did on one cluster, per epoch: the inputs of the what-if."""
-
-    name: str
-    model: Model
-    freq_mhz: np.ndarray
-    dyn_coeff: np.ndarray  # t * f * sum(beta * E) over the non-cycle events [W s / V^2]: their energy = dyn_coeff * V^2
-    cycle_coeff: np.ndarray  # the same for the CPU_CYCLES (0x11) inputs, whose count changes with the clock
-    busy_s: np.ndarray
-    mem_s: np.ndarray
-    # the part of the memory time spent in the cluster's own clock domain (its L2's lookup and response, its L2
-    # bus), which scales with the cluster clock: within mem_s (O3, simple CPUs), or within the idle waits (Minor)
-    mem_clocked_s: np.ndarray | None = None
-    wait_clocked_s: np.ndarray | None = None
-    # Minor's load waits off the cluster clock (memory bus, DRAM): with wait_clocked_s, the idle time it was working
-    # (the rest of its idle time is stores draining, or, in its last active epoch, after it finished)
-    load_wait_fixed_s: np.ndarray | None = None
-    # an O3 cluster's store misses' L2 cycles on its critical path, and whether the prediction puts them on the clock
-    # (the only CPU on its memory) or off it (DRAM queueing of the other CPUs offsets them); the interval spans both
-    store_l2_s: np.ndarray | None = None
-    store_on_clock: bool = False
-    # a Minor cluster's store floor [s]: its store misses' latency one after the other (its store buffer drains them
-    # in order) beyond its load waits, at most the epoch's time and its busy time plus drains; the floor's L2 cycles
-    # (on the cluster clock), and the part of its idle time (drains) the floor explains
-    store_serial_s: np.ndarray | None = None
-    store_serial_clocked_s: np.ndarray | None = None
-    store_drain_s: np.ndarray | None = None
-    # the store misses' L2 cycles among the drains the floor leaves [s]: the interval's reading where those drains
-    # follow them
-    drain_clocked_s: np.ndarray | None = None
-    cores_scale: float = 1.0  # static power scale for the cores present (cosim.models.envelope.cores_factor)
-    flags: tuple[str, ...] = ()  # what every row says of this cluster (core_kind_mismatch:<name>)
-
-
-@dataclass(frozen=True)
-class RecordedRun:
-    duration_s: np.ndarray  # per epoch
-    clusters: list[ClusterActivity]
-    dram_busy_s: float = 0.0  # time the DRAM data bus was busy over the run [s]
 
 
 def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[ClusterSpec]) -> RecordedRun:
@@ -177,7 +133,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             # already, outside busy: their misses leave the sum; in its last active epoch only when it is the only
             # cluster (its idle time there is its own waiting, not time after it finished while another ran on)
             if len(specs) > 1:
-                idle = np.where(np.arange(len(duration)) >= _last_active(busy, duration), 0.0, idle)
+                idle = np.where(np.arange(len(duration)) >= last_active(busy, duration), 0.0, idle)
             serial = np.maximum(serial - idle, 0.0)
             stalled = no_commit_cycles(stats, cluster)
             if stalled is None:
@@ -342,7 +298,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     ending = np.argmax([p.runtime_s for p in parts], axis=0) if parts else np.zeros(len(grid), dtype=int)
     shift = np.array([parts[j].shift_s[:, i] for i, j in enumerate(ending)]).T if parts else np.zeros((2, len(grid)))
     static = np.sum([p.static_w for p in parts], axis=0) if parts else np.zeros(len(grid))
-    out = add_intervals(character(run), out, shift_lo_s=shift[0], shift_hi_s=shift[1], static_w=static)
+    out = add_intervals(run_character(run), out, shift_lo_s=shift[0], shift_hi_s=shift[1], static_w=static)
     out = add_model_interval(out, model_half)
     extra = np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", "")
     # a cluster never active above 1 % of an epoch (an idle OS in a full-system run) has no work to rescale: its
@@ -385,47 +341,10 @@ class _ClusterPrediction(NamedTuple):
     model_part: tuple
 
 
-def character(run: RecordedRun) -> RunCharacter:
-    """What the interval reads from the run: per cluster, the share of its time until it finished that was memory
-    (O3's memory time, Minor's idle waits) and its recorded clock."""
-    share, mhz = {}, {}
-    for c in run.clusters:
-        span = slice(0, cluster_finish(c, run.duration_s) + 1)
-        total = float(run.duration_s[span].sum())
-        waiting = float(c.mem_s[span].sum() + (run.duration_s - c.busy_s)[span].sum())
-        share[c.name] = min(waiting / total, 1.0) if total > 0 else 0.0
-        mhz[c.name] = float(np.average(c.freq_mhz, weights=np.maximum(c.busy_s, 1e-30)))
-    models = {c.name: c.model for c in run.clusters}
-    return RunCharacter(share, mhz, models, len(run.duration_s), run.dram_busy_s)
-
-
 def _cluster_flags(cluster, model: Model) -> tuple[str, ...]:
     """A model measured on the other kind of core than the cluster's (in-order, out-of-order): the command warns
     once (:func:`cosim.timeline.cpu.core_kind_mismatch`), the rows say so."""
     return (f"core_kind_mismatch:{cluster.name}",) if other_core_kind(cluster, model) else ()
-
-
-def cluster_done_s(cluster: ClusterActivity, duration_s: np.ndarray, *, alone: bool = False) -> float:
-    """When the cluster finished its work in the recorded run [s]: the start of its last active epoch plus that
-    epoch's busy time, load waits and the drains its store floor explains (0 if it never computed); the end of that
-    epoch when it is the run's only cluster (its idle time there is its own waiting: no other cluster ran on)."""
-    last = cluster_finish(cluster, duration_s)
-    if last < 0:
-        return 0.0
-    if alone:
-        return float(duration_s[: last + 1].sum())
-    waits = sum(float(w[last]) for w in (cluster.wait_clocked_s, cluster.load_wait_fixed_s, cluster.store_drain_s) if w is not None)
-    return float(duration_s[:last].sum() + min(cluster.busy_s[last] + waits, duration_s[last]))
-
-
-def cluster_finish(cluster: ClusterActivity, duration_s: np.ndarray) -> int:
-    """Index of the last epoch in which the cluster computed (its busiest CPU active for more than 1 % of it); -1: never."""
-    return _last_active(cluster.busy_s, duration_s)
-
-
-def _last_active(busy_s: np.ndarray, duration_s: np.ndarray) -> int:
-    active = np.flatnonzero(busy_s > _ACTIVE_SHARE * duration_s)
-    return int(active[-1]) if active.size else -1
 
 
 def _beta_e(model, rates, n: int, *, cycles: bool) -> np.ndarray:
