@@ -67,6 +67,10 @@ CACHE_EXTRA = (
     "overallMshrMisses",
     "overall_misses",
     "overall_mshr_misses",
+    "ReadExReq.accesses",  # whatif: an O3 core's store lines fetched, and written whole with no fetch (the interval)
+    "InvalidateReq.accesses",
+    "ReadExReq_accesses",
+    "InvalidateReq_accesses",
 )
 MEMORY_STATS = ("busUtil", "totQLat", "totMemAccLat", "bytesRead", "bytesWritten", "bytes_read", "bytes_written")
 DISPLAY = 0x0002  # gem5 statistics::display: a statistic without it is never printed

@@ -45,6 +45,7 @@ PROGRAMS = {
     "ptrchase": 20,
     "l2_fit": 25,
     "mixed": 5,
+    "phases": 2,  # the bundled gem5's own program: its big cluster crosses gem5's store-miss switch at 1800 MHz
 }
 PAIRS = ((1800, 1400), (1400, 1000), (1000, 600))  # big/LITTLE [MHz]
 # the 1c-apart set-up: the clusters' clocks moved apart (one up, the other down), as a DVFS grid or a study's --dvfs
@@ -53,11 +54,16 @@ APART_PAIRS = ((1800, 600), (1000, 1400))  # big/LITTLE [MHz]
 DUMPS = {"epoch": "100us", "one": None}
 # the se-one set-up: gem5's deprecated example se.py as a user runs it first, its 2 GHz default among the clocks
 SE_CLOCKS = (1000, 1400, 1800, 2000)  # [MHz]
-SE_PROGRAMS = {**PROGRAMS, "phases": 1}  # and the bundled gem5's own phases program
+SE_PROGRAMS = {**PROGRAMS, "phases": 1}
 SE_CLUSTERS = (("cpu", "system.cpu", "cortex-a15-gemstone2018"),)  # what cosim picks for an O3 CPU with no --model
 # the se-minor set-up: se.py with its in-order CPU, what a Minor user runs first
 SE_MINOR_CLOCKS = (600, 1000, 1400)  # [MHz]
 SE_MINOR_CLUSTERS = (("cpu", "system.cpu", "cortex-a7-gemstone2018"),)  # what cosim picks for a Minor CPU
+
+
+def binary(program: str) -> Path:
+    """The program's AArch64 binary: the suite's, or the bundled gem5's own phases."""
+    return GEM5 / "workloads" / "phases.aarch64" if program == "phases" else WORKLOADS / f"{program}.aarch64"
 
 
 def run_dir(program: str, cores: int, dumps: str, big: int, little: int) -> Path:
@@ -73,7 +79,7 @@ def record_one(program: str, cores: int, dumps: str, big: int, little: int) -> s
         cmd = ["nice", "-n", "10", str(GEM5 / "gem5"), "-q", f"--outdir={tmp}", str(GEM5 / "workloads" / "se_biglittle.py")]
         cmd += [f"--big-freq={big}MHz", f"--little-freq={little}MHz", f"--big-cores={cores}", f"--little-cores={cores}"]
         # one dump: gem5's default, a single dump at exit (an epoch longer than any run, so nothing periodic fires)
-        cmd += [f"--epoch={DUMPS[dumps] or '1s'}", "--", str(WORKLOADS / f"{program}.aarch64"), str(PROGRAMS[program])]
+        cmd += [f"--epoch={DUMPS[dumps] or '1s'}", "--", str(binary(program)), str(PROGRAMS[program])]
         before = os.times()
         subprocess.run(cmd, check=True, capture_output=True)
         after = os.times()
@@ -89,11 +95,10 @@ def record_se(program: str, mhz: int, cpu: str = "O3CPU") -> str:
     out = RUNS / program / setup / str(mhz)
     if (out / "stats.txt.gz").exists():
         return f"{out.relative_to(RUNS)}: kept"
-    binary = GEM5 / "workloads" / "phases.aarch64" if program == "phases" else WORKLOADS / f"{program}.aarch64"
     with tempfile.TemporaryDirectory() as tmp:
         cmd = ["nice", "-n", "10", str(GEM5 / "gem5"), "-q", f"--outdir={tmp}"]
         cmd += [str(GEM5 / "configs" / "deprecated" / "example" / "se.py"), f"--cpu-type={cpu}", "--caches", "--l2cache"]
-        cmd += [f"--cpu-clock={mhz}MHz", "-c", str(binary), "-o", str(SE_PROGRAMS[program])]
+        cmd += [f"--cpu-clock={mhz}MHz", "-c", str(binary(program)), "-o", str(SE_PROGRAMS[program])]
         subprocess.run(cmd, check=True, capture_output=True)
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.ini").write_text((Path(tmp) / "config.ini").read_text())

@@ -20,7 +20,11 @@ same time at any clock (gem5 does this on the bundled phases program: 2.95 ms of
 600); the drains the floor leaves following their store misses' L2 cycles (gem5's se.py with one Minor CPU).
 And by an O3 cluster's store misses' L2 cycles, which the what-if puts on the clock (gem5's se.py: its store-miss
 latency falls by them as the clock rises) but which DRAM queueing can offset on a memory shared with another
-cluster (the suite's big.LITTLE runs: the latency per miss barely moves).
+cluster (the suite's big.LITTLE runs: the latency per miss barely moves).  And by gem5 changing how many of an O3
+cluster's store lines it writes whole, with no fetch (:func:`whole_line_shift_s`): at a lower clock each line now
+written whole may be fetched, at a higher one each line fetched where the epoch writes whole lines may not be, each
+at its latency over the L1D's MSHRs; the core keeps ticking meanwhile, so that time is priced in its cycles' energy
+too, and it moves the run's end where it carries that cluster past the others.
 """
 
 from __future__ import annotations
@@ -114,22 +118,37 @@ def runtime_shift_s(
     return np.stack([lo + np.minimum(store_shift, 0), hi + np.maximum(store_shift, 0)])
 
 
+def whole_line_shift_s(whole_line_s: np.ndarray | None, *, ratio: np.ndarray, last: int) -> np.ndarray:
+    """(2, levels): how much shorter and longer [s] an O3 cluster's time until it finishes may be where gem5 writes
+    more or fewer of its store lines whole (``whole_line_s``, (2, epochs): longer at a lower clock, shorter at a
+    higher one, from :func:`cosim.dse.memory_stats.whole_line_switch_s`); ``ratio`` (levels, epochs): f / f'.
+    None (a Minor cluster): zeros."""
+    if whole_line_s is None:
+        return np.zeros((2, len(ratio)))
+    span = slice(0, last + 1)
+    longer = (whole_line_s[0, span] * (ratio[:, span] > 1)).sum(axis=1)
+    shorter = (whole_line_s[1, span] * (ratio[:, span] < 1)).sum(axis=1)
+    return np.stack([-shorter, longer])
+
+
 def add_intervals(
-    run: RunCharacter, table: pd.DataFrame, *, shift_lo_s: np.ndarray, shift_hi_s: np.ndarray, static_w: np.ndarray
+    run: RunCharacter, table: pd.DataFrame, *, shift_s: np.ndarray, static_w: np.ndarray, cycle_j: np.ndarray
 ) -> pd.DataFrame:
     """``runtime_s_lo/hi``, ``energy_j_lo/hi`` and ``flags`` on every row of a what-if table.
 
-    ``shift_lo_s`` (<= 0) and ``shift_hi_s`` (>= 0) [s] widen each side by what the run's statistics cannot
-    settle (:func:`runtime_shift_s`: a Minor cluster's drains read three ways, an O3 cluster's store misses' L2
-    cycles two).  ``static_w`` [W] prices that time in static energy."""
+    ``shift_s`` (2, rows): below (<= 0) and above (>= 0) [s], widens each side of the runtime by what the run's
+    statistics cannot settle (:func:`runtime_shift_s`: a Minor cluster's drains read three ways, an O3 cluster's
+    store misses' L2 cycles two; :func:`whole_line_shift_s`), as far as it moves the run's end; ``static_w`` [W]
+    prices that time in static energy, and ``cycle_j`` (2, rows) [J] is the energy of the cycles an O3 cluster's
+    shifted time removes or adds."""
     out = table.copy()
     w_t = relative_half_width(run, table, RUNTIME_BAND)
     w_e = relative_half_width(run, table, ENERGY_BAND)
     runtime, energy = out["runtime_s"].to_numpy(), out["energy_j"].to_numpy()
-    out["runtime_s_lo"] = runtime * (1 - w_t) + shift_lo_s
-    out["runtime_s_hi"] = runtime * (1 + w_t) + shift_hi_s
-    out["energy_j_lo"] = energy * (1 - w_e) + shift_lo_s * static_w
-    out["energy_j_hi"] = energy * (1 + w_e) + shift_hi_s * static_w
+    out["runtime_s_lo"] = runtime * (1 - w_t) + shift_s[0]
+    out["runtime_s_hi"] = runtime * (1 + w_t) + shift_s[1]
+    out["energy_j_lo"] = energy * (1 - w_e) + shift_s[0] * static_w + np.minimum(cycle_j[0], 0.0)
+    out["energy_j_hi"] = energy * (1 + w_e) + shift_s[1] * static_w + np.maximum(cycle_j[1], 0.0)
     out["flags"] = row_flags(run, table)
     return out
 

@@ -35,6 +35,12 @@ STORE_MISSES = (
     (("ReadExReq.missLatency::total",), ("ReadExReq.misses::total",)),
     (("ReadExReq_miss_latency::total",), ("ReadExReq_misses::total",)),
 )
+# store-miss lines reaching the L2: fetched for writing (ReadExReq), or written whole with no fetch (InvalidateReq:
+# an L1 MSHR whose stores covered the line before it was sent), in both naming generations
+STORE_LINES = (
+    ("ReadExReq.accesses::total", "InvalidateReq.accesses::total"),
+    ("ReadExReq_accesses::total", "InvalidateReq_accesses::total"),
+)
 
 
 def l2_misses(stats: pd.DataFrame, cluster, ticks_per_s: float, *, families: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -57,6 +63,61 @@ def l2_misses(stats: pd.DataFrame, cluster, ticks_per_s: float, *, families: tup
                 misses += np.nan_to_num(stats[counted].to_numpy().sum(axis=1)) * users / cluster.sharers(l2) if counted else 0.0
                 break
     return latency / ticks_per_s, misses
+
+
+def store_lines(stats: pd.DataFrame, cluster) -> tuple[np.ndarray, np.ndarray]:
+    """The cluster's store-miss lines at its L2s per epoch [count]: fetched for writing, and written whole with no
+    fetch; each L2's split by the CPUs using it, as :func:`l2_misses` does (zeros where the stats have neither)."""
+    fetched, whole = np.zeros(len(stats)), np.zeros(len(stats))
+    for l2 in set(cluster.l2.values()):
+        share = sum(cluster.l2.get(c) == l2 for c in cluster.cores) / cluster.sharers(l2)
+        for fetch_name, whole_name in STORE_LINES:
+            if f"{l2}.{fetch_name}" in stats or f"{l2}.{whole_name}" in stats:
+                for out, name in ((fetched, fetch_name), (whole, whole_name)):
+                    if f"{l2}.{name}" in stats:
+                        out += np.nan_to_num(stats[f"{l2}.{name}"].to_numpy()) * share
+                break
+    return fetched, whole
+
+
+# an epoch writes whole lines where at least this share of its store-miss lines went whole (random stores never do;
+# gem5's phases and the suite's mixed send a third of a store stream's lines whole at 1000-1800 MHz)
+_WHOLE_LINE_EPOCH = 0.1
+
+
+def store_lines_counted(stats: pd.DataFrame, cluster) -> bool:
+    """Whether the stats count the cluster's store-miss lines at its L2s (cheap dumps of an older gem5 side do not;
+    gem5 leaves a zero count out of a dump, so a run that never wrote a line whole has the fetched ones alone)."""
+    return any(f"{l2}.{name}" in stats for l2 in set(cluster.l2.values()) for pair in STORE_LINES for name in pair)
+
+
+def whole_line_switch_s(stats: pd.DataFrame, cluster, *, fetch_s: float, store_misses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """How much longer (at a lower clock) and shorter (at a higher one) an O3 cluster's epochs may take where gem5
+    changes how many of its store-miss lines it writes whole, skipping their fetch [s] (docs/explanation/whatif.md).
+
+    A line goes whole when the L1's MSHR holds stores covering it before the miss is sent: a race between the core's
+    store rate and the memory, won more often at a higher clock (gem5's phases: a third of its store lines at 1000
+    and 1400 MHz, nine tenths at 1800).  A store stream fills each MSHR's target list and the L1 refuses accesses
+    until the line arrives, so its lines go one after the other for the share of cycles the L1 was blocked: at a
+    lower clock each line now written whole may add a fetch (``fetch_s``, the store misses' mean L2 miss latency
+    [s]), at a higher one each line that missed (``store_misses``) in an epoch that writes whole lines may save it."""
+    fetched, whole = store_lines(stats, cluster)
+    per_line_s = fetch_s * l1d_blocked_share(stats, cluster) / cluster.n_cpus
+    writes_whole = (whole > 0) & (whole >= _WHOLE_LINE_EPOCH * (whole + fetched))
+    return whole * per_line_s, np.where(writes_whole, store_misses, 0.0) * per_line_s
+
+
+def l1d_blocked_share(stats: pd.DataFrame, cluster) -> np.ndarray:
+    """The share of the cluster's CPU cycles its L1 data caches refused accesses (every MSHR busy, or an MSHR's
+    target list full), per epoch [0-1] (0 where the stats do not say)."""
+    blocked, cycles = np.zeros(len(stats)), np.zeros(len(stats))
+    for cpu in cluster.cpus:
+        l1d = cluster.l1d.get(cpu)
+        blocked += sum(np.nan_to_num(stats[f"{l1d}.{n}"].to_numpy()) for n in L1_BLOCKED if f"{l1d}.{n}" in stats)
+        if f"{cpu}.numCycles" in stats:
+            cycles += np.nan_to_num(stats[f"{cpu}.numCycles"].to_numpy())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.clip(np.where(cycles > 0, blocked / cycles, 0.0), 0.0, 1.0)
 
 
 def l1_miss_latency_s(stats: pd.DataFrame, cluster, ticks_per_s: float) -> np.ndarray:
@@ -136,6 +197,7 @@ def whatif_stats(config: Gem5Config, specs: Sequence[ClusterSpec]) -> set[str]:
         wanted |= stats_for(cluster, spec.model.events)
         wanted |= {f"{cpu}.{name}" for cpu in cluster.cpus for name in ("numCycles", "idleCycles", *FULL_LSQ, *NO_COMMIT)}
         names = [*MISS_LATENCY, *MISSES, *(n for family in READ_MISSES + STORE_MISSES for names in family for n in names)]
+        names += [n for pair in STORE_LINES for n in pair]
         wanted |= {f"{l2}.{name}" for l2 in cluster.l2.values() for name in names}
         wanted |= {f"{l1}.{name}" for l1 in cluster.l1i.values() for name in MISS_LATENCY}
         wanted |= {f"{l1}.{name}" for l1 in cluster.l1d.values() for name in L1_BLOCKED}

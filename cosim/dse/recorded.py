@@ -44,6 +44,9 @@ class ClusterActivity:
     # the store misses' L2 cycles among the drains the floor leaves [s]: the interval's reading where those drains
     # follow them
     drain_clocked_s: np.ndarray | None = None
+    # an O3 cluster's epochs: how much longer at a lower clock and shorter at a higher one gem5's writing of whole
+    # store lines (no fetch) may make them [s], (2, epochs): the interval's reading (memory_stats.whole_line_switch_s)
+    whole_line_s: np.ndarray | None = None
     cores_scale: float = 1.0  # static power scale for the cores present (cosim.models.envelope.cores_factor)
     flags: tuple[str, ...] = ()  # what every row says of this cluster (core_kind_mismatch:<name>)
 

@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.counters.pmc import event_rates
-from cosim.dse.interval import add_intervals, add_model_interval, model_half_width_j, run_character, runtime_shift_s
+from cosim.dse.interval import add_intervals, add_model_interval, model_half_width_j, run_character, runtime_shift_s, whole_line_shift_s
 from cosim.dse.memory_stats import (
     STORE_MISSES,
     dram_objects,
@@ -66,7 +66,9 @@ from cosim.dse.memory_stats import (
     l2_misses,
     no_commit_cycles,
     stall_cycles,
+    store_lines_counted,
     whatif_stats,  # re-exported: callers price a run with the stats it names
+    whole_line_switch_s,
 )
 from cosim.dse.minor_waits import memory_slots, minor_waits
 from cosim.dse.peak import dump_period_s, peak_power_w
@@ -119,7 +121,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             minor = minor_waits(
                 stats, cluster, ticks_per_s=meta.ticks_per_s, duration_s=duration, busy_s=busy, l2_cycles_s=l2_cycles_s, slots=slots
             )
-            mem_clocked, store_l2 = zero, zero
+            mem_clocked, store_l2, whole_line, unread_stores = zero, zero, None, False
             wait_clocked, load_fixed = minor.wait_clocked_s, minor.load_wait_fixed_s
         else:
             # an O3 core's memory time: its read misses one after the other (dependent loads) plus the cycles its L1D
@@ -152,6 +154,9 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             store_l2 = np.minimum(store_misses * l2_cycles_s / cluster.n_cpus * overlap, mem - mem_clocked)
             if alone:
                 mem_clocked = mem_clocked + store_l2
+            line_s = _per_miss_s(store_latency, store_misses) or _per_miss_s(latency, misses)
+            whole_line = np.stack(whole_line_switch_s(stats, cluster, fetch_s=line_s, store_misses=store_misses))
+            unread_stores = bool(store_misses.sum() > 0) and not store_lines_counted(stats, cluster)
             minor = None
         out.append(
             ClusterActivity(
@@ -171,8 +176,9 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 None if minor is None else minor.store_serial_clocked_s,
                 None if minor is None else minor.store_drain_s,
                 None if minor is None else minor.drain_clocked_s,
+                whole_line,
                 cores_factor(model, cluster.n_cpus),
-                _cluster_flags(cluster, model),
+                _cluster_flags(cluster, model, unread_stores=unread_stores),
             )
         )
     dram = dram_objects(config)
@@ -249,6 +255,11 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
             ratio=ratio,
             last=last,
         )
+        # gem5 writing more or fewer store lines whole: the core keeps ticking, so its cycles' energy moves too
+        whole_line = whole_line_shift_s(c.whole_line_s, ratio=ratio, last=last)
+        span = slice(0, last + 1)
+        active_mhz_s = float((c.busy_s * c.freq_mhz)[span].sum())  # the recorded active cycles [MHz s]
+        cycle_w = op.voltage_v**2 * levels * (float(c.cycle_coeff[span].sum()) / active_mhz_s if active_mhz_s > 0 else 0.0)
         # active cycles at f': core cycles stay, cycles spent waiting on other clocks shrink with the clock
         with np.errstate(divide="ignore", invalid="ignore"):
             cycles = np.where(c.busy_s > 0, (fixed * levels[:, None] + (c.busy_s - fixed) * c.freq_mhz) / (c.busy_s * c.freq_mhz), 1.0)
@@ -265,7 +276,9 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
                 static_w=static_w[index],
                 busy_s=busy[index],
                 idle_s=idle,
-                shift_s=shift_s[:, index],
+                shift_s=(shift_s + whole_line)[:, index],
+                whole_line_s=whole_line[:, index],
+                cycle_j=(whole_line * cycle_w)[:, index],
                 model_part=(levels, op.voltage_v, op.voltage_u_v, static_w, static_dv * c.cores_scale, index),
             )
         )
@@ -294,11 +307,19 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     out["edp_js"] = out["energy_j"] * out["runtime_s"]
     # a clock above the model's top trained clock is priced by its envelope's extrapolation: flagged
     out["extrapolated"] = np.any([above_top(c.model, grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)) for c in run.clusters], axis=0)
-    # the shift of the cluster that ends the run, and what it costs in static energy
-    ending = np.argmax([p.runtime_s for p in parts], axis=0) if parts else np.zeros(len(grid), dtype=int)
-    shift = np.array([parts[j].shift_s[:, i] for i, j in enumerate(ending)]).T if parts else np.zeros((2, len(grid)))
-    static = np.sum([p.static_w for p in parts], axis=0) if parts else np.zeros(len(grid))
-    out = add_intervals(run_character(run), out, shift_lo_s=shift[0], shift_hi_s=shift[1], static_w=static)
+    # the shift of the cluster that ends the run, or another's finish where gem5 writing fewer store lines whole
+    # may move it past that; what it costs in static energy, and the cycles the whole-line reading adds or removes
+    if parts:
+        finishes = np.array([p.runtime_s for p in parts])
+        ending = np.argmax(finishes, axis=0)
+        shift = np.array([parts[j].shift_s[:, i] for i, j in enumerate(ending)]).T
+        later = (finishes + np.array([p.whole_line_s[1] for p in parts])).max(axis=0) - finishes.max(axis=0)
+        shift[1] = np.maximum(shift[1], later)
+        static = np.sum([p.static_w for p in parts], axis=0)
+        cycle_j = np.sum([p.cycle_j for p in parts], axis=0)
+    else:
+        shift, static, cycle_j = np.zeros((2, len(grid))), np.zeros(len(grid)), np.zeros((2, len(grid)))
+    out = add_intervals(run_character(run), out, shift_s=shift, static_w=static, cycle_j=cycle_j)
     out = add_model_interval(out, model_half)
     extra = np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", "")
     # a cluster never active above 1 % of an epoch (an idle OS in a full-system run) has no work to rescale: its
@@ -338,13 +359,17 @@ class _ClusterPrediction(NamedTuple):
     busy_s: np.ndarray  # (rows, epochs)
     idle_s: np.ndarray  # (epochs,)
     shift_s: np.ndarray  # (2, rows): below, above
+    whole_line_s: np.ndarray  # (2, rows): the part of shift_s gem5's whole store lines may move
+    cycle_j: np.ndarray  # (2, rows): the energy of the cycles the whole-line reading removes or adds [J]
     model_part: tuple
 
 
-def _cluster_flags(cluster, model: Model) -> tuple[str, ...]:
+def _cluster_flags(cluster, model: Model, *, unread_stores: bool) -> tuple[str, ...]:
     """A model measured on the other kind of core than the cluster's (in-order, out-of-order): the command warns
-    once (:func:`cosim.timeline.cpu.core_kind_mismatch`), the rows say so."""
-    return (f"core_kind_mismatch:{cluster.name}",) if other_core_kind(cluster, model) else ()
+    once (:func:`cosim.timeline.cpu.core_kind_mismatch`), the rows say so; an O3 cluster with store misses whose
+    store lines the stats do not count: the interval cannot read gem5 writing them whole (``store_lines_unread``)."""
+    flags = (f"core_kind_mismatch:{cluster.name}",) if other_core_kind(cluster, model) else ()
+    return flags + ((f"store_lines_unread:{cluster.name}",) if unread_stores else ())
 
 
 def _beta_e(model, rates, n: int, *, cycles: bool) -> np.ndarray:
@@ -352,3 +377,9 @@ def _beta_e(model, rates, n: int, *, cycles: bool) -> np.ndarray:
     return sum(
         t.coefficient * sum(w * rates.eph[e] for e, w in t.events.items() if (e == "0x11") == cycles) for t in model.dynamic
     ) + np.zeros(n)
+
+
+def _per_miss_s(latency_s: np.ndarray, misses: np.ndarray) -> float:
+    """The mean latency of a run's misses [s] (0 without any)."""
+    n = float(misses.sum())
+    return float(latency_s.sum()) / n if n > 0 else 0.0
