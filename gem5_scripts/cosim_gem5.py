@@ -487,7 +487,8 @@ def _vf_voltages(model: dict, freqs_mhz: list[float], cluster: str) -> list[floa
         if not match:
             raise ValueError(
                 f"cluster {cluster}: DVFS clock {f:.1f} MHz is not in the V-f table of {model['name']} "
-                f"({', '.join(f'{x:g}' for x in sorted(table))} MHz); use its frequencies or set_voltages=False"
+                f"({', '.join(f'{x:g}' for x in sorted(table))} MHz); use its frequencies, or keep the configured voltages "
+                f"(set_voltages=False; the example configs' --keep-voltages)"
             )
         out.append(match[0])
     return out

@@ -214,6 +214,22 @@ def test_biglittle_example_runs_with_cosim_attached(gem5_root, tmp_path):
     assert not t["extrapolated"].any()
 
 
+def test_biglittle_example_refuses_a_clock_outside_the_vf_table_in_one_line(tmp_path):
+    """A LITTLE clock the A7 model's V-f table lacks (800 MHz): one line naming the cluster, the clock, the table and
+    the ways out, a non-zero exit and no traceback (a new user's trial got a Python traceback); --keep-voltages
+    (voltages as configured) is that way out."""
+    import subprocess
+
+    from helpers import GEM5, REPO
+
+    args = [str(GEM5 / "gem5"), "-q", f"--outdir={tmp_path}", str(REPO / "gem5_scripts" / "examples" / "se_biglittle_power.py")]
+    args += ["--little-freq", "800MHz", "--big-cores", "1", "--little-cores", "1", "--", str(GEM5 / "workloads" / "phases.aarch64"), "1"]
+    result = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and "Traceback" not in result.stderr + result.stdout
+    line = next(x for x in result.stderr.splitlines() if x.startswith("se_biglittle_power.py:"))
+    assert "800.0 MHz" in line and "cortex-a7-gemstone2018" in line and "--keep-voltages" in line
+
+
 def test_stdlib_board_example_runs(gem5_root, tmp_path):
     """A gem5-stdlib SimpleBoard with cosim attached: priced offline; online it stays offline with a warning, because
     the stdlib names its caches with '-' (l1d-cache-0), which gem5's expressions read as a minus."""

@@ -220,6 +220,13 @@ def test_the_interval_covers_gem5s_store_miss_switch():
     assert readings["phases"][0].sum() > 1e-3  # 29,282 lines written whole at 1800 MHz: each may be fetched at 1000
     assert readings["stream"][0].sum() < 1e-5 and readings["stream"][1].sum() == 0  # its stores never go whole
     assert not phases["flags"].str.contains("store_lines_unread").any()
+    # the reading grows with the clock's move: none at the run's own clock (1800 MHz is 1798.56 in gem5's ticks: a
+    # new user's trial found the full reading there), all of it from a quarter's move
+    base = RUNS / "phases" / "1c-epoch" / "1800_1400"
+    run = recorded_run(read_stats(stats_file(base)), read_config(base / "config.ini"), specs)
+    table = whatif(run, pd.DataFrame({"big_freq_mhz": [1800.0, 1000.0], "little_freq_mhz": [1400.0, 1400.0]}))
+    above = table["energy_j_whatif_hi"] / table["energy_j"] - 1
+    assert above.iloc[0] < 0.02 and above.iloc[1] > 0.2
 
 
 def test_peak_power_follows_each_cluster_at_its_own_pace(suite, apart):
