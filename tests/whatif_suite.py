@@ -54,7 +54,7 @@ APART_PAIRS = ((1800, 600), (1000, 1400))  # big/LITTLE [MHz]
 DUMPS = {"epoch": "100us", "one": None}
 # the se-one set-up: gem5's deprecated example se.py as a user runs it first, its 2 GHz default among the clocks
 SE_CLOCKS = (1000, 1400, 1800, 2000)  # [MHz]
-SE_PROGRAMS = {**PROGRAMS, "phases": 1}
+SE_PROGRAMS = {**PROGRAMS, "phases": 1}  # phases at size 1 on se.py's one CPU (2 on big.LITTLE)
 SE_CLUSTERS = (("cpu", "system.cpu", "cortex-a15-gemstone2018"),)  # what cosim picks for an O3 CPU with no --model
 # the se-minor set-up: se.py with its in-order CPU, what a Minor user runs first
 SE_MINOR_CLOCKS = (600, 1000, 1400)  # [MHz]

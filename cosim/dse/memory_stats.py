@@ -112,8 +112,7 @@ def l1d_blocked_share(stats: pd.DataFrame, cluster) -> np.ndarray:
     target list full), per epoch [0-1] (0 where the stats do not say)."""
     blocked, cycles = np.zeros(len(stats)), np.zeros(len(stats))
     for cpu in cluster.cpus:
-        l1d = cluster.l1d.get(cpu)
-        blocked += sum(np.nan_to_num(stats[f"{l1d}.{n}"].to_numpy()) for n in L1_BLOCKED if f"{l1d}.{n}" in stats)
+        blocked += _l1d_blocked_cycles(stats, cluster.l1d.get(cpu))
         if f"{cpu}.numCycles" in stats:
             cycles += np.nan_to_num(stats[f"{cpu}.numCycles"].to_numpy())
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -151,10 +150,13 @@ def stall_cycles(stats: pd.DataFrame, cluster) -> np.ndarray:
     total = np.zeros(len(stats))
     for cpu in cluster.cpus:
         lsq = sum(np.nan_to_num(stats[f"{cpu}.{n}"].to_numpy()) for n in FULL_LSQ if f"{cpu}.{n}" in stats)
-        l1d = cluster.l1d.get(cpu)
-        blocked = sum(np.nan_to_num(stats[f"{l1d}.{n}"].to_numpy()) for n in L1_BLOCKED if f"{l1d}.{n}" in stats)
-        total += np.maximum(lsq, blocked)
+        total += np.maximum(lsq, _l1d_blocked_cycles(stats, cluster.l1d.get(cpu)))
     return total
+
+
+def _l1d_blocked_cycles(stats: pd.DataFrame, l1d: str | None):
+    """Cycles the L1 data cache ``l1d`` refused accesses (no free MSHR or target), per epoch; 0 where not in the stats."""
+    return sum(np.nan_to_num(stats[f"{l1d}.{n}"].to_numpy()) for n in L1_BLOCKED if f"{l1d}.{n}" in stats)
 
 
 def no_commit_cycles(stats: pd.DataFrame, cluster) -> np.ndarray | None:
