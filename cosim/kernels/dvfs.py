@@ -29,7 +29,6 @@ REQUIRED = ("benchmark", "kernel", "core_mhz", "mem_mhz", "runtime_s", "power_w"
 KEYS = ("benchmark", "kernel")
 # columns that describe a row, not the kernel: never features
 NOT_FEATURES = {"core_mhz", "mem_mhz", "runtime_s", "power_w", "power_samples", "core_mhz_sampled", "mem_mhz_sampled", "flags"}
-DEFAULT_REFERENCE = (1000.0, 1000.0)
 
 
 def read_dvfs_table(path: str | Path) -> pd.DataFrame:
@@ -100,6 +99,20 @@ def parse_pair(text: str) -> tuple[float, float]:
     if not (core > 0 and mem > 0):
         raise CosimError(f"--reference-pair {text!r}: clocks must be > 0 MHz")
     return core, mem
+
+
+def default_reference(table: pd.DataFrame, *, source: str) -> tuple[float, float]:
+    """The highest (core, then memory) clock pair at which every kernel of ``table`` has a row: its profile pair."""
+    kernels = table[list(KEYS)].drop_duplicates().shape[0]
+    per_pair = table.groupby(["core_mhz", "mem_mhz"])[list(KEYS)].apply(lambda g: g.drop_duplicates().shape[0])
+    common = sorted(pair for pair, n in per_pair.items() if n == kernels)
+    if not common:
+        raise CosimError(
+            f"{source}: no clock pair at which every kernel was measured, so no pair to take the profiles at; "
+            "name one with --reference-pair C,M (kernels lacking it are named), or measure every kernel at one pair"
+        )
+    core, mem = common[-1]
+    return float(core), float(mem)
 
 
 def with_profiles(table: pd.DataFrame, *, reference: tuple[float, float], source: str) -> pd.DataFrame:
