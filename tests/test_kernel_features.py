@@ -167,3 +167,15 @@ def test_physics_predictions_need_neither_scipy_nor_sklearn(tmp_path, capsys, mo
             monkeypatch.delitem(sys.modules, name)
         monkeypatch.setitem(sys.modules, missing, None)
     assert main(["kernel-predict", str(m), str(tmp_path / "t.csv"), "-o", str(tmp_path / "p.csv")]) == 0
+
+
+def test_trees_applied_to_a_table_lacking_their_features_refuse_in_one_line(tmp_path, capsys):
+    t = _roofline()
+    t.to_csv(tmp_path / "t.csv", index=False)
+    t.drop(columns=["ipc"]).to_csv(tmp_path / "less.csv", index=False)
+    m = tmp_path / "m.json"
+    assert main(["kernel-fit", str(tmp_path / "t.csv"), "-o", str(m), "--family", "trees"]) == 0
+    capsys.readouterr()
+    assert main(["kernel-predict", str(m), str(tmp_path / "less.csv"), "-o", str(tmp_path / "p.csv")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "lacks 1 of them (ipc)" in err[0] and not (tmp_path / "p.csv").exists()

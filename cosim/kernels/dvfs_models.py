@@ -184,6 +184,12 @@ def fit_trees(rows: pd.DataFrame, *, seed: int = 0) -> dict:
 
 
 def trees_predict(model: dict, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    missing = [c.removeprefix("f_") for c in model["columns"] if c not in rows.columns]
+    if missing:  # trees take no blank: name what the profile lacks
+        raise CosimError(
+            f"the trees were fitted on {len(model['columns'])} profile columns; the table lacks {len(missing)} of them "
+            f"({', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''}): profile the same metrics, or use --family physics"
+        )
     X = tree_inputs(rows, model["columns"])
     return np.exp(model["runtime"].predict(X)), np.exp(model["power"].predict(X))
 
