@@ -112,7 +112,7 @@ def test_no_common_pair_is_refused_in_one_line(tmp_path, capsys):
     t.to_csv(tmp_path / "t.csv", index=False)
     assert main(["kernel-fit", str(tmp_path / "t.csv"), "-o", str(tmp_path / "m.json"), "--family", "physics"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "no clock pair at which every kernel was measured" in err[0] and "--reference-pair" in err[0]
+    assert len(err) == 1 and "no clock pair at which every kernel was profiled" in err[0] and "--reference-pair" in err[0]
 
 
 def test_kernel_fit_fits_the_family_asked_and_predict_uses_it(tmp_path, capsys):
@@ -179,3 +179,15 @@ def test_trees_applied_to_a_table_lacking_their_features_refuse_in_one_line(tmp_
     assert main(["kernel-predict", str(m), str(tmp_path / "less.csv"), "-o", str(tmp_path / "p.csv")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "lacks 1 of them (ipc)" in err[0] and not (tmp_path / "p.csv").exists()
+
+
+def test_a_table_profiled_at_one_pair_takes_that_pair_as_reference():
+    # profiled (ncu/DCGM once) at 700/1000 only, timed and metered at every pair: its features are blank elsewhere
+    t = _roofline()
+    once = (t["core_mhz"] == 700.0) & (t["mem_mhz"] == 1000.0)
+    feats = ["dram_read_throughput", "dram_write_throughput", "ipc", "achieved_occupancy"]
+    t.loc[~once, feats] = np.nan
+    table = check_table(t, source="t")
+    assert default_reference(table, source="t") == (700.0, 1000.0)
+    rows = with_profiles(table, reference=(700.0, 1000.0), source="t")
+    assert rows["f_ipc"].notna().all() and len(rows) == len(t)

@@ -72,7 +72,7 @@ def add_dvfs_parsers(sub) -> None:
     kf.add_argument(
         "--reference-pair",
         metavar="C,M",
-        help="the profile's clock pair [MHz] (default: the highest pair at which every kernel was measured)",
+        help="the profile's clock pair [MHz] (default: the highest pair at which every kernel was profiled: has its features)",
     )
     kf.add_argument(
         "--family",
