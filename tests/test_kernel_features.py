@@ -44,7 +44,7 @@ def _roofline(n: int = 6, *, skip_top_for: str | None = None) -> pd.DataFrame:
 
 
 def _as_ncu(t: pd.DataFrame) -> pd.DataFrame:
-    # the nvprof transition guide's names; ncu gives the occupancy in percent (cosim read keeps percent)
+    # the nvprof transition guide's names; ncu prints the occupancy in percent, cosim read writes the fraction
     out = t.rename(
         columns={
             "dram_read_throughput": "dram__bytes_read.sum.per_second",
@@ -52,7 +52,7 @@ def _as_ncu(t: pd.DataFrame) -> pd.DataFrame:
             "ipc": "sm__inst_executed.avg.per_cycle_active",
         }
     )
-    out["sm__warps_active.avg.pct_of_peak_sustained_active"] = out.pop("achieved_occupancy") * 100.0
+    out["sm__warps_active.avg.pct_of_peak_sustained_active"] = out.pop("achieved_occupancy")
     return out
 
 
@@ -84,7 +84,7 @@ def test_the_tool_is_told_by_the_column_names():
 
 
 def test_ncu_names_give_the_same_model_as_nvprofs():
-    # same quantities by the transition guide's definitions (percent -> fraction): the same predictions
+    # same quantities by the transition guide's definitions: the same predictions
     nv, ncu = _rows(_roofline()), _rows(_as_ncu(_roofline()))
     a = predict_ratios("physics", fit_family("physics", nv), nv)
     b = predict_ratios("physics", fit_family("physics", ncu), ncu)
@@ -191,3 +191,12 @@ def test_a_table_profiled_at_one_pair_takes_that_pair_as_reference():
     assert default_reference(table, source="t") == (700.0, 1000.0)
     rows = with_profiles(table, reference=(700.0, 1000.0), source="t")
     assert rows["f_ipc"].notna().all() and len(rows) == len(t)
+
+
+def test_an_occupancy_left_in_percent_is_refused_in_one_line(tmp_path, capsys):
+    t = _as_ncu(_roofline())
+    t["sm__warps_active.avg.pct_of_peak_sustained_active"] *= 100.0  # as ncu prints it, unconverted
+    t.to_csv(tmp_path / "t.csv", index=False)
+    assert main(["kernel-fit", str(tmp_path / "t.csv"), "-o", str(tmp_path / "m.json"), "--family", "physics"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "sm__warps_active.avg.pct_of_peak_sustained_active is 50" in err[0] and "divide by 100" in err[0]

@@ -68,7 +68,15 @@ def physics_inputs(rows: pd.DataFrame, tool: str, *, prefix: str = "f_") -> dict
         for group in _alias_groups(q):
             col = _first(group, have)
             if col is not None:
-                total = total + rows[prefix + col].to_numpy(float) * float(q["scale"])
+                values = rows[prefix + col].to_numpy(float) * float(q["scale"])
+                lo, hi = q.get("range", (-np.inf, np.inf))
+                off = (values < lo) | (values > hi)
+                if off.any():
+                    raise CosimError(
+                        f"{col} is {values[off][0]:g} in a profile; as {feature_map(tool)['title']} it is a {q['unit']} "
+                        f"within {lo:g}-{hi:g}: give a percentage as a fraction (divide by 100), as cosim read writes it"
+                    )
+                total = total + values
                 found = True
         if not found:
             raise CosimError(
