@@ -136,7 +136,7 @@ def _cmd_kernel_fit(args: argparse.Namespace) -> int:
         families = _default_families(table)
     start_wall, start = time.perf_counter(), time.process_time()
     model = fit_model(table, reference=reference, source=source, families=families)
-    how = "" if args.reference_pair else " (every kernel's highest common pair)"
+    how = "" if args.reference_pair else " (the highest pair every kernel was profiled at)"
     print(
         f"fitted {' and '.join(families)} on {table['benchmark'].nunique()} benchmark(s), {len(table)} row(s), "
         f"reference {reference[0]:g},{reference[1]:g} MHz{how}"
