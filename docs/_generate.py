@@ -7,6 +7,7 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
+from _kernel_validation import kernel_validation_table
 from _validation import validation_table
 
 
@@ -16,6 +17,8 @@ def generate_all(out: Path) -> None:
     (out / "api.rst").write_text(api_reference())
     (out / "counter-maps.md").write_text(counter_maps())
     (out / "validation-table.md").write_text(validation_table())
+    (out / "kernel-physics-maps.md").write_text(kernel_physics_maps())
+    (out / "kernel-validation-table.md").write_text(kernel_validation_table())
     figures(out)
 
 
@@ -73,6 +76,26 @@ def counter_maps() -> str:
                 text.append(f"| {label} | `{source['expr']}`{bound} | {kinds} | {note} |")
         text.append("")
     return "\n".join(text)
+
+
+def kernel_physics_maps() -> str:
+    """The kernel physics family's inputs under each profiler's names, from ``cosim/counters/maps/kernel-physics-*.toml``."""
+    from cosim.kernels.features import TOOLS, feature_map
+
+    lines = [
+        "| tool | quantity | column(s), first found is used | unit | × to cosim's unit | means | source |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for tool in TOOLS:
+        data = feature_map(tool)
+        for name, q in data["quantities"].items():
+            cols = " / ".join(f"`{c}`" for c in q["columns"])
+            cols += "".join(f" + `{g[0]}`" for g in q.get("also", []))
+            means = q["means"] + (f" ({q['substitute']})" if "substitute" in q else "")
+            lines.append(
+                f"| {data['title']} | {name} | {cols} | {q['unit']} | {q['scale']:g} | {means} | {q['source'].replace('|', '/')} |"
+            )
+    return "\n".join(lines) + "\n"
 
 
 def figures(out: Path) -> None:

@@ -80,9 +80,20 @@ def test_cosim_read_of_the_folder_writes_the_table(tmp_path):
     fit = run_cosim("kernel-fit", out, "-o", tmp_path / "gtx980-model.json")
     assert fit.returncode == 0, fit.stderr
     assert (tmp_path / "gtx980-model.json").read_text().lstrip().startswith("{")
-    blank = table.assign(achieved_occupancy=table["achieved_occupancy"].where(table.index != 3))
+    # a blank feature is a pair the kernel was not profiled at: refused only in the profile the model reads
+    at_ref = (table["core_mhz"] == 1000) & (table["mem_mhz"] == 1000)
+    table.assign(achieved_occupancy=table["achieved_occupancy"].where(at_ref)).to_csv(tmp_path / "once.csv", index=False)
+    once = run_cosim("kernel-fit", tmp_path / "once.csv", "-o", tmp_path / "m.json", "--family", "physics")
+    assert once.returncode == 0 and "reference 1000,1000 MHz" in once.stdout, once.stderr
+    first = table.index[at_ref][0]
+    blank = table.assign(achieved_occupancy=table["achieved_occupancy"].where(table.index != first))
     blank.to_csv(tmp_path / "blank.csv", index=False)
-    refused = run_cosim("kernel-fit", tmp_path / "blank.csv", "-o", tmp_path / "m.json")
+    refused = run_cosim("kernel-fit", tmp_path / "blank.csv", "-o", tmp_path / "m.json", "--reference-pair", "1000,1000")
+    b, k = table.loc[first, ["benchmark", "kernel"]]
+    assert refused.returncode == 2 and f"{b}/{k}'s profile at the reference pair 1000,1000 MHz has no achieved_occupancy" in refused.stderr
+    inf = table.assign(achieved_occupancy=table["achieved_occupancy"].where(table.index != 3, np.inf))
+    inf.to_csv(tmp_path / "inf.csv", index=False)
+    refused = run_cosim("kernel-fit", tmp_path / "inf.csv", "-o", tmp_path / "m.json")
     assert refused.returncode == 2 and "row 5: feature column achieved_occupancy has no finite value" in refused.stderr
 
 

@@ -35,6 +35,9 @@ def _cmd_kernel_synth(args: argparse.Namespace) -> int:
 
 
 def _cmd_kernel_eval(args: argparse.Namespace) -> int:
+    from cosim.kernels.extra import require_extra
+
+    require_extra("sklearn", command="cosim kernel-eval")
     from cosim.kernels.log import board_levels, read_kernel_log
     from cosim.kernels.metrics import accuracy
     from cosim.kernels.train import fit_kernels
@@ -63,10 +66,20 @@ def _cmd_kernel_eval(args: argparse.Namespace) -> int:
 
 def add_dvfs_parsers(sub) -> None:
     table_help = "a kernel DVFS table (CSV: benchmark, kernel, core_mhz, mem_mhz, runtime_s, power_w, features) or a folder of logs"
-    kf = sub.add_parser("kernel-fit", help="fit kernel runtime and power models across core/memory clocks (both families)")
+    kf = sub.add_parser("kernel-fit", help="fit kernel runtime and power models across core/memory clocks (physics and trees)")
     kf.add_argument("tables", nargs="+", type=Path, metavar="TABLE", help=table_help)
     kf.add_argument("-o", "--output", type=Path, default=Path("kernel-model.json"))
-    kf.add_argument("--reference-pair", default="1000,1000", metavar="C,M", help="the profile's clock pair [MHz] (default 1000,1000)")
+    kf.add_argument(
+        "--reference-pair",
+        metavar="C,M",
+        help="the profile's clock pair [MHz] (default: the highest pair at which every kernel was profiled: has its features)",
+    )
+    kf.add_argument(
+        "--family",
+        choices=("physics", "trees"),
+        action="append",
+        help="fit this family (repeat for both; default: both, or trees alone where the table has no physics features)",
+    )
     kf.add_argument("--validate", action="store_true", help="also report leave-one-benchmark-out errors, coverage and energy saving")
     kf.set_defaults(run=_cmd_kernel_fit, output_suffixes=(".json",))
 
@@ -80,7 +93,7 @@ def add_dvfs_parsers(sub) -> None:
         p.add_argument("-o", "--output", type=Path, default=Path(f"{name}.csv"))
         p.add_argument("--core-mhz", metavar="LIST", help="predict at every pair of these core clocks ... [MHz]")
         p.add_argument("--mem-mhz", metavar="LIST", help="... and these memory clocks [MHz] (default: the pairs in TABLE)")
-        p.add_argument("--family", choices=("physics", "trees"), default="physics", help="model family (default physics)")
+        p.add_argument("--family", choices=("physics", "trees"), help="model family (default: the model's first, physics where it has it)")
         if name == "kernel-choose":
             c = p.add_mutually_exclusive_group(required=True)
             c.add_argument(
@@ -93,7 +106,7 @@ def add_dvfs_parsers(sub) -> None:
             p.add_argument(
                 "--allow-partial", action="store_true", help="exit 0 even if some kernel has no pair under the constraint (its row empty)"
             )
-        p.set_defaults(run=run)
+        p.set_defaults(run=run, command_name=name)
 
 
 def _cmd_kernel_fit(args: argparse.Namespace) -> int:
@@ -101,25 +114,56 @@ def _cmd_kernel_fit(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from cosim.kernels.dvfs import check_table, device_of, parse_pair, read_dvfs_table
+    from cosim.kernels.dvfs import check_table, default_reference, device_of, parse_pair, read_dvfs_table
     from cosim.kernels.dvfs_file import fit_model, save_model
+    from cosim.kernels.extra import require_extra
 
-    reference = parse_pair(args.reference_pair)
+    families = tuple(dict.fromkeys(sorted(args.family or (), key=("physics", "trees").index)))
+    # the physics fit needs scipy, the trees scikit-learn: refuse before reading anything
+    require_extra(
+        *(["scipy.optimize"] if families != ("trees",) else []),
+        *(["sklearn"] if families != ("physics",) else []),
+        command="cosim kernel-fit",
+    )
+    source = ", ".join(map(str, args.tables))
     tables = [read_dvfs_table(p) for p in args.tables]
-    table = check_table(pd.concat(tables, ignore_index=True), source=", ".join(map(str, args.tables)))
+    table = check_table(pd.concat(tables, ignore_index=True), source=source)
     devices = {device_of(t) for t in tables} - {""}
     if len(devices) > 1:
         raise CosimError(f"the tables hold {len(devices)} devices ({', '.join(sorted(devices))}); fit one model per device")
-    start = time.process_time()
-    model = fit_model(table, reference=reference, source=", ".join(map(str, args.tables)))
+    reference = parse_pair(args.reference_pair) if args.reference_pair else default_reference(table, source=source)
+    if not families:
+        families = _default_families(table)
+    start_wall, start = time.perf_counter(), time.process_time()
+    model = fit_model(table, reference=reference, source=source, families=families)
+    how = "" if args.reference_pair else " (the highest pair every kernel was profiled at)"
     print(
-        f"fitted on {table['benchmark'].nunique()} benchmark(s), {len(table)} row(s), reference {reference[0]:g},{reference[1]:g} MHz "
-        f"({time.process_time() - start:.1f} s CPU) -> {args.output}"
+        f"fitted {' and '.join(families)} on {table['benchmark'].nunique()} benchmark(s), {len(table)} row(s), "
+        f"reference {reference[0]:g},{reference[1]:g} MHz{how}"
+        + (f", physics features from {model['families']['physics']['params']['features']}" if "physics" in families else "")
+        + f" ({time.perf_counter() - start_wall:.1f} s, {time.process_time() - start:.1f} s CPU) -> {args.output}"
     )
     if args.validate:
         model["validation"] = _validate(model, table, reference)
     save_model(model, args.output)
     return 0
+
+
+def _default_families(table) -> tuple[str, ...]:
+    """Both families where the table has the physics family's features (any tool's names), else the trees alone."""
+    import sys
+
+    from cosim.kernels.dvfs import feature_columns
+    from cosim.kernels.features import missing_text, resolve_tool
+
+    feats = feature_columns(table)
+    if resolve_tool(feats):
+        return ("physics", "trees")
+    print(
+        f"cosim: note: fitting the trees alone: the physics family needs DRAM traffic, IPC and occupancy columns ({missing_text(feats)})",
+        file=sys.stderr,
+    )
+    return ("trees",)
 
 
 def _validate(model: dict, table, reference) -> dict:
@@ -130,7 +174,7 @@ def _validate(model: dict, table, reference) -> dict:
 
     rows = with_profiles(table, reference=reference, source="table")
     out = {}
-    for family in FAMILIES:
+    for family in [f for f in FAMILIES if f in model["families"]]:
         start = time.process_time()
         pred = lobo(rows, family)
         err = errors(pred, off_reference(pred, rows))
@@ -159,6 +203,11 @@ def _predictions(args: argparse.Namespace):
     from cosim.kernels.dvfs_models import predict_table
 
     model = load_model(args.model)
+    args.family = args.family or next(iter(model["families"]))
+    if args.family == "trees":
+        from cosim.kernels.extra import require_extra
+
+        require_extra("sklearn", command=f"cosim {args.command_name} --family trees")
     table = read_dvfs_table(args.table)
     check_device(model, table, source=str(args.table), model_path=args.model)
     reference = tuple(model["reference_pair_mhz"])

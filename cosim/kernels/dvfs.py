@@ -13,7 +13,8 @@ CSV schema (users' own tables; ``cosim read`` of a folder of logs writes the sam
 | any other numeric column | a feature of the kernel (nvprof metrics: SI units, fractions) |
 
 A kernel's features come from one profile: its row at the reference pair.  Its
-other rows are only compared with, never used as inputs.
+other rows are only compared with, never used as inputs: their features may be blank
+(a kernel profiled once with ncu or DCGM, timed and metered at every pair).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ REQUIRED = ("benchmark", "kernel", "core_mhz", "mem_mhz", "runtime_s", "power_w"
 KEYS = ("benchmark", "kernel")
 # columns that describe a row, not the kernel: never features
 NOT_FEATURES = {"core_mhz", "mem_mhz", "runtime_s", "power_w", "power_samples", "core_mhz_sampled", "mem_mhz_sampled", "flags"}
-DEFAULT_REFERENCE = (1000.0, 1000.0)
 
 
 def read_dvfs_table(path: str | Path) -> pd.DataFrame:
@@ -60,15 +60,15 @@ def check_table(table: pd.DataFrame, *, source: str, measured: bool = True) -> p
             row = int(np.flatnonzero(bad.to_numpy())[0])
             raise CosimError(f"{source}: row {row + 2}: {col} must be a positive number, not {table[col].iloc[row]!r}")
         out[col] = values.astype(float)
-    for col in feature_columns(out):  # a model cannot be fitted or applied on a blank
+    for col in feature_columns(out):  # blank: not profiled at that pair (with_profiles refuses a blank profile)
         values = out[col].to_numpy(dtype=float)
         with np.errstate(invalid="ignore"):  # no profiler metric comes near 1e30; beyond it a fit overflows float32
-            blank = ~np.isfinite(values) | (np.abs(values) > 1e30)
-        if blank.any():
-            row = int(np.flatnonzero(blank)[0])
+            bad = np.isinf(values) | (np.abs(values) > 1e30)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
             raise CosimError(
                 f"{source}: row {row + 2}: feature column {col} has no finite value below 1e30 ({table[col].iloc[row]!r}); "
-                "fill it, or drop the column from every row"
+                "fix it, leave it blank where the kernel was not profiled, or drop the column from every row"
             )
     dup = out.duplicated(subset=[*KEYS, "core_mhz", "mem_mhz"])
     if dup.any():
@@ -102,6 +102,23 @@ def parse_pair(text: str) -> tuple[float, float]:
     return core, mem
 
 
+def default_reference(table: pd.DataFrame, *, source: str) -> tuple[float, float]:
+    """The highest (core, then memory) clock pair at which every kernel of ``table`` was profiled: has a row with
+    every feature column filled (a table profiled at one pair and only timed at the others gives that pair)."""
+    kernels = table[list(KEYS)].drop_duplicates().shape[0]
+    profiled = table[table[feature_columns(table)].notna().all(axis=1)]
+    per_pair = profiled.groupby(["core_mhz", "mem_mhz"])[list(KEYS)].apply(lambda g: g.drop_duplicates().shape[0])
+    common = sorted(pair for pair, n in per_pair.items() if n == kernels)
+    if not common:
+        raise CosimError(
+            f"{source}: no clock pair at which every kernel was profiled (a row with every feature column filled), so no "
+            "pair to take the profiles at; name one with --reference-pair C,M (kernels lacking it are named), or profile "
+            "every kernel at one pair"
+        )
+    core, mem = common[-1]
+    return float(core), float(mem)
+
+
 def with_profiles(table: pd.DataFrame, *, reference: tuple[float, float], source: str) -> pd.DataFrame:
     """Every row joined with its kernel's reference profile: ``runtime_s_ref``, ``power_w_ref``, ``core_mhz_ref``,
     ``mem_mhz_ref`` and ``f_<feature>`` from the row at ``reference`` only."""
@@ -115,6 +132,14 @@ def with_profiles(table: pd.DataFrame, *, reference: tuple[float, float], source
             "profile them there, or fit with another --reference-pair"
         )
     feats = feature_columns(table)
+    blank = at_ref[feats].isna()
+    if blank.to_numpy().any():
+        i, j = (int(v[0]) for v in np.nonzero(blank.to_numpy()))
+        r = at_ref.iloc[i]
+        raise CosimError(
+            f"{source}: {r['benchmark']}/{r['kernel']}'s profile at the reference pair {core:g},{mem:g} MHz has no "
+            f"{feats[j]}: profile it there, drop the column from every row, or fit with another --reference-pair"
+        )
     prof = at_ref[[*KEYS, "runtime_s", "power_w", "core_mhz", "mem_mhz", *feats]].copy()
     prof.columns = [*KEYS, "runtime_s_ref", "power_w_ref", "core_mhz_ref", "mem_mhz_ref", *(f"f_{c}" for c in feats)]
     out = table.drop(columns=feats).merge(prof, on=list(KEYS), how="left")

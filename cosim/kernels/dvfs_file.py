@@ -19,22 +19,23 @@ from cosim.kernels.dvfs_models import calibrate, fit_family
 FORMAT = "cosim-kernel-dvfs/1"
 
 
-def fit_model(table: pd.DataFrame, *, reference: tuple[float, float], source: str) -> dict:
-    """Both families fitted on ``table`` (rows at every pair), with conformal interval widths."""
+def fit_model(
+    table: pd.DataFrame, *, reference: tuple[float, float], source: str, families: tuple[str, ...] = ("physics", "trees")
+) -> dict:
+    """``families`` fitted on ``table`` (rows at every pair), with conformal interval widths."""
     rows = with_profiles(table, reference=reference, source=source)
     if rows["benchmark"].nunique() < 3:
         raise CosimError(f"{source}: {rows['benchmark'].nunique()} benchmark(s); fitting needs at least 3 (validation leaves one out)")
-    physics = fit_family("physics", rows)
-    families = {
-        "physics": {"params": physics, "q": calibrate("physics", rows)},
-        "trees": {"q": calibrate("trees", rows)},
-    }
+    fitted: dict[str, dict] = {}
+    for family in families:  # trees are not stored: refitted from the training table when loaded
+        fitted[family] = {"params": fit_family(family, rows)} if family == "physics" else {}
+        fitted[family]["q"] = calibrate(family, rows)
     return {
         "format": FORMAT,
         "device": device_of(table),
         "reference_pair_mhz": list(reference),
         "clock_range_mhz": {c: [float(table[c].min()), float(table[c].max())] for c in ("core_mhz", "mem_mhz")},
-        "families": families,
+        "families": fitted,
         "training_table": json.loads(table.to_json(orient="split", index=False)),
     }
 
@@ -64,6 +65,11 @@ def load_model(path: Path) -> dict:
 
 def family_model(model: dict, family: str) -> tuple[dict, dict[str, float]]:
     """(fitted model, interval widths) of ``family``; trees are refitted from the embedded table."""
+    if family not in model["families"]:
+        fitted = ", ".join(model["families"])
+        raise CosimError(
+            f"the model holds the {fitted} family only (kernel-fit --family); predict with --family {fitted}, or refit with both"
+        )
     fam = model["families"][family]
     q = {k: float(v) if v is not None else math.inf for k, v in fam["q"].items()}
     if family == "physics":

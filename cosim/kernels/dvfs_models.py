@@ -7,8 +7,10 @@ physics
              a compute part scaling with the core clock and a memory part with the memory clock,
              combined as a smooth maximum (k -> inf: the roofline's max; Wang & Chu overlap them
              likewise).  The mix angle atan2(m, c) = th0 + th1 * u + th2 * occupancy is set by the
-             profile's DRAM traffic per memory cycle u [B/cycle] and its achieved occupancy (the
-             warps there are to hide memory latency); (c^k + m^k)^(1/k) = 1.  a_c, a_m [MHz] are offsets
+             profile's DRAM traffic per memory cycle u (nvprof/ncu throughput [B/s] over the reference
+             memory clock, or DCGM's DRAM-active ratio; over its median in the training set, so unit-free)
+             and its achieved occupancy (the warps there are to hide memory latency); (c^k + m^k)^(1/k) = 1.
+             The three inputs are read under any profiler's names: :mod:`cosim.kernels.features`.  a_c, a_m [MHz] are offsets
              of the effective clocks (the GTX 980's memory time at 400 MHz is 2.7x, not 2.5x, that at 1000).
     power    P/P_ref = i * (s0 + s1 * (f_c/f_c,ref) v^2 + s2 * f_m/f_m,ref)
                      + (1 - i) * (d0 + d1 * (f_c/f_c,ref) v^2 + (d2 + d3 * ipc) v^2 r + (d4 + d5 * u) r + d6 * f_m/f_m,ref),
@@ -37,9 +39,6 @@ import pandas as pd
 from cosim.errors import CosimError
 
 LEVEL = 0.9
-PHYSICS_FEATURES = ("f_dram_read_throughput", "f_dram_write_throughput", "f_ipc", "f_achieved_occupancy")
-
-
 RUNTIME_PARAMS = ("k", "a_core_mhz", "a_mem_mhz", "th0", "th1", "th2")
 
 
@@ -47,21 +46,32 @@ def _ratios(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return (rows["core_mhz"] / rows["core_mhz_ref"]).to_numpy(float), (rows["mem_mhz"] / rows["mem_mhz_ref"]).to_numpy(float)
 
 
-def dram_per_cycle(rows: pd.DataFrame) -> np.ndarray:
-    """The profile's DRAM traffic per memory cycle [B/cycle]: read + write throughput / the reference memory clock."""
-    missing = [c.removeprefix("f_") for c in PHYSICS_FEATURES if c not in rows.columns]
-    if missing:
-        raise CosimError(f"the physics model needs the nvprof metric column(s) {', '.join(missing)} in the table (or use --family trees)")
-    bps = rows["f_dram_read_throughput"].to_numpy(float) + rows["f_dram_write_throughput"].to_numpy(float)
-    return bps / (rows["mem_mhz_ref"].to_numpy(float) * 1e6)
+def physics_tool(rows: pd.DataFrame) -> str:
+    """The profiler whose names the rows' features use (:mod:`cosim.kernels.features`), or a one-line refusal."""
+    from cosim.kernels.features import missing_text, resolve_tool
+
+    tool = resolve_tool(rows.columns, prefix="f_")
+    if tool is None:
+        raise CosimError(
+            "the physics family needs DRAM traffic, IPC and occupancy columns as nvprof, Nsight Compute or DCGM name them; "
+            f"the table lacks ({missing_text(rows.columns, prefix='f_')}): add them, or fit --family trees"
+        )
+    return tool
 
 
-def physics_runtime(params: dict, rows: pd.DataFrame) -> np.ndarray:
-    """Predicted t/t_ref of each row."""
+def physics_inputs(model: dict, rows: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The rows' DRAM traffic (over the model's scale: unit-free), IPC and occupancy, as the model's tool names them."""
+    from cosim.kernels.features import physics_inputs as read_inputs
+
+    x = read_inputs(rows, model.get("features", "nvprof"))
+    x["dram"] = x["dram"] / float(model.get("dram_scale", 1.0))
+    return x
+
+
+def physics_runtime(params: dict, rows: pd.DataFrame, x: dict[str, np.ndarray]) -> np.ndarray:
+    """Predicted t/t_ref of each row (``x``: :func:`physics_inputs`)."""
     k, ac, am, th0, th1, th2 = (params[n] for n in RUNTIME_PARAMS)
-    u = dram_per_cycle(rows)  # checks the columns first
-    occupancy = rows["f_achieved_occupancy"].to_numpy(float)
-    theta = np.clip(th0 + th1 * u + th2 * occupancy, 0.0, math.pi / 2)
+    theta = np.clip(th0 + th1 * x["dram"] + th2 * x["occupancy"], 0.0, math.pi / 2)
     c, m = np.cos(theta), np.sin(theta)
     norm = (c**k + m**k) ** (1 / k)
     fc, fm = rows["core_mhz"].to_numpy(float), rows["mem_mhz"].to_numpy(float)
@@ -72,7 +82,10 @@ def physics_runtime(params: dict, rows: pd.DataFrame) -> np.ndarray:
     return (comp**k + mem**k) ** (1 / k)
 
 
-def fit_physics_runtime(rows: pd.DataFrame) -> dict:
+def fit_physics_runtime(rows: pd.DataFrame, x: dict[str, np.ndarray]) -> dict:
+    from cosim.kernels.extra import require_extra
+
+    require_extra("scipy.optimize")
     from scipy.optimize import least_squares
 
     y = np.log((rows["runtime_s"] / rows["runtime_s_ref"]).to_numpy(float))
@@ -81,19 +94,19 @@ def fit_physics_runtime(rows: pd.DataFrame) -> dict:
     lo_m = float(rows["mem_mhz"].min()) * 0.9
 
     def resid(p):
-        return np.log(physics_runtime(dict(zip(names, p)), rows)) - y
+        return np.log(physics_runtime(dict(zip(names, p)), rows, x)) - y
 
+    # the DRAM traffic is over its median: th1 has the same range whatever the tool's unit
     fit = least_squares(
-        resid, [4.0, 0.0, 50.0, 0.5, 0.05, 0.0], bounds=([1.0, -2000.0, -2000.0, -1.0, -1.0, -3.0], [30.0, lo_c, lo_m, 2.6, 1.0, 3.0])
+        resid, [4.0, 0.0, 50.0, 0.5, 1.5, 0.0], bounds=([1.0, -2000.0, -2000.0, -1.0, -30.0, -3.0], [30.0, lo_c, lo_m, 2.6, 30.0, 3.0])
     )
     return dict(zip(names, map(float, fit.x)))
 
 
-def _power_basis(rows: pd.DataFrame, rate: np.ndarray, beta: float, floor: float) -> np.ndarray:
+def _power_basis(rows: pd.DataFrame, x: dict[str, np.ndarray], rate: np.ndarray, beta: float, floor: float) -> np.ndarray:
     rc, rm = _ratios(rows)
     v2 = np.maximum(1 + beta * (rc - 1), floor) ** 2
-    ipc = rows["f_ipc"].to_numpy(float)
-    u = dram_per_cycle(rows)
+    ipc, u = x["ipc"], x["dram"]
     # the profile's idle share of its power (idle samples of its own log), where the table has it
     idle = rows["f_idle_power_w"].to_numpy(float) / rows["power_w_ref"].to_numpy(float) if "f_idle_power_w" in rows else np.zeros(len(rows))
     static = idle[:, None] * np.column_stack([np.ones(len(rows)), rc * v2, rm])
@@ -107,27 +120,41 @@ def _at_reference(rows: pd.DataFrame) -> pd.DataFrame:
     return ref
 
 
-def physics_power(params: dict, rows: pd.DataFrame, runtime_ratio: np.ndarray) -> np.ndarray:
+def physics_power(params: dict, rows: pd.DataFrame, x: dict[str, np.ndarray], runtime_ratio: np.ndarray) -> np.ndarray:
     """Predicted P/P_ref of each row, given its (predicted) t/t_ref."""
     w = np.asarray(params["w"])
-    at = _power_basis(rows, 1 / runtime_ratio, params["beta"], params["v_floor"]) @ w
-    ref = _power_basis(_at_reference(rows), np.ones(len(rows)), params["beta"], params["v_floor"]) @ w
+    at = _power_basis(rows, x, 1 / runtime_ratio, params["beta"], params["v_floor"]) @ w
+    ref = _power_basis(_at_reference(rows), x, np.ones(len(rows)), params["beta"], params["v_floor"]) @ w
     return at / ref
 
 
-def fit_physics_power(rows: pd.DataFrame) -> dict:
+def fit_physics_power(rows: pd.DataFrame, x: dict[str, np.ndarray]) -> dict:
     y = (rows["power_w"] / rows["power_w_ref"]).to_numpy(float)
     rate = (rows["runtime_s_ref"] / rows["runtime_s"]).to_numpy(float)  # measured work rate while training
     best: dict[str, Any] = {}
     for beta, floor in itertools.product(np.linspace(0.0, 1.0, 11), (0.0, 0.6, 0.7, 0.8, 0.9)):
-        basis = _power_basis(rows, rate, float(beta), floor)
+        basis = _power_basis(rows, x, rate, float(beta), floor)
         w = np.linalg.lstsq(basis, y, rcond=None)[0]
         params = {"beta": float(beta), "v_floor": floor, "w": w.tolist()}
-        err = float(np.mean((physics_power(params, rows, 1 / rate) / y - 1) ** 2))
+        err = float(np.mean((physics_power(params, rows, x, 1 / rate) / y - 1) ** 2))
         if not best or err < best["err"]:
             best = {**params, "err": err}
     best.pop("err")
     return best
+
+
+def fit_physics(rows: pd.DataFrame) -> dict:
+    """The physics family on ``rows``: the tool its features come from, the DRAM traffic's scale, runtime and power."""
+    from cosim.kernels.features import physics_inputs as read_inputs
+
+    tool = physics_tool(rows)
+    raw = read_inputs(rows, tool)["dram"]
+    positive = raw[raw > 0]
+    model: dict[str, Any] = {"features": tool, "dram_scale": float(np.median(positive)) if len(positive) else 1.0}
+    x = physics_inputs(model, rows)
+    model["runtime"] = fit_physics_runtime(rows, x)
+    model["power"] = fit_physics_power(rows, x)
+    return model
 
 
 # ---- trees ---------------------------------------------------------------------------------------
@@ -142,9 +169,9 @@ def tree_inputs(rows: pd.DataFrame, columns: list[str] | None = None) -> pd.Data
 
 
 def fit_trees(rows: pd.DataFrame, *, seed: int = 0) -> dict:
-    from cosim.kernels.train import _sk
+    from cosim.kernels.extra import require_extra
 
-    _sk()  # a clear error when scikit-learn is missing
+    require_extra("sklearn")
     from sklearn.ensemble import GradientBoostingRegressor
 
     cols = [c for c in rows.columns if c.startswith("f_")] + ["runtime_s_ref", "power_w_ref"]
@@ -157,6 +184,12 @@ def fit_trees(rows: pd.DataFrame, *, seed: int = 0) -> dict:
 
 
 def trees_predict(model: dict, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    missing = [c.removeprefix("f_") for c in model["columns"] if c not in rows.columns]
+    if missing:  # trees take no blank: name what the profile lacks
+        raise CosimError(
+            f"the trees were fitted on {len(model['columns'])} profile columns; the table lacks {len(missing)} of them "
+            f"({', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''}): profile the same metrics, or use --family physics"
+        )
     X = tree_inputs(rows, model["columns"])
     return np.exp(model["runtime"].predict(X)), np.exp(model["power"].predict(X))
 
@@ -166,15 +199,16 @@ def trees_predict(model: dict, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarr
 
 def fit_family(family: str, rows: pd.DataFrame) -> dict:
     if family == "physics":
-        return {"runtime": fit_physics_runtime(rows), "power": fit_physics_power(rows)}
+        return fit_physics(rows)
     return fit_trees(rows)
 
 
 def predict_ratios(family: str, model: dict, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """(t/t_ref, P/P_ref) of each row."""
     if family == "physics":
-        rt = physics_runtime(model["runtime"], rows)
-        return rt, physics_power(model["power"], rows, rt)
+        x = physics_inputs(model, rows)
+        rt = physics_runtime(model["runtime"], rows, x)
+        return rt, physics_power(model["power"], rows, x, rt)
     return trees_predict(model, rows)
 
 

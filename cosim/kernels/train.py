@@ -31,10 +31,11 @@ SPACE = {
 
 
 def _sk():
-    try:
-        from sklearn.ensemble import HistGradientBoostingRegressor
-    except ImportError:
-        raise CosimError("kernel models need scikit-learn: pip install 'cosim[kernels]'") from None
+    from cosim.kernels.extra import require_extra
+
+    require_extra("sklearn")
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
     return HistGradientBoostingRegressor
 
 
