@@ -1,0 +1,316 @@
+"""One place that resolves a GPU input: its format, reader, device, model and flags.
+
+``cosim gpu``, ``cosim soc`` and the Python API start here, as :func:`cosim.open_run` is where a gem5 run
+starts, so a GPU log is read, checked and priced the same way whichever of them reads it::
+
+    gpu = cosim.open_gpu("run.log", model="ocelot-fermi-aalto2013")  # format detected, device checked
+    timeline = cosim.price_gpu(gpu)                                   # per-kernel power [W] and energy [J]
+
+What is resolved, in order: the model file (rail model or access-rate model); the input's format from its
+content (:func:`cosim.readers.tidy.detect_format`) and the reader of that format; whether the model can price
+that kind of data at all; the device the data names against the devices the model was trained on
+(:mod:`cosim.models.device`), giving the flag every kernel row carries; and, for nvprof metrics, metrics the
+model does not know (refused after the device, so a log of another GPU is refused for its device first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cosim.errors import CosimError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: The model file schemas a GPU model may have, and what cosim calls each kind.
+MODEL_KINDS = {"cosim-rail-model/1": "rail", "cosim-access-rate-model/1": "access-rate"}
+RAIL_MODEL = "tegra-k1-stokke2016"
+
+
+@dataclass(frozen=True)
+class GpuInput:
+    """A GPU input resolved for pricing. ``path`` is as given, so messages show what the user typed."""
+
+    path: Path
+    format: str  # as detect_format names it: ocelot, nvprof-metrics, ncu, gpgpusim
+    kind: str  # what the data is to a model: "ocelot" (class counts), "nvprof" (metrics) or "gpgpusim" (counters)
+    data: pd.DataFrame  # the reader's per-launch table
+    model_kind: str  # "rail" or "access-rate"
+    model: Any  # RailModel or AccessRateModel
+    device: str | None  # the device the data names (None where it names none)
+    capability: str | None  # its compute capability, where the data gives it
+    flag: str = ""  # "", "device_unknown" or "device_mismatch": carried by every kernel row
+
+
+def model_kind(name: str | Path) -> tuple[str, Path]:
+    """``("rail" | "access-rate", path)`` of a GPU model file or shipped name."""
+    from cosim.models.modelfile import read_model_json
+
+    path, data = read_model_json(str(name), schema=tuple(MODEL_KINDS), kind="GPU model")
+    return MODEL_KINDS[data["schema"]], path
+
+
+def read_gpu(path: str | Path, *, class_map: str | Path | None = None, ignore_metrics: Sequence[str] = ()) -> tuple[str, str, pd.DataFrame]:
+    """``(format, kind, data)`` of a GPU input a power model can price, by its content.
+
+    ``kind`` is ``"ocelot"`` (instruction-class counts), ``"nvprof"`` (nvprof metrics, ncu's mapped to them)
+    or ``"gpgpusim"`` (per-kernel simulator counters). Other GPU files get a one-line :class:`CosimError`
+    saying where they go instead.
+    """
+    from cosim.readers.tidy import detect_format
+
+    path = Path(path)
+    fmt = detect_format(path)
+    if fmt == "ocelot":
+        from cosim.readers.ocelot import read_class_map, read_ocelot_trace
+
+        classes = read_class_map(class_map) if class_map else None
+        return fmt, "ocelot", read_ocelot_trace(path, class_map=classes)
+    if fmt == "nvprof-metrics":
+        from cosim.readers.nvprof import read_nvprof
+
+        # unknown metrics are refused after the device check: a GTX 980 log is refused for its device first
+        return fmt, "nvprof", read_nvprof(path, ignore_metrics=list(ignore_metrics), allow_unknown=True)
+    if fmt == "ncu":
+        from cosim.readers.ncu import nvprof_metrics_from_ncu, read_ncu
+
+        return fmt, "nvprof", nvprof_metrics_from_ncu(read_ncu(path))
+    if fmt == "gpgpusim":
+        from cosim.readers.gpgpusim import read_gpgpusim
+
+        return fmt, "gpgpusim", read_gpgpusim(path)
+    if fmt.startswith("nvprof-gpu-"):
+        raise CosimError(
+            f"{path}: an nvprof {fmt[7:]} holds times, not the metrics a power model prices; give the "
+            "--metrics log as input and this file with --gpu-trace (a gpu-trace) or to cosim read"
+        )
+    if fmt == "gpuwattch":
+        raise CosimError(
+            f"{path}: a GPUWattch/AccelWattch power report is a reference, not an input; give the simulator's "
+            "stdout as input and this file with --compare-with"
+        )
+    raise CosimError(f"{path}: a gem5 stats file; price it with cosim power (or cosim soc --gpu ...)")
+
+
+def open_gpu(
+    path: str | Path,
+    *,
+    model: str | Path = RAIL_MODEL,
+    class_map: str | Path | None = None,
+    ignore_metrics: Sequence[str] = (),
+    keep_unknown: bool = False,
+    any_device: bool = False,
+) -> GpuInput:
+    """Resolve the GPU input at ``path`` (Ocelot trace, nvprof metrics, ncu --csv, GPGPU-Sim/Accel-Sim stdout).
+
+    Parameters
+    ----------
+    model
+        A GPU model file or shipped name: the Tegra K1 rail model (default) or the Ocelot access-rate model.
+    class_map
+        TOML ``[classes]`` renaming or ignoring unknown Ocelot classes.
+    ignore_metrics
+        nvprof metrics to skip.
+    keep_unknown
+        Keep nvprof metrics the model does not use instead of refusing the file.
+    any_device
+        Price data from a GPU the model was not trained on (kernel rows flagged ``device_mismatch``).
+    """
+    kind_of_model, model_path = model_kind(model)
+    fmt, kind, data = read_gpu(path, class_map=class_map, ignore_metrics=ignore_metrics)
+    path = Path(path)
+    if kind_of_model == "rail":
+        from cosim.models.tegrak1 import load_rail_model
+
+        loaded: Any = load_rail_model(model_path)
+        if kind == "gpgpusim":
+            raise CosimError(
+                f"{path}: GPGPU-Sim counters price with the access-rate model (--model ocelot-fermi-aalto2013); "
+                "the Tegra K1 model needs nvprof metrics of a GK20A"
+            )
+    else:
+        if kind == "nvprof":
+            raise CosimError(
+                f"{path}: the access-rate model prices instruction classes (Ocelot traces, GPGPU-Sim logs); "
+                "nvprof metrics need --model tegra-k1-stokke2016"
+            )
+        from cosim.models.ocelot import load_access_rate_model
+
+        loaded = load_access_rate_model(model_path)
+    device, capability = data_device(kind, data)
+    flag = _device_flag(path, kind, data, loaded.name, loaded.raw, any_device=any_device)
+    unknown = data.attrs.get("nvprof", {}).get("first_unknown") if kind == "nvprof" else None
+    if kind_of_model == "rail" and unknown and not keep_unknown:  # after the device: another GPU's log is refused for its device
+        from cosim.readers.nvprof import unknown_metric_error
+
+        raise unknown_metric_error(path, *unknown)
+    return GpuInput(
+        path=path,
+        format=fmt,
+        kind=kind,
+        data=data,
+        model_kind=kind_of_model,
+        model=loaded,
+        device=device,
+        capability=capability,
+        flag=flag,
+    )
+
+
+def data_device(kind: str, data: pd.DataFrame) -> tuple[str | None, str | None]:
+    """``(device, compute capability)`` the data names; the first device (sorted) where it names several."""
+    if kind == "ocelot":
+        return None, None  # Ocelot emulates PTX: its counts belong to no device
+    if kind == "gpgpusim":
+        return None, data.attrs["gpgpusim"].get("compute_capability")
+    devices = sorted(set(data["device"]))
+    return (devices[0] if devices else None), data.attrs.get("ncu", {}).get("capability")
+
+
+def _device_flag(path: Path, kind: str, data, model_name: str, model_raw, *, any_device: bool) -> str:
+    """The device check (cosim.models.device) on what the GPU input says about its device."""
+    from cosim.models.device import device_flag
+
+    if kind == "ocelot":
+        return ""
+    device, capability = data_device(kind, data)
+    try:
+        if kind != "gpgpusim":
+            for other in sorted(set(data["device"]))[1:]:
+                device_flag(model_name, model_raw, device=other, capability=capability, source=str(path), any_device=any_device)
+        return device_flag(model_name, model_raw, device=device, capability=capability, source=str(path), any_device=any_device)
+    except CosimError as err:
+        raise CosimError(f"{err}. {gpu_models_hint()}") from None
+
+
+def gpu_models_hint() -> str:
+    """Which shipped GPU model fits which device, and where a GPU none fits goes: the kernel DVFS models."""
+    import json
+
+    from cosim.models.modelfile import shipped_models_dir
+
+    known = []
+    for path in sorted(shipped_models_dir().glob("*.json")):
+        names = (json.loads(path.read_text()).get("device") or {}).get("names")
+        if names:
+            known.append(f"{path.stem} ({'/'.join(names)})")
+    return (
+        f"cosim's GPU power models: {', '.join(known)}; for another GPU, fit its kernels' runtime and power across core and "
+        "memory clocks from your measurements: cosim kernel-fit (docs/howto/kernel-models.md)"
+    )
+
+
+def price_gpu(
+    gpu: GpuInput,
+    *,
+    gpu_mhz: float = 852.0,
+    emc_mhz: float = 924.0,
+    cpu_lp_mhz: float = 1092.0,
+    activity: str | Path | None = None,
+    launch_times: str | Path | None = None,
+    gpu_trace: str | Path | None = None,
+    gap_s: float = 0.0,
+    railgate_delay_s: float | None = None,
+    gpu_clock_mhz: float | None = None,
+    idle_power_w: dict[str, float] | None = None,
+    transfers: str | Path | None = None,
+) -> pd.DataFrame:
+    """Per-kernel (and idle) power [W] and energy [J] of a resolved GPU input, by its model.
+
+    Rail model: ``gpu_mhz``, ``emc_mhz``, ``cpu_lp_mhz`` [MHz], ``activity`` (ACTMON-style CSV),
+    ``launch_times`` or ``gpu_trace`` (kernel start times), ``gap_s`` [s], ``railgate_delay_s`` [s].
+    Access-rate model: ``gpu_clock_mhz`` [MHz], ``idle_power_w`` ({level: W}), ``transfers`` (CSV
+    launch,size_bytes), ``launch_times``, ``gap_s``. The background power of the rail model is
+    :func:`rail_background`.
+    """
+    if gpu.model_kind == "rail":
+        return _rail_timeline(
+            gpu,
+            gpu_mhz=gpu_mhz,
+            emc_mhz=emc_mhz,
+            cpu_lp_mhz=cpu_lp_mhz,
+            activity=activity,
+            launch_times=launch_times,
+            gpu_trace=gpu_trace,
+            gap_s=gap_s,
+            railgate_delay_s=railgate_delay_s,
+        )
+    return _access_rate_timeline(
+        gpu, gpu_clock_mhz=gpu_clock_mhz, idle_power_w=idle_power_w or {}, transfers=transfers, launch_times=launch_times, gap_s=gap_s
+    )
+
+
+def rail_background(gpu: GpuInput, *, gpu_mhz: float, emc_mhz: float, cpu_lp_mhz: float, activity: str | Path | None = None):
+    """The rail model's background power (no kernel running) at these clocks, for the whole-SoC timeline."""
+    from cosim.readers.activity import read_activity
+    from cosim.timeline.gpu import tegra_k1_background
+
+    acts = read_activity(activity) if activity else None
+    return tegra_k1_background(gpu.model, activity=acts, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz, cpu_lp_mhz=cpu_lp_mhz)
+
+
+def _add_flag(timeline, flag: str):
+    if flag:
+        kernels = timeline["kind"] == "kernel"
+        timeline.loc[kernels, "flags"] = [";".join(f for f in (text, flag) if f) for text in timeline.loc[kernels, "flags"].fillna("")]
+    return timeline
+
+
+def _rail_timeline(gpu: GpuInput, *, gpu_mhz, emc_mhz, cpu_lp_mhz, activity, launch_times, gpu_trace, gap_s, railgate_delay_s):
+    from cosim.counters.gpu import tegra_k1_counts_from_nvprof, tegra_k1_counts_from_ocelot
+    from cosim.readers.activity import read_activity, read_launch_times
+    from cosim.timeline.gpu import tegra_k1_timeline
+
+    kernels = tegra_k1_counts_from_ocelot(gpu.data) if gpu.kind == "ocelot" else tegra_k1_counts_from_nvprof(gpu.data)
+    acts = read_activity(activity) if activity else None
+    if gpu_trace and launch_times:
+        raise CosimError("give kernel times either with --gpu-trace or with --launch-times, not both")
+    starts = read_launch_times(launch_times) if launch_times else None
+    copies = None
+    if gpu_trace:
+        from cosim.readers.nvprof_trace import read_gpu_trace
+        from cosim.timeline.launches import order_by_gpu_trace
+
+        kernels, starts, copies = order_by_gpu_trace(kernels, read_gpu_trace(gpu_trace))
+    timeline = tegra_k1_timeline(
+        kernels,
+        gpu.model,
+        activity=acts,
+        launch_times=starts,
+        gap_s=gap_s,
+        railgate_delay_s=railgate_delay_s,
+        copies=copies,
+        gpu_mhz=gpu_mhz,
+        emc_mhz=emc_mhz,
+        cpu_lp_mhz=cpu_lp_mhz,
+    )
+    return _add_flag(timeline, gpu.flag)
+
+
+def _access_rate_timeline(gpu: GpuInput, *, gpu_clock_mhz, idle_power_w: dict[str, float], transfers, launch_times, gap_s):
+    import numpy as np
+
+    from cosim.counters.gpu import ocelot_counts_from_gpgpusim
+    from cosim.readers.activity import read_launch_times
+    from cosim.readers.measured import read_table
+    from cosim.timeline.gpu import ocelot_timeline
+
+    trace = ocelot_counts_from_gpgpusim(gpu.data) if gpu.kind == "gpgpusim" else gpu.data
+    for name, watts in idle_power_w.items():
+        if not np.isfinite(watts) or watts < 0:
+            raise CosimError(f"--idle-power {name}={watts:g}: must be a power >= 0 [W]")
+    copies = None
+    if transfers:
+        copies = read_table(transfers)
+        if not {"launch", "size_bytes"} <= set(copies.columns):
+            raise CosimError(f"{transfers}: needs columns launch,size_bytes")
+    if gpu_clock_mhz is not None and not (np.isfinite(gpu_clock_mhz) and gpu_clock_mhz > 0):
+        raise CosimError(f"--gpu-clock-mhz {gpu_clock_mhz}: must be a clock > 0 [MHz]")
+    starts = read_launch_times(launch_times) if launch_times else None
+    timeline = ocelot_timeline(
+        trace, gpu.model, clock_mhz=gpu_clock_mhz, idle_power_w=idle_power_w, launch_times=starts, gap_s=gap_s, transfers=copies
+    )
+    return _add_flag(timeline, gpu.flag)
