@@ -123,7 +123,7 @@ def test_nvprof_damaged_line_inside_results_is_named(tmp_path):
     at = next(i for i, line in enumerate(lines) if "inst_fp_32" in line)
     lines[at] = lines[at][:40]
     path = tmp_path / "cut.log"
-    path.write_text("\n".join(lines))
+    path.write_text("\n".join(lines) + "\n")
     with pytest.warns(CosimWarning, match=rf"cut.log:{at + 1}: skipped 1 line"):
         metric_records(path)
 
@@ -224,6 +224,8 @@ def test_power_report_reads_both_generations(tmp_path):
     accelwattch.write_text(
         "kernel_name = k\nkernel_launch_uid = 1\nKernel Average Power Data:\nkernel_avg_power = 61.5\n"
         "gpu_avg_IBP, = 0.26\ngpu_avg_DRAMP, = 12.0\n\nKernel Maximum Power Data:\nkernel_max_power = 70\n"
+        "\nKernel Minimum Power Data:\nkernel_min_power = 50\n\nAccumulative Power Statistics Over Previous Kernels:\n"
+        "gpu_tot_avg_power = 61.5\n"
     )
     row = read_power_report(accelwattch).iloc[0]
     assert row["power_w"] == 61.5 and row["gpu_avg_IBP"] == 0.26 and row["max_power_w"] == 70
@@ -460,6 +462,7 @@ def test_gpgpusim_blocks_read_back(tmp_path_factory, kernels):
             f"kernel_name = k{i % 2}\nkernel_launch_uid = {i + 1}\ngpu_sim_cycle = {cyc}\ngpu_sim_insn = {insn}\n"
             f"gpu_tot_sim_cycle = {cycles}\ngpu_tot_sim_insn = {insn_total}\ngpgpu_n_tot_thrd_icount = {insn_total}\n"
             f"gpgpu_n_load_insn  = {loads}\n"
+            "gpgpu_simulation_time = 0 days, 0 hrs, 0 min, 1 sec (1 sec)\n"  # the simulator ends each block so
         )
     path = tmp_path_factory.mktemp("gs") / "run.log"
     path.write_text(text)

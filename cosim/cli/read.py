@@ -34,6 +34,9 @@ def add_parsers(sub) -> None:
     )
     r.add_argument("input", type=Path, help="the file to read, or a folder of per-clock-pair GPU logs (a kernel DVFS table)")
     r.add_argument("--format", choices=FORMATS, help="the input's format (default: detected)")
+    r.add_argument(
+        "--allow-partial", action="store_true", help="exit 0 even if the input was cut off (its unfinished last record left out)"
+    )
     r.add_argument("-o", "--output", type=Path, default=Path("cosim-read.csv"), help="table .csv or .parquet")
     r.set_defaults(run=cmd_read, progress=False)
 
