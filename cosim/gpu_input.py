@@ -28,6 +28,20 @@ if TYPE_CHECKING:
 #: The model file schemas a GPU model may have, and what cosim calls each kind.
 MODEL_KINDS = {"cosim-rail-model/1": "rail", "cosim-access-rate-model/1": "access-rate"}
 RAIL_MODEL = "tegra-k1-stokke2016"
+ACCESS_RATE_MODEL = "ocelot-fermi-aalto2013"
+
+
+#: What cosim gpu prices, and what it can do with a GPU file it cannot price: said in every such refusal.
+PRICED = "cosim gpu prices Ocelot traces, nvprof --metrics and ncu --csv logs, and GPGPU-Sim/Accel-Sim stdout"
+INSTEAD = (
+    "read the file into a table with cosim read, or fit runtime and power models of this GPU's kernels from measured "
+    "data with cosim kernel-fit (docs/howto/kernel-models.md)"
+)
+_NOT_PRICED = {
+    "dcgm-dmon": "DCGM dmon samples are GPU-wide activity over time",
+    "accelwattch-hw-perf": "an AccelWattch hw_perf.csv is hardware counters for AccelWattch's HW mode",
+    "gpu-power-samples": "a board power log is measured power over time",
+}
 
 
 @dataclass(frozen=True)
@@ -63,7 +77,7 @@ def read_gpu(path: str | Path, *, class_map: str | Path | None = None, ignore_me
     from cosim.readers.tidy import detect_format
 
     path = Path(path)
-    fmt = detect_format(path)
+    fmt = detect_format(path, way_out=f"{PRICED}; {INSTEAD}")
     if fmt == "ocelot":
         from cosim.readers.ocelot import read_class_map, read_ocelot_trace
 
@@ -77,21 +91,35 @@ def read_gpu(path: str | Path, *, class_map: str | Path | None = None, ignore_me
     if fmt == "ncu":
         from cosim.readers.ncu import nvprof_metrics_from_ncu, read_ncu
 
-        return fmt, "nvprof", nvprof_metrics_from_ncu(read_ncu(path))
+        long = read_ncu(path)
+        try:
+            return fmt, "nvprof", nvprof_metrics_from_ncu(long)
+        except CosimError:  # none of the model's metrics: first, whether the model could price this GPU at all
+            devices = sorted({str(d) for d in long["device"] if str(d).strip()})
+            capabilities = sorted({str(c) for c in long["capability"] if str(c).strip()})
+            _no_model_of(path, "Nsight Compute metrics", devices[0] if devices else None, capabilities[0] if capabilities else None)
+            raise
     if fmt == "gpgpusim":
         from cosim.readers.gpgpusim import read_gpgpusim
 
         return fmt, "gpgpusim", read_gpgpusim(path)
-    if fmt.startswith("nvprof-gpu-"):
+    if fmt == "nvprof-gpu-trace":
         raise CosimError(
-            f"{path}: an nvprof {fmt[7:]} holds times, not the metrics a power model prices; give the "
-            "--metrics log as input and this file with --gpu-trace (a gpu-trace) or to cosim read"
+            f"{path}: an nvprof gpu-trace holds times, not the metrics a power model prices; give the log of nvprof --metrics "
+            "as input and this file with --gpu-trace, or read it into a table with cosim read"
+        )
+    if fmt == "nvprof-gpu-summary":
+        raise CosimError(
+            f"{path}: an nvprof gpu-summary holds times, not the metrics a power model prices; give the log of nvprof "
+            "--metrics as input, or read this file into a table with cosim read"
         )
     if fmt == "gpuwattch":
         raise CosimError(
             f"{path}: a GPUWattch/AccelWattch power report is a reference, not an input; give the simulator's "
             "stdout as input and this file with --compare-with"
         )
+    if fmt in _NOT_PRICED:
+        raise CosimError(f"{path}: {_NOT_PRICED[fmt]}, not the per-kernel counts a power model prices; {INSTEAD}")
     raise CosimError(f"{path}: a gem5 stats file; price it with cosim power (or cosim soc --gpu ...)")
 
 
@@ -127,10 +155,7 @@ def open_gpu(
 
         loaded: Any = load_rail_model(model_path)
         if kind == "gpgpusim":
-            raise CosimError(
-                f"{path}: GPGPU-Sim counters price with the access-rate model (--model ocelot-fermi-aalto2013); "
-                "the Tegra K1 model needs nvprof metrics of a GK20A"
-            )
+            raise _gpgpusim_for_the_rail_model(path, data)
     else:
         if kind == "nvprof":
             raise CosimError(
@@ -141,6 +166,11 @@ def open_gpu(
 
         loaded = load_access_rate_model(model_path)
     device, capability = data_device(kind, data)
+    if kind == "nvprof" and kind_of_model == "rail":
+        from cosim.readers.nvprof import TEGRA_K1_METRICS
+
+        if not set(TEGRA_K1_METRICS) <= set(data.columns):  # not what this model reads: --any-device would not help
+            _no_model_of(path, "Nsight Compute metrics" if fmt == "ncu" else "nvprof metrics", device, capability)
     flag = _device_flag(path, kind, data, loaded.name, loaded.raw, any_device=any_device)
     unknown = data.attrs.get("nvprof", {}).get("first_unknown") if kind == "nvprof" else None
     if kind_of_model == "rail" and unknown and not keep_unknown:  # after the device: another GPU's log is refused for its device
@@ -157,6 +187,45 @@ def open_gpu(
         device=device,
         capability=capability,
         flag=flag,
+    )
+
+
+def _no_model_of(path: Path, what: str, device: str | None, capability: str | None) -> None:
+    """Refuse, in one line saying what cosim can do instead, profiler metrics of a GPU the rail model (the one model
+    of profiler metrics) was not trained on; return when it was, or when the data names no device."""
+    from cosim.models.device import device_flag, device_name
+    from cosim.models.modelfile import read_model_json
+
+    _, raw = read_model_json(RAIL_MODEL, schema=tuple(MODEL_KINDS), kind="GPU model")
+    try:
+        device_flag(RAIL_MODEL, raw, device=device, capability=capability, source=str(path))
+    except CosimError:
+        named = device_name(device) if device and not device.strip().isdigit() else f"compute capability {capability}"
+        raise CosimError(
+            f"{path}: {what} of {named}; cosim has no power model of that GPU (its one model of profiler metrics is "
+            f"{RAIL_MODEL} (GK20A), of compute capability 3.2); {INSTEAD}"
+        ) from None
+
+
+def _gpgpusim_for_the_rail_model(path: Path, data) -> CosimError:
+    """Where a GPGPU-Sim log given to the rail model goes: the access-rate model where its device fits, else the
+    honest answer that cosim has no model of that GPU."""
+    from cosim.models.device import device_flag
+    from cosim.models.modelfile import read_model_json
+
+    capability = data.attrs["gpgpusim"].get("compute_capability")
+    _, raw = read_model_json(ACCESS_RATE_MODEL, schema=tuple(MODEL_KINDS), kind="GPU model")
+    try:
+        device_flag(ACCESS_RATE_MODEL, raw, device=None, capability=capability, source=str(path))
+    except CosimError:
+        return CosimError(
+            f"{path}: a GPGPU-Sim/Accel-Sim log of a compute capability {capability} GPU; cosim has no power model of it "
+            f"({ACCESS_RATE_MODEL}: compute capability {'/'.join(raw['device']['compute_capability'])}; {RAIL_MODEL}: nvprof "
+            f"metrics of a GK20A); {INSTEAD}"
+        )
+    return CosimError(
+        f"{path}: GPGPU-Sim counters price with the access-rate model (--model {ACCESS_RATE_MODEL}); "
+        "the Tegra K1 model needs nvprof metrics of a GK20A"
     )
 
 
@@ -197,10 +266,7 @@ def gpu_models_hint() -> str:
         names = (json.loads(path.read_text()).get("device") or {}).get("names")
         if names:
             known.append(f"{path.stem} ({'/'.join(names)})")
-    return (
-        f"cosim's GPU power models: {', '.join(known)}; for another GPU, fit its kernels' runtime and power across core and "
-        "memory clocks from your measurements: cosim kernel-fit (docs/howto/kernel-models.md)"
-    )
+    return f"cosim's GPU power models: {', '.join(known)}; for another GPU, {INSTEAD}"
 
 
 def price_gpu(

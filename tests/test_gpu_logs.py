@@ -247,8 +247,17 @@ def test_gpu_refuses_another_device_in_one_line(tmp_path):
     run = cosim("gpu", DATA / "nvprof-gtx980-sessions.log", "-o", tmp_path / "x.csv")
     assert run.returncode == 2 and "Traceback" not in run.stderr
     line = run.stderr.strip().splitlines()[-1]
-    assert "GeForce GTX 980 (0)" in line and "GK20A" in line and "--any-device" in line
+    # not the Tegra K1 model's metrics either, so --any-device would not help: what cosim can do instead
+    assert "nvprof metrics of GeForce GTX 980;" in line and "GK20A" in line and "--any-device" not in line
+    assert "cosim read" in line and "cosim kernel-fit" in line
     assert not (tmp_path / "x.csv").exists()
+    moved = tmp_path / "gtx980.csv"  # the Tegra K1 model's metrics, as if measured on a GTX 980
+    moved.write_text((REPO / "traces" / "cosim-nvprof-dct.csv").read_text().replace("GK20A (0)", "GeForce GTX 980 (0)"))
+    run = cosim("gpu", moved, "-o", tmp_path / "x.csv")
+    line = run.stderr.strip().splitlines()[-1]
+    assert run.returncode == 2 and "device 'GeForce GTX 980 (0)'" in line and "--any-device" in line
+    run = cosim("gpu", moved, "--any-device", "-o", tmp_path / "x.csv")
+    assert run.returncode == 0 and pd.read_csv(tmp_path / "x.csv").query("kind == 'kernel'")["flags"].str.contains("device_mismatch").all()
     volta = cosim("gpu", DATA / "accelsim-volta-multistream.log", "--model", "ocelot-fermi-aalto2013", "-o", tmp_path / "v.csv")
     assert volta.returncode == 2 and "compute capability 7.0" in volta.stderr
 
@@ -340,7 +349,7 @@ def test_gpu_trace_that_disagrees_with_the_metrics_is_refused(tmp_path):
 
 @pytest.mark.parametrize(
     "path",
-    sorted(DATA.iterdir())
+    sorted(p for p in DATA.iterdir() if p.suffix != ".md")
     + [TRACES / "cosim-nvprof-dct-gputrace.txt", TRACES / "cosim-nvprof-dct.csv", TRACES / "cosim-ocelot-video.trace"],
     ids=lambda p: p.name,
 )
@@ -364,6 +373,7 @@ def test_cosim_read_writes_one_tidy_table(tmp_path, path):
         "count/cycle",
         "register/thread",
         "inst/cycle",
+        "V",
     }
 
 

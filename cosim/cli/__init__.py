@@ -59,6 +59,16 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         print("cosim: stopped: its standard output was closed (piped into head?); no output was left half-written", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except ModuleNotFoundError as err:  # an optional package this command needs is not installed
+        extra = _extra(err.name or "", _command(argv))
+        if extra is None:
+            raise
+        print(
+            f"cosim: error: cosim {_command(argv)} needs the optional package {err.name}, which is not installed: "
+            f"pip install 'cosim[{extra}]'",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
     except Exception as err:  # a bug in cosim, not bad input: still one line, and a way to report it
         where = traceback.extract_tb(err.__traceback__)[-1]
         print(
@@ -69,6 +79,29 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+#: Optional packages -> the extra (pyproject.toml [project.optional-dependencies]) that installs them.
+EXTRAS = {
+    "sklearn": "kernels",
+    "statsmodels": "fit",
+    "pyarrow": "parquet",
+    "tqdm": "progress",
+    "distributed": "distributed",
+    "optuna": "explore",
+}
+
+
+def _extra(module: str, command: str) -> str | None:
+    """The extra that installs ``module`` for ``command``; scipy comes with scikit-learn, statsmodels and optuna."""
+    top = module.split(".")[0]
+    if top == "scipy":
+        return "kernels" if command.startswith("kernel") else "explore" if command == "explore" else "fit"
+    return EXTRAS.get(top)
+
+
+def _command(argv: list[str] | None) -> str:
+    return next((a for a in (sys.argv[1:] if argv is None else argv) if not str(a).startswith("-")), "")
 
 
 def _terminate(signum, frame) -> None:

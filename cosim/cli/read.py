@@ -8,7 +8,8 @@ from pathlib import Path
 _HELP = """\
 Read a gem5 stats file, an nvprof log (--metrics/--events, --print-gpu-trace,
 summary; text or --csv), ncu --csv output, a GPGPU-Sim/Accel-Sim log, a
-GPUWattch/AccelWattch power report or an Ocelot trace, and write one long table:
+GPUWattch/AccelWattch power report, an AccelWattch hw_perf.csv, a DCGM dmon
+log, a board power log or an Ocelot trace, and write one long table:
 source, kernel, launch, metric, value, unit, device, statistic.  Values are in
 SI base units (B, s, B/s, Hz, W, J); counts stay counts; percentages become
 fractions.  The format is detected from the content; --format overrides.
@@ -52,11 +53,9 @@ def cmd_read(args: argparse.Namespace) -> int:
     table = read(args.input, format=args.format)
     write_table(table, args.output)
     fmt = table.attrs["read"]["format"]
-    kernels = table["kernel"].nunique()
-    print(
-        f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {kernels} "
-        f"{'epoch' if fmt == 'gem5' else 'kernel'}(s) -> {args.output}"
-    )
+    over = {"gem5": "epoch", "dcgm-dmon": "sample", "gpu-power-samples": "sample"}.get(fmt, "kernel")
+    count = table["kernel"].nunique() if over in ("epoch", "kernel") else table[["device", "launch"]].drop_duplicates().shape[0]
+    print(f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {count} {over}(s) -> {args.output}")
     return 0
 
 
