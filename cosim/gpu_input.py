@@ -158,6 +158,7 @@ def open_gpu(
             raise _gpgpusim_for_the_rail_model(path, data)
     else:
         if kind == "nvprof":
+            _no_model_of(path, "Nsight Compute metrics" if fmt == "ncu" else "nvprof metrics", *data_device(kind, data))
             raise CosimError(
                 f"{path}: the access-rate model prices instruction classes (Ocelot traces, GPGPU-Sim logs); "
                 "nvprof metrics need --model tegra-k1-stokke2016"

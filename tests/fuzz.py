@@ -321,6 +321,8 @@ TARGETS = {
         Target("read-ncu-raw", _read("ncu-rtx3090-raw.csv")),
         Target("read-accelsim", _read("accelsim-volta-multistream.log")),
         Target("read-gpuwattch", _read("gpuwattch-gtx480-backprop.log")),
+        Target("read-dcgm", _read("dcgm-v100-dmon.log")),
+        Target("read-accelwattch-hw-perf", _read("accelwattch-hw-perf.csv")),
         Target("gpgpusim-priced", _gpgpusim_priced),
         Target("gpu-trace-timed", _gpu_trace_timed),
         Target("gem5-stats", _gem5_stats),

@@ -139,6 +139,7 @@ CASES = [
     (["gpu", HW_PERF], "cosim read", ["read", HW_PERF]),
     (["gpu", DCGM], "cosim read", ["read", DCGM]),
     (["gpu", GTX980], "no power model of that GPU", ["read", GTX980]),
+    (["gpu", GTX980, "--model", "ocelot-fermi-aalto2013"], "no power model of that GPU", ["read", GTX980]),
     (["gpu", VOLTA], "compute capability 7.0", ["read", VOLTA]),
     (
         ["gpu", VOLTA, "--model", "ocelot-fermi-aalto2013"],
