@@ -15,6 +15,7 @@ model does not know (refused after the device, so a log of another GPU is refuse
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,10 +147,23 @@ def open_gpu(
         Keep nvprof metrics the model does not use instead of refusing the file.
     any_device
         Price data from a GPU the model was not trained on (kernel rows flagged ``device_mismatch``).
+
+    What the reader warned about (skipped lines, a cut-off last kernel) is said only when the input is priced:
+    a refusal is the one line.
     """
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        gpu = _open_gpu(
+            Path(path), model=model, class_map=class_map, ignore_metrics=ignore_metrics, keep_unknown=keep_unknown, any_device=any_device
+        )
+    for w in said:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return gpu
+
+
+def _open_gpu(path: Path, *, model, class_map, ignore_metrics, keep_unknown: bool, any_device: bool) -> GpuInput:
     kind_of_model, model_path = model_kind(model)
     fmt, kind, data = read_gpu(path, class_map=class_map, ignore_metrics=ignore_metrics)
-    path = Path(path)
     if kind_of_model == "rail":
         from cosim.models.tegrak1 import load_rail_model
 
