@@ -395,3 +395,32 @@ def _access_rate_timeline(gpu: GpuInput, *, gpu_clock_mhz, idle_power_w: dict[st
         trace, gpu.model, clock_mhz=gpu_clock_mhz, idle_power_w=idle_power_w, launch_times=starts, gap_s=gap_s, transfers=copies
     )
     return _add_flag(timeline, gpu.flag)
+
+
+def beside_report(timeline: pd.DataFrame, path: str | Path) -> pd.DataFrame:
+    """Per kernel, in launch order: the model's ``power_w`` and ``dynamic_w`` [W] next to a GPUWattch/AccelWattch
+    report's ``report_power_w`` [W] of the same GPGPU-Sim run; a :class:`CosimError` when the runs differ."""
+    import pandas as pd
+
+    from cosim.readers.gpgpusim import read_power_report
+
+    path = Path(path)
+    report = read_power_report(path)
+    kernels = timeline[timeline["kind"] == "kernel"].reset_index(drop=True)
+    if len(report) != len(kernels):
+        raise CosimError(f"{path}: {len(report)} kernel(s) in the power report, {len(kernels)} priced; are they the same run?")
+    for (_, k), (_, r) in zip(kernels.iterrows(), report.iterrows()):
+        if r["kernel"] and r["kernel"] != k["kernel"]:
+            raise CosimError(f"{path}:{r['line']}: kernel '{r['kernel']}' in the report where the run has '{k['kernel']}'")
+    return pd.DataFrame(
+        {"kernel": kernels["kernel"], "power_w": kernels["power_w"], "dynamic_w": kernels["dynamic_w"], "report_power_w": report["power_w"]}
+    )
+
+
+def beside_measured(timeline: pd.DataFrame, path: str | Path) -> tuple[int, float, float]:
+    """``(samples, measured mean power [W], predicted mean power [W])`` of a Corsair Link log of the same run."""
+    from cosim.readers.corsair import read_corsair_log
+
+    log = read_corsair_log(Path(path))
+    predicted = timeline["energy_j"].sum() / (timeline["end_s"].max() - timeline["start_s"].min())
+    return len(log), float(log["power_in_w"].mean()), float(predicted)

@@ -195,28 +195,22 @@ def _refuse_flags_of_the_other_model(args, kind_of_model: str) -> None:
 
 
 def _compare_report(path: Path, timeline) -> None:
-    """Per kernel: the model's power next to a GPUWattch/AccelWattch report's, matched in launch order."""
-    from cosim.readers.gpgpusim import read_power_report
+    from cosim.gpu_input import beside_report
 
-    report = read_power_report(path)
-    kernels = timeline[timeline["kind"] == "kernel"].reset_index(drop=True)
-    if len(report) != len(kernels):
-        raise CosimError(f"{path}: {len(report)} kernel(s) in the power report, {len(kernels)} priced; are they the same run?")
+    rows = beside_report(timeline, path)
     print(f"  reference {path.name} (GPU chip power; the model prices {timeline.attrs['model']}'s scope):")
-    for (_, k), (_, r) in zip(kernels.iterrows(), report.iterrows()):
-        if r["kernel"] and r["kernel"] != k["kernel"]:
-            raise CosimError(f"{path}:{r['line']}: kernel '{r['kernel']}' in the report where the run has '{k['kernel']}'")
-        print(f"    {k['kernel'][:48]:<48} model {k['power_w']:8.2f} W (dynamic {k['dynamic_w']:.2f} W)   report {r['power_w']:8.2f} W")
+    for _, r in rows.iterrows():
+        print(
+            f"    {r['kernel'][:48]:<48} model {r['power_w']:8.2f} W (dynamic {r['dynamic_w']:.2f} W)   report {r['report_power_w']:8.2f} W"
+        )
 
 
 def _compare_measured(path: Path, timeline) -> None:
-    from cosim.readers.corsair import read_corsair_log
+    from cosim.gpu_input import beside_measured
 
-    log = read_corsair_log(path)
-    predicted = timeline["energy_j"].sum() / (timeline["end_s"].max() - timeline["start_s"].min())
-    measured = log["power_in_w"].mean()
+    samples, measured, predicted = beside_measured(timeline, path)
     print(
-        f"  measured ({path.name}, {len(log)} s at 1 Hz): mean {measured:.2f} W in at the PSU; "
+        f"  measured ({path.name}, {samples} s at 1 Hz): mean {measured:.2f} W in at the PSU; "
         f"predicted mean {predicted:.2f} W ({100 * (predicted - measured) / measured:+.1f} %)"
     )
 
