@@ -424,3 +424,17 @@ def beside_measured(timeline: pd.DataFrame, path: str | Path) -> tuple[int, floa
     log = read_corsair_log(Path(path))
     predicted = timeline["energy_j"].sum() / (timeline["end_s"].max() - timeline["start_s"].min())
     return len(log), float(log["power_in_w"].mean()), float(predicted)
+
+
+def read_table(path: str | Path, *, format: str | None = None) -> tuple[str, pd.DataFrame]:  # noqa: A002 - the CLI's --format
+    """``(what, table)`` of any input ``cosim read`` takes: a folder of per-clock-pair GPU logs gives the kernel DVFS
+    table (``what`` = ``"kernel-dvfs"``, one row per benchmark, kernel and clock pair); a file, the long tidy table
+    of :func:`cosim.readers.tidy.read` (``what`` = its format)."""
+    from cosim.readers.dvfs_logs import is_log_folder, read_dvfs_folder
+    from cosim.readers.tidy import read
+
+    path = Path(path)
+    if path.is_dir() and is_log_folder(path):
+        return "kernel-dvfs", read_dvfs_folder(path)
+    table = read(path, format=format)
+    return table.attrs["read"]["format"], table

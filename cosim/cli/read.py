@@ -43,32 +43,20 @@ def add_parsers(sub) -> None:
 
 
 def cmd_read(args: argparse.Namespace) -> int:
+    from cosim.gpu_input import read_table
     from cosim.output import write_table
-    from cosim.readers.dvfs_logs import is_log_folder
-    from cosim.readers.tidy import read
 
-    if args.input.is_dir() and is_log_folder(args.input):
-        return _read_dvfs_folder(args)
-
-    table = read(args.input, format=args.format)
+    fmt, table = read_table(args.input, format=args.format)
     write_table(table, args.output)
-    fmt = table.attrs["read"]["format"]
+    if fmt == "kernel-dvfs":
+        n = table["power_samples"]
+        print(
+            f"{args.input}: kernel DVFS table, {len(table)} row(s) = {table['benchmark'].nunique()} benchmark(s) x clock pairs, "
+            f"power from {int(n.min())}-{int(n.max())} samples per row (median {n.median():g}), "
+            f"{len(table.attrs['dvfs']['dropped'])} pair(s) dropped -> {args.output}"
+        )
+        return 0
     over = {"gem5": "epoch", "dcgm-dmon": "sample", "gpu-power-samples": "sample"}.get(fmt, "kernel")
     count = table["kernel"].nunique() if over in ("epoch", "kernel") else table[["device", "launch"]].drop_duplicates().shape[0]
     print(f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {count} {over}(s) -> {args.output}")
-    return 0
-
-
-def _read_dvfs_folder(args: argparse.Namespace) -> int:
-    from cosim.output import write_table
-    from cosim.readers.dvfs_logs import read_dvfs_folder
-
-    table = read_dvfs_folder(args.input)
-    write_table(table, args.output)
-    n = table["power_samples"]
-    print(
-        f"{args.input}: kernel DVFS table, {len(table)} row(s) = {table['benchmark'].nunique()} benchmark(s) x clock pairs, "
-        f"power from {int(n.min())}-{int(n.max())} samples per row (median {n.median():g}), "
-        f"{len(table.attrs['dvfs']['dropped'])} pair(s) dropped -> {args.output}"
-    )
     return 0
