@@ -99,3 +99,10 @@ def test_gpu_trace_and_power_samples_cut_mid_line_lose_that_row(tmp_path):
     samples.write_text("Device 0: is GeForce GTX 980\nP-state\tCore-F(MHz)\tMem-F(MHz)\tPower(mW)\n5\t999\t999\t23940\n5\t999\t999\t237")
     with pytest.warns(CutOffWarning, match=r"power.log:4: the last power sample is cut off"):
         assert power_samples(samples)[:, 2].tolist() == [23.94]  # 23940 mW; the cut "237" never read as 0.237 W
+
+
+def test_nvprof_metric_section_that_never_reaches_a_kernel_of_its_session_is_cut(tmp_path):
+    path = tmp_path / "m.txt"
+    path.write_text(_head(REPO / "traces" / "cosim-nvprof-dct.txt", 29))  # the events list both kernels, the metrics one
+    with pytest.raises(CosimError, match=r"m.txt:29: kernel 'dct8x8_y.*' is cut off \(the last result section lists 1 of the session's 2"):
+        read_nvprof(path)

@@ -146,19 +146,25 @@ def _without_cut_kernel(path: Path, text: str, lines: list[str], records: list[M
         if r.session == last.session and (r.total == r.total) == is_event:
             names.setdefault((r.device, r.kernel), []).append(r.metric)
     mine = names[(last.device, last.kernel)]
-    # nvprof lists the same metrics in the same order for every kernel: a cut one has a beginning of that list
+    # nvprof lists the same metrics in the same order for every kernel: a cut one has a beginning of that list;
+    # and every kernel of a session in each of its result sections (events, metrics)
     longer = [other for other in names.values() if len(other) > len(mine) and other[: len(mine)] == mine]
+    session = {(r.device, r.kernel) for r in records if r.session == last.session}
+    unlisted = session - set(names)
     if ends_mid_line(text):
         why = "the log ends mid-line"
     elif longer:
         why = f"its results stop after {len(mine)} of the {len(longer[0])} {'events' if is_event else 'metrics'} the other kernels have"
+    elif unlisted:
+        why = f"the last result section lists {len(names)} of the session's {len(session)} kernels"
     else:
         return records
     if end in skipped.lines:  # the cut line is reported as cut, not as a damaged one
         skipped.lines.discard(end)
         skipped.count -= 1
         skipped.first = min(skipped.lines, default=0)
-    kept = [r for r in records if (r.device, r.kernel) != (last.device, last.kernel)]
+    cut = {(last.device, last.kernel), *unlisted}  # kernels the section never reached are incomplete too
+    kept = [r for r in records if (r.device, r.kernel) not in cut]
     left_out(path, last.line, f"kernel '{last.kernel}'", why, kept=len({(r.device, r.kernel) for r in kept}))
     return kept
 
