@@ -41,6 +41,7 @@ INSTEAD = (
 _NOT_PRICED = {
     "dcgm-dmon": "DCGM dmon samples are GPU-wide activity over time",
     "accelwattch-hw-perf": "an AccelWattch hw_perf.csv is hardware counters for AccelWattch's HW mode",
+    "accelwattch-hw-power": "an AccelWattch power validation table is measured power per kernel",
     "gpu-power-samples": "a board power log is measured power over time",
 }
 

@@ -323,6 +323,7 @@ TARGETS = {
         Target("read-gpuwattch", _read("gpuwattch-gtx480-backprop.log")),
         Target("read-dcgm", _read("dcgm-v100-dmon.log")),
         Target("read-accelwattch-hw-perf", _read("accelwattch-hw-perf.csv")),
+        Target("read-accelwattch-hw-power", _read("accelwattch-hw-power-validation-volta.csv")),
         Target("gpgpusim-priced", _gpgpusim_priced),
         Target("gpu-trace-timed", _gpu_trace_timed),
         Target("gem5-stats", _gem5_stats),

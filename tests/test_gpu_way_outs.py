@@ -13,11 +13,13 @@ from importlib import metadata
 import pytest
 from helpers import REPO
 
-from cosim.errors import CutOffWarning
+from cosim.errors import CosimError, CutOffWarning
 from cosim.readers.dcgm import read_dcgm
 from cosim.readers.tidy import detect_format, read
 
 DATA = REPO / "tests" / "data" / "gpu"
+HW_PERF = DATA / "accelwattch-hw-perf.csv"  # excerpts of AccelWattch's own validation tables (README.md there)
+HW_POWER = DATA / "accelwattch-hw-power-validation-volta.csv"
 TRACES = REPO / "traces"
 
 
@@ -75,22 +77,9 @@ def test_dcgm_cut_mid_line_loses_its_last_sample(tmp_path):
     ("path", "fmt", "metric", "kernel", "value", "unit"),
     [
         (DATA / "dcgm-v100-dmon.log", "dcgm-dmon", "POWER", "", 231.4, "W"),
-        (
-            DATA / "accelwattch-hw-perf.csv",
-            "accelwattch-hw-perf",
-            "DRAM_Rd",
-            "backprop-rodinia-2.0-ft/_Z22bpnn_layerforward_CUDAPfS_S_S_ii",
-            55200,
-            "count",
-        ),
-        (
-            DATA / "accelwattch-hw-perf.csv",
-            "accelwattch-hw-perf",
-            "Chip Voltage",
-            "backprop-rodinia-2.0-ft/_Z22bpnn_layerforward_CUDAPfS_S_S_ii",
-            1,
-            "V",
-        ),
+        (HW_PERF, "accelwattch-hw-perf", "DRAM_Rd", "backprop-rodinia-3.1/_Z22bpnn_layerforward_CUDAPfS_S_S_ii", 147464, "count"),
+        (HW_PERF, "accelwattch-hw-perf", "Chip Voltage", "backprop-rodinia-3.1/_Z22bpnn_layerforward_CUDAPfS_S_S_ii", 1, "V"),
+        (HW_POWER, "accelwattch-hw-power", "mean HW_power", "backprop_k1", 219.7978, "W"),
         (DATA / "nvprof-rtx2080ti-gpu-trace.csv", "nvprof-gpu-trace", "duration_s", None, None, "s"),
         (DATA / "accelsim-volta-multistream.log", "gpgpusim", "gpu_sim_cycle", "_Z9vectorAddPKfS0_Pfi", 5120, "cycle"),
         (DATA / "nvprof-gtx1070-metrics.csv", "nvprof-metrics", "invocations", None, 10, "count"),
@@ -107,6 +96,17 @@ def test_cosim_read_reads_each_shape_a_user_saves(path, fmt, metric, kernel, val
         assert first["value"].iloc[0] == value
 
 
+def test_hw_perf_keeps_accelwattchs_own_averages_below_zero(tmp_path):
+    from cosim.readers.accelwattch_hw import read_hw_perf
+
+    text = HW_PERF.read_text().replace(",7.455999999999996,", ",-0.09338775510204052,")  # as its CUTLASS row has
+    (tmp_path / "hw_perf.csv").write_text(text)
+    assert read_hw_perf(tmp_path / "hw_perf.csv")["Num_Idle_SMs"].iloc[1] == pytest.approx(-0.0933877551)
+    (tmp_path / "hw_perf.csv").write_text(text.replace(",147464.0,", ",-147464.0,"))
+    with pytest.raises(CosimError, match=r"hw_perf.csv:3: DRAM_Rd is -147464.0"):
+        read_hw_perf(tmp_path / "hw_perf.csv")
+
+
 def test_a_board_power_log_reads_as_samples(tmp_path):
     path = tmp_path / "benchmark_x_core1000_mem1000_input00_power.log"
     path.write_text(
@@ -118,7 +118,6 @@ def test_a_board_power_log_reads_as_samples(tmp_path):
     assert table[table["metric"] == "Core-F(MHz)"]["value"].tolist() == [999e6, 1000e6]
 
 
-HW_PERF = DATA / "accelwattch-hw-perf.csv"
 DCGM = DATA / "dcgm-v100-dmon.log"
 GTX980 = DATA / "nvprof-gtx980-sessions.log"
 VOLTA = DATA / "accelsim-volta-multistream.log"
@@ -138,6 +137,7 @@ def unknown(tmp_path_factory):
 CASES = [
     (["gpu", HW_PERF], "cosim read", ["read", HW_PERF]),
     (["gpu", DCGM], "cosim read", ["read", DCGM]),
+    (["gpu", HW_POWER], "cosim read", ["read", HW_POWER]),
     (["gpu", GTX980], "no power model of that GPU", ["read", GTX980]),
     (["gpu", GTX980, "--model", "ocelot-fermi-aalto2013"], "no power model of that GPU", ["read", GTX980]),
     (["gpu", VOLTA], "compute capability 7.0", ["read", VOLTA]),

@@ -5,7 +5,8 @@ Columns (every format):
 ========== ====================================================================
 source     the format: gem5, ocelot, nvprof-metrics, nvprof-gpu-trace,
            nvprof-gpu-summary, ncu, gpgpusim, gpuwattch, dcgm-dmon,
-           accelwattch-hw-perf (``benchmark/kernel``), gpu-power-samples
+           accelwattch-hw-perf (``benchmark/kernel``), accelwattch-hw-power,
+           gpu-power-samples
 kernel     the kernel name as the tool printed it; for gem5, ``epoch N``;
            empty for samples over time (DCGM, board power logs)
 launch     which launch of that kernel (0, 1, ...); for gem5 the dump index;
@@ -14,7 +15,7 @@ launch     which launch of that kernel (0, 1, ...); for gem5 the dump index;
 metric     the tool's own metric name, unchanged
 value      the value in SI base units: B, s, B/s, Hz, W, J; counts stay
            counts, percentages become fractions 0-1
-unit       B, s, B/s, Hz, W, J, V, count, fraction, level (nvprof's 0-10
+unit       B, s, B/s, Hz, W, W^2, J, V, count, fraction, level (nvprof's 0-10
            utilisation levels), cycle, degC, or the tool's own unit where it
            has no SI form (``inst/cycle``); empty where the tool states none
 device     the device name where the file gives it (DCGM: the entity, ``GPU 0``)
@@ -46,6 +47,7 @@ FORMATS = (
     "gpuwattch",
     "dcgm-dmon",
     "accelwattch-hw-perf",
+    "accelwattch-hw-power",
     "gpu-power-samples",
 )
 COLUMNS = ("source", "kernel", "launch", "metric", "value", "unit", "device", "statistic")
@@ -54,7 +56,7 @@ COLUMNS = ("source", "kernel", "launch", "metric", "value", "unit", "device", "s
 def detect_format(path: str | Path, *, way_out: str | None = None) -> str:
     """The format of ``path`` from its content (one of :data:`FORMATS`); a :class:`CosimError` if none fits, ending
     with ``way_out`` (default: naming the format, as ``cosim read --format`` does)."""
-    from cosim.readers.accelwattch_hw import looks_like_hw_perf
+    from cosim.readers.accelwattch_hw import looks_like_hw_perf, looks_like_hw_power
     from cosim.readers.dcgm import looks_like_dcgm
     from cosim.readers.gpgpusim import looks_like_gpgpusim, looks_like_power_report
     from cosim.readers.ncu import looks_like_ncu
@@ -81,6 +83,8 @@ def detect_format(path: str | Path, *, way_out: str | None = None) -> str:
         return f"nvprof-{layout}"
     if looks_like_hw_perf(head[: 1 << 16]):
         return "accelwattch-hw-perf"
+    if looks_like_hw_power(head[: 1 << 16]):
+        return "accelwattch-hw-power"
     if looks_like_dcgm(head[: 1 << 16]):
         return "dcgm-dmon"
     if "P-state" in head[:4096] and "Power(mW)" in head[:4096]:
@@ -273,6 +277,14 @@ def _hw_perf(path: Path) -> list[tuple]:
     return _long(table, units, launch=table.groupby("kernel").cumcount())
 
 
+def _hw_power(path: Path) -> list[tuple]:
+    from cosim.readers.accelwattch_hw import POWER_UNITS, read_hw_power
+
+    table = read_hw_power(path)
+    table = table.rename(columns=table.attrs["hw_power"]["columns"])  # the tool's own names, as every format keeps
+    return _long(table, POWER_UNITS)
+
+
 def _power_samples(path: Path) -> list[tuple]:
     from cosim.readers.dvfs_logs import power_samples
 
@@ -298,5 +310,6 @@ _READERS = {
     "gpuwattch": _gpuwattch,
     "dcgm-dmon": _dcgm,
     "accelwattch-hw-perf": _hw_perf,
+    "accelwattch-hw-power": _hw_power,
     "gpu-power-samples": _power_samples,
 }
