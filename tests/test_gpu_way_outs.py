@@ -192,3 +192,19 @@ def test_a_missing_optional_package_names_the_extra_that_installs_it(command, tm
     extras = [r for r in metadata.requires("cosim") or [] if 'extra == "kernels"' in r]
     assert any(r.startswith("scikit-learn") for r in extras)
     assert any(r.startswith("scipy") for r in metadata.requires("scikit-learn") or [])
+
+
+def test_ncu_2023_details_with_rule_columns_and_rows_reads_the_metrics_only(tmp_path):
+    head = (
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC",'
+        '"Section Name","Metric Name","Metric Unit","Metric Value","Rule Name","Rule Type","Rule Description",'
+        '"Estimated Speedup Type","Estimated Speedup"'
+    )
+    ids = '"0","7","a","h","k(int)","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0"'
+    path = tmp_path / "ncu.csv"
+    path.write_text(
+        f'{head}\n{ids},"GPU Speed Of Light Throughput","Duration","usecond","4.86","","","","",""\n'
+        f'{ids},"GPU Speed Of Light Throughput","","","","SOLBottleneck","OPT","This kernel is latency bound","local","42"\n'
+    )
+    rows = read(path)
+    assert rows["metric"].tolist() == ["Duration"] and rows["value"].tolist() == pytest.approx([4.86e-6])

@@ -136,6 +136,8 @@ def _details(path: Path, lines: list[str], start: int, header: list[str], skippe
     rows = []
     for lineno, fields in _table_rows(path, lines, start + 1, header, skipped):
         f = dict(zip(header, fields))
+        if not f["Metric Name"].strip():  # ncu 2023+ adds rows for its rules' advice ("Rule Name", ...): no metric
+            continue
         value, unit = _value(path, lineno, f["Metric Name"], f["Metric Value"], f["Metric Unit"])
         rows.append(
             {
