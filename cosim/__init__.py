@@ -51,6 +51,9 @@ _LAZY = {
     "Run": "cosim.run",
     "open_run": "cosim.run",
     "price_run": "cosim.run",
+    "GpuInput": "cosim.gpu_input",
+    "open_gpu": "cosim.gpu_input",
+    "price_gpu": "cosim.gpu_input",
     "power_timeline": "cosim.timeline.cpu",
 }
 
@@ -73,6 +76,7 @@ __all__ = [
     "CosimError",
     "CosimWarning",
     "Gem5Config",
+    "GpuInput",
     "Model",
     "Run",
     "apply_model",
@@ -80,7 +84,9 @@ __all__ = [
     "load_model",
     "load_rail_model",
     "mape_pct",
+    "open_gpu",
     "open_run",
+    "price_gpu",
     "price_run",
     "ocelot_timeline",
     "power_timeline",

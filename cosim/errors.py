@@ -16,3 +16,8 @@ class CosimError(Exception):
 
 class CosimWarning(UserWarning):
     """Something was worked around; the affected epoch or value is flagged."""
+
+
+class CutOffWarning(CosimWarning):
+    """An input ends inside a record (a run or profile killed mid-way): the unfinished last kernel or record was
+    left out and only complete ones were read; the CLI exits 3 (``--allow-partial``: 0)."""

@@ -191,7 +191,8 @@ def test_class_map_can_ignore_and_rejects_bad_targets(tmp_path):
         (THESIS_BLOCK.replace("828432", "-828432"), r":3: count of 'Integer_logical' is -828432"),
         (THESIS_BLOCK.replace("828432", "8.5"), r":3: count of 'Integer_logical' is 8.5"),
         ("Integer_arithmetic: 5\n" + THESIS_BLOCK, r":1: class count before any 'Kernel name:'"),
-        (THESIS_BLOCK + "Kernel name: _Z3fooi\n", r":9: kernel '_Z3fooi' has no class counts"),
+        ("Kernel name: _Z3fooi\n" + THESIS_BLOCK, r":1: kernel '_Z3fooi' has no class counts"),
+        ("Kernel name: _Z3fooi\nInteger_arithmetic: 90", r":1: kernel '_Z3fooi' is cut off \(the trace ends mid-line\) and no launch"),
         (THESIS_BLOCK + "Control: 4\n", r":9: class 'Control' appears twice"),
         (THESIS_BLOCK + "garbage here\n", r":9: expected 'Kernel name"),
         ("\n\n", r"no 'Kernel name:' line"),
@@ -269,7 +270,7 @@ def test_nvprof_eq6_and_eq11():
         (lambda t: t.replace(",3110400,3110400,3110400", ",3110400,3110400,-3110400"), r"metric 'inst_misc' is -3110400"),
         (lambda t: t.replace(",1702110,1712650,1707380,6829520", ",0,0,0,0"), r"elapsed_cycles_sm 0, so its duration is zero"),
         (
-            lambda t: "\n".join(line for line in t.splitlines() if "inst_fp_64" not in line or "uv" not in line),
+            lambda t: "".join(line for line in t.splitlines(keepends=True) if "inst_fp_64" not in line or "uv" not in line),
             r"dct8x8_uv.*lacks metric\(s\) inst_fp_64",
         ),
         (

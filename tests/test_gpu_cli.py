@@ -209,3 +209,29 @@ def test_keep_unknown_metrics_from_the_cli(tmp_path):
     result = cosim("gpu", renamed, "--keep-unknown", "-o", tmp_path / "k.csv")
     assert result.returncode == 0, result.stderr
     assert (pd.read_csv(tmp_path / "k.csv")["power_w"] > 0).all()
+
+
+def test_python_api_resolves_and_prices_a_gpu_input_as_the_cli_does():
+    import cosim
+
+    gpu = cosim.open_gpu(NVPROF_CSV)
+    assert (gpu.format, gpu.kind, gpu.model_kind, gpu.flag) == ("nvprof-metrics", "nvprof", "rail", "")
+    timeline = cosim.price_gpu(gpu, gpu_mhz=852, emc_mhz=924, activity=ACTIVITY)
+    kernels = timeline[timeline["kind"] == "kernel"]
+    assert len(kernels) == 6
+    assert kernels["duration_s"].iloc[0] == pytest.approx(1707380 / 852e6)  # elapsed_cycles_sm / GPU clock
+    with pytest.raises(cosim.CosimError, match="nvprof metrics need --model tegra-k1-stokke2016"):
+        cosim.open_gpu(NVPROF_CSV, model="ocelot-fermi-aalto2013")
+
+
+def test_a_gpgpusim_run_beside_its_gpuwattch_report():
+    import cosim
+    from cosim.gpu_input import beside_report
+
+    data = REPO / "tests" / "data" / "gpu"
+    timeline = cosim.price_gpu(cosim.open_gpu(data / "gpgpusim-3.2-gtx480-backprop.log", model="ocelot-fermi-aalto2013"))
+    rows = beside_report(timeline, data / "gpuwattch-gtx480-backprop.log")
+    assert rows["report_power_w"].tolist() == [83.412, 96.0373]  # kernel_avg_power of each block, as the report prints
+    assert (rows["dynamic_w"] < rows["power_w"]).all()
+    with pytest.raises(cosim.CosimError, match=r"2 kernel\(s\) in the power report, 1 priced"):
+        beside_report(timeline.iloc[:1], data / "gpuwattch-gtx480-backprop.log")

@@ -20,7 +20,7 @@ from typing import NoReturn
 
 from cosim.cli import dse, explore, fit, gpu, kernels, power, read
 from cosim.cli._args import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PARTIAL, _guard_paths
-from cosim.errors import CosimError, CosimWarning
+from cosim.errors import CosimError, CosimWarning, CutOffWarning
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_PARTIAL", "main"]
 
@@ -33,7 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import numpy as np  # after parsing: --help needs no numpy
 
-    warnings.showwarning = _show_warning
+    cut: list[str] = []  # inputs that ended inside a record: only complete ones were read (exit 3)
+    warnings.showwarning = lambda message, category, *rest: _show_warning(message, category, *rest, cut=cut)
     warnings.simplefilter("always", CosimWarning)
     # numpy's and matplotlib's own warnings are about our arithmetic, not the user's input:
     # what matters to the user is reported as a CosimWarning or in the flags column
@@ -44,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         with np.errstate(all="ignore"):
             _guard_paths(args)  # before any work: a typo in -o must never cost an input
             status = args.run(args)
+            if status == 0 and cut and not getattr(args, "allow_partial", False):
+                status = EXIT_PARTIAL
             sys.stdout.flush()  # a closed pipe shows here, in the handlers below, not at interpreter exit
             return status
     except CosimError as err:
@@ -56,6 +59,16 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         print("cosim: stopped: its standard output was closed (piped into head?); no output was left half-written", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except ModuleNotFoundError as err:  # an optional package this command needs is not installed
+        extra = _extra(err.name or "", _command(argv))
+        if extra is None:
+            raise
+        print(
+            f"cosim: error: cosim {_command(argv)} needs the optional package {err.name}, which is not installed: "
+            f"pip install 'cosim[{extra}]'",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
     except Exception as err:  # a bug in cosim, not bad input: still one line, and a way to report it
         where = traceback.extract_tb(err.__traceback__)[-1]
         print(
@@ -68,12 +81,38 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
+#: Optional packages -> the extra (pyproject.toml [project.optional-dependencies]) that installs them.
+EXTRAS = {
+    "sklearn": "kernels",
+    "statsmodels": "fit",
+    "pyarrow": "parquet",
+    "tqdm": "progress",
+    "distributed": "distributed",
+    "optuna": "explore",
+}
+
+
+def _extra(module: str, command: str) -> str | None:
+    """The extra that installs ``module`` for ``command``; scipy comes with scikit-learn, statsmodels and optuna."""
+    top = module.split(".")[0]
+    if top == "scipy":
+        return "kernels" if command.startswith("kernel") else "explore" if command == "explore" else "fit"
+    return EXTRAS.get(top)
+
+
+def _command(argv: list[str] | None) -> str:
+    return next((a for a in (sys.argv[1:] if argv is None else argv) if not str(a).startswith("-")), "")
+
+
 def _terminate(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    if issubclass(category, CosimWarning):
+def _show_warning(message, category, filename, lineno, file=None, line=None, *, cut: list[str]) -> None:
+    if issubclass(category, CutOffWarning):  # outputs hold the complete records only: an error, exit 3
+        cut.append(str(message))
+        print(f"cosim: error: {message}", file=sys.stderr)
+    elif issubclass(category, CosimWarning):
         print(f"cosim: warning: {message}", file=sys.stderr)
     else:
         print(warnings.formatwarning(message, category, filename, lineno, line), file=sys.stderr, end="")

@@ -92,164 +92,75 @@ def _gpu_args(p) -> None:
     p.add_argument(
         "--any-device", action="store_true", help="price data from a GPU the model was not trained on (rows flagged device_mismatch)"
     )
+    p.add_argument("--allow-partial", action="store_true", help="exit 0 even if the log was cut off (its unfinished last kernel left out)")
 
 
-def _model_kind(name: str) -> tuple[str, Path]:
-    """``("rail" | "access-rate", path)`` of a GPU model file or shipped name."""
-    from cosim.models.modelfile import read_model_json
+def _open(args, model: str):
+    """The GPU input resolved (cosim.gpu_input.open_gpu) from the command's flags."""
+    from cosim.gpu_input import open_gpu
 
-    kinds = {"cosim-rail-model/1": "rail", "cosim-access-rate-model/1": "access-rate"}
-    path, data = read_model_json(name, schema=tuple(kinds), kind="GPU model")
-    return kinds[data["schema"]], path
-
-
-def _read_gpu(args) -> tuple[str, object]:
-    """('ocelot', trace), ('nvprof', metrics) or ('gpgpusim', per-kernel counters), by the input's format."""
-    from cosim.readers.tidy import detect_format
-
-    path = args.input
-    fmt = detect_format(path)
-    if fmt == "ocelot":
-        from cosim.readers.ocelot import read_class_map, read_ocelot_trace
-
-        class_map = read_class_map(args.class_map) if args.class_map else None
-        return "ocelot", read_ocelot_trace(path, class_map=class_map)
-    if fmt == "nvprof-metrics":
-        from cosim.readers.nvprof import read_nvprof
-
-        # unknown metrics are refused after the device check: a GTX 980 log is refused for its device first
-        return "nvprof", read_nvprof(path, ignore_metrics=args.ignore_metric, allow_unknown=True)
-    if fmt == "ncu":
-        from cosim.readers.ncu import nvprof_metrics_from_ncu, read_ncu
-
-        return "nvprof", nvprof_metrics_from_ncu(read_ncu(path))
-    if fmt == "gpgpusim":
-        from cosim.readers.gpgpusim import read_gpgpusim
-
-        return "gpgpusim", read_gpgpusim(path)
-    if fmt.startswith("nvprof-gpu-"):
-        raise CosimError(
-            f"{path}: an nvprof {fmt[7:]} holds times, not the metrics a power model prices; give the "
-            "--metrics log as input and this file with --gpu-trace (a gpu-trace) or to cosim read"
-        )
-    if fmt == "gpuwattch":
-        raise CosimError(
-            f"{path}: a GPUWattch/AccelWattch power report is a reference, not an input; give the simulator's "
-            "stdout as input and this file with --compare-with"
-        )
-    raise CosimError(f"{path}: a gem5 stats file; price it with cosim power (or cosim soc --gpu ...)")
-
-
-def _device_flag(args, kind: str, data, model_name: str, model_raw) -> str:
-    """The device check (cosim.models.device) on what the GPU input says about its device."""
-    try:
-        return _device_check(args, kind, data, model_name, model_raw)
-    except CosimError as err:
-        raise CosimError(f"{err}. {gpu_models_hint()}") from None
-
-
-def gpu_models_hint() -> str:
-    """Which shipped GPU model fits which device, and where a GPU none fits goes: the kernel DVFS models."""
-    import json
-
-    from cosim.models.modelfile import shipped_models_dir
-
-    known = []
-    for path in sorted(shipped_models_dir().glob("*.json")):
-        names = (json.loads(path.read_text()).get("device") or {}).get("names")
-        if names:
-            known.append(f"{path.stem} ({'/'.join(names)})")
-    return (
-        f"cosim's GPU power models: {', '.join(known)}; for another GPU, fit its kernels' runtime and power across core and "
-        "memory clocks from your measurements: cosim kernel-fit (docs/howto/kernel-models.md)"
+    return open_gpu(
+        args.input,
+        model=model,
+        class_map=args.class_map,
+        ignore_metrics=args.ignore_metric,
+        keep_unknown=args.keep_unknown,
+        any_device=args.any_device,
     )
 
 
-def _device_check(args, kind: str, data, model_name: str, model_raw) -> str:
-    from cosim.models.device import device_flag
+def _idle_power(args) -> dict[str, float]:
+    import math
 
-    if kind == "ocelot":
-        return ""  # Ocelot emulates PTX: its counts belong to no device
-    if kind == "gpgpusim":
-        device, capability = None, data.attrs["gpgpusim"].get("compute_capability")
-    else:
-        devices = sorted(set(data["device"]))
-        device, capability = devices[0] if devices else None, data.attrs.get("ncu", {}).get("capability")
-        for other in devices[1:]:
-            device_flag(model_name, model_raw, device=other, capability=capability, source=str(args.input), any_device=args.any_device)
-    return device_flag(model_name, model_raw, device=device, capability=capability, source=str(args.input), any_device=args.any_device)
+    from cosim.cli._args import _pairs
 
-
-def _add_flag(timeline, flag: str):
-    if flag:
-        kernels = timeline["kind"] == "kernel"
-        timeline.loc[kernels, "flags"] = [";".join(f for f in (text, flag) if f) for text in timeline.loc[kernels, "flags"].fillna("")]
-    return timeline
+    idle = {}
+    for name, text in _pairs(args.idle_power, "--idle-power").items():
+        try:
+            idle[name] = float(text)
+        except ValueError:
+            raise CosimError(f"--idle-power {name}={text}: not a number of watts") from None
+        if not math.isfinite(idle[name]) or idle[name] < 0:
+            raise CosimError(f"--idle-power {name}={text}: must be a power >= 0 [W]")
+    return idle
 
 
-def _tk1(args, kind: str, data):
-    from cosim.counters.gpu import tegra_k1_counts_from_nvprof, tegra_k1_counts_from_ocelot
-    from cosim.models.tegrak1 import load_rail_model
-    from cosim.readers.activity import read_activity, read_launch_times
-    from cosim.timeline.gpu import tegra_k1_background, tegra_k1_timeline
-
-    model = load_rail_model(getattr(args, "model_path", None) or "tegra-k1-stokke2016")
-    if kind == "gpgpusim":
-        raise CosimError(
-            f"{args.input}: GPGPU-Sim counters price with the access-rate model (--model ocelot-fermi-aalto2013); "
-            "the Tegra K1 model needs nvprof metrics of a GK20A"
-        )
-    flag = _device_flag(args, kind, data, model.name, model.raw)
-    unknown = data.attrs.get("nvprof", {}).get("first_unknown") if kind == "nvprof" else None
-    if unknown and not args.keep_unknown:  # checked after the device: a GTX 980 log is refused for its device first
-        from cosim.readers.nvprof import unknown_metric_error
-
-        raise unknown_metric_error(args.input, *unknown)
-    kernels = tegra_k1_counts_from_ocelot(data) if kind == "ocelot" else tegra_k1_counts_from_nvprof(data)
-    activity = read_activity(args.activity) if args.activity else None
-    if args.gpu_trace and args.launch_times:
-        raise CosimError("give kernel times either with --gpu-trace or with --launch-times, not both")
-    launch_times = read_launch_times(args.launch_times) if args.launch_times else None
-    copies = None
-    if args.gpu_trace:
-        from cosim.readers.nvprof_trace import read_gpu_trace
-        from cosim.timeline.launches import order_by_gpu_trace
-
-        kernels, launch_times, copies = order_by_gpu_trace(kernels, read_gpu_trace(args.gpu_trace))
-    clocks = dict(gpu_mhz=args.gpu_mhz, emc_mhz=args.emc_mhz, cpu_lp_mhz=args.cpu_lp_mhz)
-    timeline = tegra_k1_timeline(
-        kernels,
-        model,
-        activity=activity,
-        launch_times=launch_times,
-        gap_s=args.gap_s,
-        railgate_delay_s=args.railgate_delay_s,
-        copies=copies,
-        **clocks,
-    )
-    return model, _add_flag(timeline, flag), tegra_k1_background(model, activity=activity, **clocks)
+def _clocks(args) -> dict:
+    return dict(gpu_mhz=args.gpu_mhz, emc_mhz=args.emc_mhz, cpu_lp_mhz=args.cpu_lp_mhz)
 
 
 def cmd_gpu(args: argparse.Namespace) -> int:
+    from cosim.gpu_input import model_kind, price_gpu
     from cosim.output import write_table
     from cosim.plots.gpu import plot_breakdown, plot_gpu_timeline
 
-    kind_of_model, args.model_path = _model_kind(args.model)
+    kind_of_model, _ = model_kind(args.model)
     _refuse_flags_of_the_other_model(args, kind_of_model)
-    kind, data = _read_gpu(args)
-    if kind_of_model == "rail":
-        _, timeline, _ = _tk1(args, kind, data)
+    gpu = _open(args, args.model)
+    if gpu.model_kind == "rail":
+        timeline = price_gpu(
+            gpu,
+            **_clocks(args),
+            activity=args.activity,
+            launch_times=args.launch_times,
+            gpu_trace=args.gpu_trace,
+            gap_s=args.gap_s,
+            railgate_delay_s=args.railgate_delay_s,
+        )
     else:
-        if kind == "nvprof":
-            raise CosimError(
-                f"{args.input}: the access-rate model prices instruction classes (Ocelot traces, GPGPU-Sim logs); "
-                "nvprof metrics need --model tegra-k1-stokke2016"
-            )
-        timeline = _ocelot(args, kind, data)
+        idle = _idle_power(args)
+        timeline = price_gpu(
+            gpu,
+            gpu_clock_mhz=args.gpu_clock_mhz,
+            idle_power_w=idle,
+            transfers=args.transfers,
+            launch_times=args.launch_times,
+            gap_s=args.gap_s,
+        )
     write_table(timeline, args.output)
     kernels = timeline[timeline["kind"] == "kernel"]
     span = timeline["end_s"].max() - timeline["start_s"].min()
-    print(f"{args.input}: {len(kernels)} kernel launch(es), {kernels['kernel'].nunique()} kernel(s) ({kind}) -> {args.output}")
+    print(f"{args.input}: {len(kernels)} kernel launch(es), {kernels['kernel'].nunique()} kernel(s) ({gpu.kind}) -> {args.output}")
     print(
         f"  model {timeline.attrs['model']}: {span * 1e3:.4g} ms, mean {timeline['energy_j'].sum() / span:.4g} W, "
         f"energy {timeline['energy_j'].sum():.4g} J (kernels {kernels['energy_j'].sum():.4g} J)"
@@ -283,64 +194,23 @@ def _refuse_flags_of_the_other_model(args, kind_of_model: str) -> None:
         )
 
 
-def _ocelot(args, kind: str, data):
-    import numpy as np
-
-    from cosim.cli._args import _pairs
-    from cosim.counters.gpu import ocelot_counts_from_gpgpusim
-    from cosim.models.ocelot import load_access_rate_model
-    from cosim.readers.activity import read_launch_times
-    from cosim.readers.measured import read_table
-    from cosim.timeline.gpu import ocelot_timeline
-
-    model = load_access_rate_model(args.model_path)
-    flag = _device_flag(args, kind, data, model.name, model.raw)
-    trace = ocelot_counts_from_gpgpusim(data) if kind == "gpgpusim" else data
-    idle = {}
-    for name, text in _pairs(args.idle_power, "--idle-power").items():
-        try:
-            idle[name] = float(text)
-        except ValueError:
-            raise CosimError(f"--idle-power {name}={text}: not a number of watts") from None
-        if not np.isfinite(idle[name]) or idle[name] < 0:
-            raise CosimError(f"--idle-power {name}={text}: must be a power >= 0 [W]")
-    transfers = None
-    if args.transfers:
-        transfers = read_table(args.transfers)
-        if not {"launch", "size_bytes"} <= set(transfers.columns):
-            raise CosimError(f"{args.transfers}: needs columns launch,size_bytes")
-    if args.gpu_clock_mhz is not None and not (np.isfinite(args.gpu_clock_mhz) and args.gpu_clock_mhz > 0):
-        raise CosimError(f"--gpu-clock-mhz {args.gpu_clock_mhz}: must be a clock > 0 [MHz]")
-    launch_times = read_launch_times(args.launch_times) if args.launch_times else None
-    timeline = ocelot_timeline(
-        trace, model, clock_mhz=args.gpu_clock_mhz, idle_power_w=idle, launch_times=launch_times, gap_s=args.gap_s, transfers=transfers
-    )
-    return _add_flag(timeline, flag)
-
-
 def _compare_report(path: Path, timeline) -> None:
-    """Per kernel: the model's power next to a GPUWattch/AccelWattch report's, matched in launch order."""
-    from cosim.readers.gpgpusim import read_power_report
+    from cosim.gpu_input import beside_report
 
-    report = read_power_report(path)
-    kernels = timeline[timeline["kind"] == "kernel"].reset_index(drop=True)
-    if len(report) != len(kernels):
-        raise CosimError(f"{path}: {len(report)} kernel(s) in the power report, {len(kernels)} priced; are they the same run?")
+    rows = beside_report(timeline, path)
     print(f"  reference {path.name} (GPU chip power; the model prices {timeline.attrs['model']}'s scope):")
-    for (_, k), (_, r) in zip(kernels.iterrows(), report.iterrows()):
-        if r["kernel"] and r["kernel"] != k["kernel"]:
-            raise CosimError(f"{path}:{r['line']}: kernel '{r['kernel']}' in the report where the run has '{k['kernel']}'")
-        print(f"    {k['kernel'][:48]:<48} model {k['power_w']:8.2f} W (dynamic {k['dynamic_w']:.2f} W)   report {r['power_w']:8.2f} W")
+    for _, r in rows.iterrows():
+        print(
+            f"    {r['kernel'][:48]:<48} model {r['power_w']:8.2f} W (dynamic {r['dynamic_w']:.2f} W)   report {r['report_power_w']:8.2f} W"
+        )
 
 
 def _compare_measured(path: Path, timeline) -> None:
-    from cosim.readers.corsair import read_corsair_log
+    from cosim.gpu_input import beside_measured
 
-    log = read_corsair_log(path)
-    predicted = timeline["energy_j"].sum() / (timeline["end_s"].max() - timeline["start_s"].min())
-    measured = log["power_in_w"].mean()
+    samples, measured, predicted = beside_measured(timeline, path)
     print(
-        f"  measured ({path.name}, {len(log)} s at 1 Hz): mean {measured:.2f} W in at the PSU; "
+        f"  measured ({path.name}, {samples} s at 1 Hz): mean {measured:.2f} W in at the PSU; "
         f"predicted mean {predicted:.2f} W ({100 * (predicted - measured) / measured:+.1f} %)"
     )
 
@@ -348,6 +218,7 @@ def _compare_measured(path: Path, timeline) -> None:
 def cmd_soc(args: argparse.Namespace) -> int:
     from cosim.cli._args import _open_run
     from cosim.counters.gpu import dram_busy_cycles
+    from cosim.gpu_input import RAIL_MODEL, price_gpu, rail_background
     from cosim.output import write_table
     from cosim.plots.soc import plot_soc
     from cosim.readers.files import input_file
@@ -362,8 +233,18 @@ def cmd_soc(args: argparse.Namespace) -> int:
         stats, run.config, run.clusters, any_isa=args.any_isa, keep_implausible=args.keep_implausible, extrapolate=args.extrapolate
     )
     args.input = args.gpu
-    kind, data = _read_gpu(args)
-    model, gpu, background = _tk1(args, kind, data)
+    gpu_in = _open(args, RAIL_MODEL)
+    model = gpu_in.model
+    gpu = price_gpu(
+        gpu_in,
+        **_clocks(args),
+        activity=args.activity,
+        launch_times=args.launch_times,
+        gpu_trace=args.gpu_trace,
+        gap_s=args.gap_s,
+        railgate_delay_s=args.railgate_delay_s,
+    )
+    background = rail_background(gpu_in, **_clocks(args), activity=args.activity)
     try:
         busy = dram_busy_cycles(stats) / stats["duration_s"].to_numpy()
     except CosimError as err:

@@ -94,6 +94,9 @@ def add_dvfs_parsers(sub) -> None:
         p.add_argument("--core-mhz", metavar="LIST", help="predict at every pair of these core clocks ... [MHz]")
         p.add_argument("--mem-mhz", metavar="LIST", help="... and these memory clocks [MHz] (default: the pairs in TABLE)")
         p.add_argument("--family", choices=("physics", "trees"), help="model family (default: the model's first, physics where it has it)")
+        p.add_argument(
+            "--any-device", action="store_true", help="predict for a GPU the model was not fitted on (rows flagged device_mismatch)"
+        )
         if name == "kernel-choose":
             c = p.add_mutually_exclusive_group(required=True)
             c.add_argument(
@@ -209,7 +212,7 @@ def _predictions(args: argparse.Namespace):
 
         require_extra("sklearn", command=f"cosim {args.command_name} --family trees")
     table = read_dvfs_table(args.table)
-    check_device(model, table, source=str(args.table), model_path=args.model)
+    flag = check_device(model, table, source=str(args.table), model_path=args.model, any_device=args.any_device)
     reference = tuple(model["reference_pair_mhz"])
     rows = with_profiles(table, reference=reference, source=str(args.table))
     if (args.core_mhz is None) != (args.mem_mhz is None):
@@ -218,7 +221,10 @@ def _predictions(args: argparse.Namespace):
         rows = grid(rows, parse_clocks(args.core_mhz, "--core-mhz"), parse_clocks(args.mem_mhz, "--mem-mhz"))
     _check_range(model, rows)
     fitted, q = family_model(model, args.family)
-    return predict_table(args.family, fitted, q, rows)
+    pred = predict_table(args.family, fitted, q, rows)
+    if flag:
+        pred["flags"] = [";".join(f for f in (str(text), flag) if f and f != "nan") for text in pred.get("flags", [""] * len(pred))]
+    return pred
 
 
 def _check_range(model: dict, rows) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 _HELP = """\
 Read a gem5 stats file, an nvprof log (--metrics/--events, --print-gpu-trace,
 summary; text or --csv), ncu --csv output, a GPGPU-Sim/Accel-Sim log, a
-GPUWattch/AccelWattch power report or an Ocelot trace, and write one long table:
+GPUWattch/AccelWattch power report, an AccelWattch hw_perf.csv, a DCGM dmon
+log, a board power log or an Ocelot trace, and write one long table:
 source, kernel, launch, metric, value, unit, device, statistic.  Values are in
 SI base units (B, s, B/s, Hz, W, J); counts stay counts; percentages become
 fractions.  The format is detected from the content; --format overrides.
@@ -34,39 +35,28 @@ def add_parsers(sub) -> None:
     )
     r.add_argument("input", type=Path, help="the file to read, or a folder of per-clock-pair GPU logs (a kernel DVFS table)")
     r.add_argument("--format", choices=FORMATS, help="the input's format (default: detected)")
+    r.add_argument(
+        "--allow-partial", action="store_true", help="exit 0 even if the input was cut off (its unfinished last record left out)"
+    )
     r.add_argument("-o", "--output", type=Path, default=Path("cosim-read.csv"), help="table .csv or .parquet")
     r.set_defaults(run=cmd_read, progress=False)
 
 
 def cmd_read(args: argparse.Namespace) -> int:
+    from cosim.gpu_input import read_table
     from cosim.output import write_table
-    from cosim.readers.dvfs_logs import is_log_folder
-    from cosim.readers.tidy import read
 
-    if args.input.is_dir() and is_log_folder(args.input):
-        return _read_dvfs_folder(args)
-
-    table = read(args.input, format=args.format)
+    fmt, table = read_table(args.input, format=args.format)
     write_table(table, args.output)
-    fmt = table.attrs["read"]["format"]
-    kernels = table["kernel"].nunique()
-    print(
-        f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {kernels} "
-        f"{'epoch' if fmt == 'gem5' else 'kernel'}(s) -> {args.output}"
-    )
-    return 0
-
-
-def _read_dvfs_folder(args: argparse.Namespace) -> int:
-    from cosim.output import write_table
-    from cosim.readers.dvfs_logs import read_dvfs_folder
-
-    table = read_dvfs_folder(args.input)
-    write_table(table, args.output)
-    n = table["power_samples"]
-    print(
-        f"{args.input}: kernel DVFS table, {len(table)} row(s) = {table['benchmark'].nunique()} benchmark(s) x clock pairs, "
-        f"power from {int(n.min())}-{int(n.max())} samples per row (median {n.median():g}), "
-        f"{len(table.attrs['dvfs']['dropped'])} pair(s) dropped -> {args.output}"
-    )
+    if fmt == "kernel-dvfs":
+        n = table["power_samples"]
+        print(
+            f"{args.input}: kernel DVFS table, {len(table)} row(s) = {table['benchmark'].nunique()} benchmark(s) x clock pairs, "
+            f"power from {int(n.min())}-{int(n.max())} samples per row (median {n.median():g}), "
+            f"{len(table.attrs['dvfs']['dropped'])} pair(s) dropped -> {args.output}"
+        )
+        return 0
+    over = {"gem5": "epoch", "dcgm-dmon": "sample", "gpu-power-samples": "sample"}.get(fmt, "kernel")
+    count = table["kernel"].nunique() if over in ("epoch", "kernel") else table[["device", "launch"]].drop_duplicates().shape[0]
+    print(f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {count} {over}(s) -> {args.output}")
     return 0

@@ -87,7 +87,9 @@ def feature_columns(table: pd.DataFrame) -> list[str]:
 def device_of(table: pd.DataFrame) -> str:
     if "device" not in table.columns:
         return ""
-    names = sorted(set(table["device"].dropna().astype(str)))
+    from cosim.models.device import device_name
+
+    names = sorted({device_name(d) for d in table["device"].dropna().astype(str)})  # nvprof's "(1)" names no other GPU
     return names[0] if len(names) == 1 else ""
 
 

@@ -80,10 +80,18 @@ def family_model(model: dict, family: str) -> tuple[dict, dict[str, float]]:
     return fit_family("trees", rows), q
 
 
-def check_device(model: dict, table: pd.DataFrame, *, source: str, model_path: Path) -> None:
+def check_device(model: dict, table: pd.DataFrame, *, source: str, model_path: Path, any_device: bool = False) -> str:
+    """``""`` when the table is from the model's device (nvprof's index aside), else ``"device_mismatch"`` with
+    ``any_device``; a :class:`CosimError` otherwise."""
+    from cosim.models.device import same_device
+
     mine, theirs = model.get("device", ""), device_of(table)
-    if mine and theirs and mine != theirs:
+    if mine and theirs and not same_device(mine, theirs):
+        if any_device:
+            return "device_mismatch"
         raise CosimError(
             f"{source}: device '{theirs}', but {model_path} was fitted on '{mine}'; clocks, voltages and power differ between "
-            "GPUs: fit a model on this device's measurements (cosim kernel-fit)"
+            "GPUs: fit a model on this device's measurements (cosim kernel-fit), or pass --any-device to predict anyway "
+            "(rows flagged device_mismatch)"
         )
+    return ""

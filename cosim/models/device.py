@@ -10,10 +10,24 @@ line unless the user passes ``--any-device``; then every row is flagged
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from cosim.errors import CosimError
+
+_INDEX = re.compile(r"\s*\(\d+\)\s*$")
+
+
+def device_name(text: str) -> str:
+    """The GPU's name without the index nvprof appends: ``"GeForce GTX 980 (1)"`` -> ``"GeForce GTX 980"``; the same
+    GPU model in another slot (or on another machine) is the same device to a power model."""
+    return _INDEX.sub("", text).strip()
+
+
+def same_device(a: str, b: str) -> bool:
+    """Whether two device names printed by profilers name the same GPU model (index and case aside)."""
+    return device_name(a).lower() == device_name(b).lower()
 
 
 def device_flag(
@@ -29,7 +43,7 @@ def device_flag(
     if not names and not capabilities:
         return ""
     named = bool(device and device.strip() and not device.strip().isdigit())
-    if named and device and any(n in device.lower() for n in names):
+    if named and device and any(n in device_name(device).lower() for n in names):
         return ""
     if not named and capability and capability in capabilities:
         return ""

@@ -22,6 +22,7 @@ import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.readers._files import read_text
+from cosim.readers.cutoff import ends_mid_line, left_out
 
 _TOLERANCE_PCT = 0.5
 
@@ -31,8 +32,12 @@ def read_corsair_log(path: str | Path) -> pd.DataFrame:
     ``efficiency_pct``, ``power_in_w``, ``power_out_w``; one row per sample."""
     path = Path(path)
     text = read_text(path, missing_hint="give the Corsair Link log (comma decimals, one line per second)")
+    lines = text.splitlines()
+    if ends_mid_line(text) and len(lines) > 1:  # a cut sample: its last value is short of digits
+        lines.pop()
+        left_out(path, len(lines) + 1, "the last sample", "the log ends mid-line", kept=len(lines), unit="sample")
     rows = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         stamp, *tokens = [t.strip() for t in line.split(",")]

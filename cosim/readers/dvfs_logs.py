@@ -25,6 +25,7 @@ import pandas as pd
 
 from cosim.errors import CosimError, CosimWarning
 from cosim.readers._files import read_text
+from cosim.readers.cutoff import ends_mid_line, left_out
 
 LOG_NAME = re.compile(
     r"^benchmark_(?P<bench>.+?)_core(?P<core>\d+)_mem(?P<mem>\d+)(?:_input(?P<input>[^_]+))?_(?P<kind>metrics|perf|power)\.log$"
@@ -72,8 +73,12 @@ def kernel_name(text: str) -> str:
 def power_samples(path: Path) -> np.ndarray:
     """(n, 3) array of sampled core clock [MHz], memory clock [MHz] and board power [W]."""
     text = read_text(path, missing_hint="give the power log sampled while the kernel ran", empty_hint="give the power log")
+    lines = text.splitlines()
+    if ends_mid_line(text) and _POWER_LINE.match(lines[-1]):  # a cut sample reads as a smaller power: never used
+        lines.pop()
+        left_out(path, len(lines) + 1, "the last power sample", "the log ends mid-line", kept=len(lines), unit="sample")
     rows = []
-    for line in text.splitlines():
+    for line in lines:
         if m := _POWER_LINE.match(line):
             rows.append((float(m["core"]), float(m["mem"]), float(m["mw"]) / 1000.0))
     if not rows:

@@ -31,6 +31,7 @@ import pandas as pd
 
 from cosim.errors import CosimError, CosimWarning
 from cosim.readers._files import read_text
+from cosim.readers.cutoff import ends_mid_line, left_out
 
 _STAT = re.compile(
     r"^\s*(?P<name>[A-Za-z_][\w\[\]]*(?: [a-z]+)*?),?\s*=\s*(?P<value>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>%|GB/Sec)?\s*$"
@@ -39,6 +40,9 @@ _OPTION = re.compile(
     r"^-(?P<name>gpgpu_clock_domains|gpgpu_compute_capability_major|gpgpu_compute_capability_minor|"
     r"gpgpu_ptx_force_max_capability|gpgpu_n_clusters|gpgpu_n_cores_per_cluster)\s+(?P<value>\S+)"
 )
+#: Lines the simulator prints after a kernel's statistics block (3.x and 4.x/Accel-Sim print the simulation
+#: time after every kernel; the exit line ends the run).
+_BLOCK_END = ("gpgpu_simulation_time", "gpgpu_simulation_rate", "GPGPU-Sim: *** exit detected", "----------------------------END-of-")
 #: Counters printed per kernel (everything else in a block is cumulative).
 PER_KERNEL = {
     "gpu_sim_cycle",
@@ -114,15 +118,21 @@ def read_gpgpusim(path: str | Path) -> pd.DataFrame:
     options: dict[str, str] = {}
     blocks: list[dict] = []
     current: dict | None = None
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for lineno, line in enumerate(lines, start=1):
         if m := _OPTION.match(line):
             options[m["name"]] = m["value"]
             continue
         if line.startswith("kernel_name ="):
+            if current is not None:
+                current["ended"] = True  # the simulator starts a block once the one before it is printed
             current = {"kernel": line.split("=", 1)[1].strip(), "line": lineno, "stats": {}}
             blocks.append(current)
             continue
         if current is None:
+            continue
+        if line.startswith(_BLOCK_END):
+            current["ended"] = True
             continue
         if line.startswith("kernel_launch_uid ="):
             current["uid"] = line.split("=", 1)[1].strip()
@@ -136,6 +146,10 @@ def read_gpgpusim(path: str | Path) -> pd.DataFrame:
             elif m["unit"] == "GB/Sec":  # GPGPU-Sim divides bytes/s by 1e9
                 value *= 1e9
             current["stats"][m["name"]] = (value, lineno)
+    if blocks and (not blocks[-1].get("ended") or ends_mid_line(text)):
+        last = blocks.pop()
+        why = "the log ends inside its statistics block, before gpgpu_simulation_time"
+        left_out(path, last["line"], f"kernel '{last['kernel']}'", why, kept=sum(1 for b in blocks if "gpu_sim_cycle" in b["stats"]))
     blocks = [b for b in blocks if "gpu_sim_cycle" in b["stats"] or "gpu_sim_insn" in b["stats"]]
     cut = [b for b in blocks if not {"gpu_sim_cycle", "gpu_sim_insn"} <= b["stats"].keys()]
     if cut:
@@ -251,6 +265,12 @@ def _rows(path: Path, blocks: list[dict], core_mhz: float) -> list[dict]:
     return rows
 
 
+def _report_cut(rows: list[dict]) -> bool:
+    """Whether a power report ends inside its last kernel's block: GPUWattch and AccelWattch end every kernel's
+    block with the run's totals ("Accumulative Power Statistics Over Previous Kernels")."""
+    return not rows[-1].get("_ended")
+
+
 _POWER_STAT = re.compile(
     r"^\s*(?P<name>[A-Za-z_][\w]*)\s*,?\s*=\s*(?P<value>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|-?nan|-?inf)\s*$"
 )
@@ -277,8 +297,11 @@ def read_power_report(path: str | Path) -> pd.DataFrame:
             current["uid"] = line.split("=", 1)[1].strip()
         elif line.strip().endswith("Power Data:") or line.strip().startswith("Accumulative"):
             section = line.strip().split()[1].lower()  # average, maximum, minimum; power (accumulative)
+            current["_ended"] = section == "power"  # the run's totals end each kernel's block
         elif (m := _POWER_STAT.match(line)) and section:
             name, value = m["name"], float(m["value"])
+            current.setdefault("_sections", {}).setdefault(section, 0)
+            current["_sections"][section] += 1
             if not math.isfinite(value) or value < 0 and name.endswith("power"):
                 raise CosimError(f"{path}:{lineno}: {name} = {m['value']}; a power report needs finite powers >= 0")
             if name in ("kernel_avg_power", "gpu_avg_power"):
@@ -289,7 +312,11 @@ def read_power_report(path: str | Path) -> pd.DataFrame:
                 current["min_power_w"] = value
             elif section == "average" and name.startswith("gpu_avg_"):
                 current[name] = value
-    rows = [r for r in rows if "power_w" in r]
+    if rows and _report_cut(rows):
+        last = rows.pop()
+        why = "the report ends before the block's Accumulative Power Statistics"
+        left_out(path, last["line"], f"kernel '{last['kernel']}'", why, kept=sum(1 for r in rows if "power_w" in r))
+    rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows if "power_w" in r]
     if not rows:
         raise CosimError(f"{path}: no 'Kernel Average Power Data' with kernel_avg_power; is this a GPUWattch/AccelWattch report?")
     out = pd.DataFrame(rows)

@@ -25,6 +25,7 @@ import pandas as pd
 from cosim.errors import CosimError
 from cosim.readers._files import read_text
 from cosim.readers._units import UnitError, ncu_quantity
+from cosim.readers.cutoff import ends_mid_line, left_out
 from cosim.readers.nvprof import SkippedLines
 
 _ID_COLUMNS = (
@@ -61,12 +62,48 @@ def read_ncu(path: str | Path) -> pd.DataFrame:
     header = _fields(path, start + 1, lines[start])
     skipped = SkippedLines(path)
     rows = _details(path, lines, start, header, skipped) if "Metric Name" in header else _raw(path, lines, start, header, skipped)
+    if rows:
+        rows = _without_cut_launch(path, text, lines, rows, skipped)
     skipped.warn()
     if not rows:
         raise CosimError(f"{path}:{start + 1}: the ncu table has a header but no rows")
     out = pd.DataFrame(rows)
     out.attrs["ncu"] = {"path": str(path), "page": "details" if "Metric Name" in header else "raw"}
     return out
+
+
+def _without_cut_launch(path: Path, text: str, lines: list[str], rows: list[dict], skipped: SkippedLines) -> list[dict]:
+    """The rows without the last launch's when the table ends inside it: mid-line, on a damaged line, or (details
+    page) with fewer metrics than the other launches (ncu reports the same sections for every launch)."""
+    end = max(i for i, line in enumerate(lines, start=1) if line.strip())
+    last = rows[-1]
+    if last["line"] != end and end not in skipped.lines:
+        return rows  # the table is followed by more output: it was written whole
+    metrics: dict[int, list[tuple[str, str]]] = {}
+    for r in rows:
+        if r["kernel"] == last["kernel"]:  # launches of one kernel: the same sections, so the same metrics in order
+            metrics.setdefault(r["launch"], []).append((r["section"], r["metric"]))
+    mine = metrics[last["launch"]]
+    fewer = any(len(other) > len(mine) and other[: len(mine)] == mine for other in metrics.values())
+    launches = len({r["launch"] for r in rows})
+    damaged = end in skipped.lines
+    if damaged:
+        skipped.lines.discard(end)  # reported as cut, not as a damaged line
+        skipped.count -= 1
+        skipped.first = min(skipped.lines, default=0)
+        cut_id = next(csv.reader(io.StringIO(lines[end - 1])), [""])[0]
+        if not fewer and cut_id != str(last["launch"]):  # the cut line began another launch: every read one is whole
+            left_out(path, end, "the table's last line", "the table ends inside it", kept=launches, unit="launch")
+            return rows
+    if ends_mid_line(text) or damaged:
+        why = "the table ends mid-line"
+    elif fewer:
+        why = f"its rows stop after {len(mine)} of the {max(len(v) for v in metrics.values())} metrics its other launches have"
+    else:
+        return rows
+    kept = [r for r in rows if r["launch"] != last["launch"]]
+    left_out(path, last["line"], f"kernel '{last['kernel']}' (launch {last['launch']})", why, kept=launches - 1, unit="launch")
+    return kept
 
 
 def ncu_to_nvprof() -> dict[str, dict]:
@@ -99,6 +136,8 @@ def _details(path: Path, lines: list[str], start: int, header: list[str], skippe
     rows = []
     for lineno, fields in _table_rows(path, lines, start + 1, header, skipped):
         f = dict(zip(header, fields))
+        if not f["Metric Name"].strip():  # ncu 2023+ adds rows for its rules' advice ("Rule Name", ...): no metric
+            continue
         value, unit = _value(path, lineno, f["Metric Name"], f["Metric Value"], f["Metric Unit"])
         rows.append(
             {

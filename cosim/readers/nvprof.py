@@ -40,6 +40,7 @@ import pandas as pd
 from cosim.errors import CosimError, CosimWarning
 from cosim.readers._files import read_text
 from cosim.readers._units import UnitError, quantity
+from cosim.readers.cutoff import ends_mid_line, left_out
 
 # The nvprof metrics and events the Tegra K1 model reads (Stokke et al., Section 4.2).
 TEGRA_K1_METRICS = (
@@ -95,10 +96,12 @@ class SkippedLines:
 
     def __init__(self, path: Path) -> None:
         self.path, self.count, self.first = path, 0, 0
+        self.lines: set[int] = set()
 
     def add(self, lineno: int) -> None:
         self.count += 1
         self.first = self.first or lineno
+        self.lines.add(lineno)
 
     def warn(self) -> None:
         if self.count:
@@ -120,11 +123,50 @@ def metric_records(path: str | Path) -> list[MetricRecord]:
         empty_hint="give the log nvprof wrote with --metrics/--events",
     )
     skipped = SkippedLines(path)
-    records = list(_records(path, text.splitlines(), skipped))
+    lines = text.splitlines()
+    records = list(_records(path, lines, skipped))
+    if records:
+        records = _without_cut_kernel(path, text, lines, records, skipped)
     skipped.warn()
     if not records:
         raise CosimError(f"{path}: no metric or event results; run nvprof with --metrics (and --events elapsed_cycles_sm)")
     return _join_sessions(path, records)
+
+
+def _without_cut_kernel(path: Path, text: str, lines: list[str], records: list[MetricRecord], skipped: SkippedLines) -> list[MetricRecord]:
+    """The records without the last kernel's when the log ends inside its results: mid-line, or with fewer
+    metrics than the other kernels of its section (nvprof reports every metric for every kernel)."""
+    last = records[-1]
+    end = max(i for i, line in enumerate(lines, start=1) if line.strip())
+    if last.line != end and end not in skipped.lines:
+        return records  # the log goes on after nvprof's last record (a banner, the program's output)
+    is_event = last.total == last.total
+    names: dict[tuple[str, str], list[str]] = {}
+    for r in records:
+        if r.session == last.session and (r.total == r.total) == is_event:
+            names.setdefault((r.device, r.kernel), []).append(r.metric)
+    mine = names[(last.device, last.kernel)]
+    # nvprof lists the same metrics in the same order for every kernel: a cut one has a beginning of that list;
+    # and every kernel of a session in each of its result sections (events, metrics)
+    longer = [other for other in names.values() if len(other) > len(mine) and other[: len(mine)] == mine]
+    session = {(r.device, r.kernel) for r in records if r.session == last.session}
+    unlisted = session - set(names)
+    if ends_mid_line(text):
+        why = "the log ends mid-line"
+    elif longer:
+        why = f"its results stop after {len(mine)} of the {len(longer[0])} {'events' if is_event else 'metrics'} the other kernels have"
+    elif unlisted:
+        why = f"the last result section lists {len(names)} of the session's {len(session)} kernels"
+    else:
+        return records
+    if end in skipped.lines:  # the cut line is reported as cut, not as a damaged one
+        skipped.lines.discard(end)
+        skipped.count -= 1
+        skipped.first = min(skipped.lines, default=0)
+    cut = {(last.device, last.kernel), *unlisted}  # kernels the section never reached are incomplete too
+    kept = [r for r in records if (r.device, r.kernel) not in cut]
+    left_out(path, last.line, f"kernel '{last.kernel}'", why, kept=len({(r.device, r.kernel) for r in kept}))
+    return kept
 
 
 def read_nvprof(path: str | Path, *, ignore_metrics: Iterable[str] = (), allow_unknown: bool = False) -> pd.DataFrame:

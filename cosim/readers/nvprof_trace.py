@@ -26,6 +26,7 @@ import pandas as pd
 from cosim.errors import CosimError
 from cosim.readers._files import read_text
 from cosim.readers._units import UnitError, quantity
+from cosim.readers.cutoff import ends_mid_line, left_out
 from cosim.readers.nvprof import _VALUE, BANNER, SkippedLines
 
 # nvprof column -> (canonical name, what a bare number in it means when no units row says)
@@ -101,7 +102,7 @@ def read_gpu_trace(path: str | Path) -> pd.DataFrame:
     (unified-memory page-fault markers) are left out.
     """
     path = Path(path)
-    lines = _lines(path, "nvprof --print-gpu-trace")
+    lines, cut = _lines(path, "nvprof --print-gpu-trace")
     skipped = SkippedLines(path)
     rows = []
     header: list[str] | None = None
@@ -138,6 +139,8 @@ def read_gpu_trace(path: str | Path) -> pd.DataFrame:
             skipped.add(lineno)
         elif not math.isnan(row["duration_s"]):
             rows.append(row)
+    if cut:
+        rows = _without_cut_row(path, lines, rows, skipped, "activity row")
     skipped.warn()
     if not rows:
         raise CosimError(f"{path}: no GPU activity rows; give the output of nvprof --print-gpu-trace (text or --csv)")
@@ -152,7 +155,7 @@ def read_gpu_summary(path: str | Path) -> pd.DataFrame:
     """One row per GPU activity name of ``--print-gpu-summary``: ``time_fraction`` (0-1), ``time_s``, ``calls``,
     ``avg_s``, ``min_s``, ``max_s`` [s].  API-call rows are left out."""
     path = Path(path)
-    lines = _lines(path, "nvprof's summary (--print-gpu-summary, or nvprof with no options)")
+    lines, cut = _lines(path, "nvprof's summary (--print-gpu-summary, or nvprof with no options)")
     skipped = SkippedLines(path)
     rows, kind, header, units, in_results = [], None, None, None, False
     for lineno, text in enumerate(lines, start=1):
@@ -198,6 +201,8 @@ def read_gpu_summary(path: str | Path) -> pd.DataFrame:
         kind = m["type"] or kind or "GPU activities"
         if kind == "GPU activities":
             rows.append(_summary_row(path, lineno, m["name"], m["pct"], m["calls"], m["time"], m["avg"], m["min"], m["max"]))
+    if cut:
+        rows = _without_cut_row(path, lines, rows, skipped, "activity row")
     skipped.warn()
     if not rows:
         raise CosimError(f"{path}: no 'GPU activities' rows; give nvprof's summary output (text or --csv)")
@@ -212,8 +217,25 @@ def _in_results(banner: str, in_results: bool) -> bool:
     return banner.rstrip().endswith("result:") or in_results and "is profiling process" not in banner
 
 
-def _lines(path: Path, what: str) -> list[str]:
-    return read_text(path, missing_hint=f"give the file nvprof wrote ({what})", empty_hint=f"give the output of {what}").splitlines()
+def _lines(path: Path, what: str) -> tuple[list[str], bool]:
+    """The file's lines, and whether it ends mid-line (cut off)."""
+    text = read_text(path, missing_hint=f"give the file nvprof wrote ({what})", empty_hint=f"give the output of {what}")
+    return text.splitlines(), ends_mid_line(text)
+
+
+def _without_cut_row(path: Path, lines: list[str], rows: list[dict], skipped: SkippedLines, what: str) -> list[dict]:
+    """The rows without the one on the file's last line when the file ends inside it (a cut time reads shorter)."""
+    end = len(lines)
+    if end in skipped.lines:
+        skipped.lines.discard(end)
+        skipped.count -= 1
+        skipped.first = min(skipped.lines, default=0)
+        left_out(path, end, "the last row", "the file ends mid-line", kept=len(rows), unit=what)
+        return rows
+    if rows and rows[-1]["line"] == end:
+        left_out(path, end, f"the last row ('{rows[-1]['name'][:60]}')", "the file ends mid-line", kept=len(rows) - 1, unit=what)
+        return rows[:-1]
+    return rows
 
 
 def _is_units_row(text: str, header: list[str]) -> bool:

@@ -4,17 +4,21 @@ Columns (every format):
 
 ========== ====================================================================
 source     the format: gem5, ocelot, nvprof-metrics, nvprof-gpu-trace,
-           nvprof-gpu-summary, ncu, gpgpusim, gpuwattch
-kernel     the kernel name as the tool printed it; for gem5, ``epoch N``
+           nvprof-gpu-summary, ncu, gpgpusim, gpuwattch, dcgm-dmon,
+           accelwattch-hw-perf (``benchmark/kernel``), accelwattch-hw-power,
+           gpu-power-samples
+kernel     the kernel name as the tool printed it; for gem5, ``epoch N``;
+           empty for samples over time (DCGM, board power logs)
 launch     which launch of that kernel (0, 1, ...); for gem5 the dump index;
+           for samples over time the sample index;
            empty where the tool only reports a summary over launches
 metric     the tool's own metric name, unchanged
 value      the value in SI base units: B, s, B/s, Hz, W, J; counts stay
            counts, percentages become fractions 0-1
-unit       B, s, B/s, Hz, W, J, count, fraction, level (nvprof's 0-10
-           utilisation levels), cycle, or the tool's own unit where it has
-           no SI form (``inst/cycle``); empty where the tool states none
-device     the device name where the file gives it
+unit       B, s, B/s, Hz, W, W^2, J, V, count, fraction, level (nvprof's 0-10
+           utilisation levels), cycle, degC, or the tool's own unit where it
+           has no SI form (``inst/cycle``); empty where the tool states none
+device     the device name where the file gives it (DCGM: the entity, ``GPU 0``)
 statistic  value, or min/max/avg/total for nvprof summaries over launches
 ========== ====================================================================
 """
@@ -32,12 +36,28 @@ from cosim.readers.files import input_file
 if TYPE_CHECKING:
     import pandas as pd
 
-FORMATS = ("gem5", "ocelot", "nvprof-metrics", "nvprof-gpu-trace", "nvprof-gpu-summary", "ncu", "gpgpusim", "gpuwattch")
+FORMATS = (
+    "gem5",
+    "ocelot",
+    "nvprof-metrics",
+    "nvprof-gpu-trace",
+    "nvprof-gpu-summary",
+    "ncu",
+    "gpgpusim",
+    "gpuwattch",
+    "dcgm-dmon",
+    "accelwattch-hw-perf",
+    "accelwattch-hw-power",
+    "gpu-power-samples",
+)
 COLUMNS = ("source", "kernel", "launch", "metric", "value", "unit", "device", "statistic")
 
 
-def detect_format(path: str | Path) -> str:
-    """The format of ``path`` from its content (one of :data:`FORMATS`); a :class:`CosimError` if none fits."""
+def detect_format(path: str | Path, *, way_out: str | None = None) -> str:
+    """The format of ``path`` from its content (one of :data:`FORMATS`); a :class:`CosimError` if none fits, ending
+    with ``way_out`` (default: naming the format, as ``cosim read --format`` does)."""
+    from cosim.readers.accelwattch_hw import looks_like_hw_perf, looks_like_hw_power
+    from cosim.readers.dcgm import looks_like_dcgm
     from cosim.readers.gpgpusim import looks_like_gpgpusim, looks_like_power_report
     from cosim.readers.ncu import looks_like_ncu
     from cosim.readers.nvprof_trace import nvprof_layout
@@ -61,9 +81,17 @@ def detect_format(path: str | Path) -> str:
         return "ncu"
     if layout := nvprof_layout(head[: 1 << 20]):
         return f"nvprof-{layout}"
+    if looks_like_hw_perf(head[: 1 << 16]):
+        return "accelwattch-hw-perf"
+    if looks_like_hw_power(head[: 1 << 16]):
+        return "accelwattch-hw-power"
+    if looks_like_dcgm(head[: 1 << 16]):
+        return "dcgm-dmon"
+    if "P-state" in head[:4096] and "Power(mW)" in head[:4096]:
+        return "gpu-power-samples"
     raise CosimError(
-        f"{path}: not a format cosim reads (gem5 stats, nvprof, ncu --csv, GPGPU-Sim/Accel-Sim, "
-        f"GPUWattch/AccelWattch, Ocelot); name it with --format {{{','.join(FORMATS)}}}"
+        f"{path}: not a format cosim reads (gem5 stats, nvprof, ncu --csv, GPGPU-Sim/Accel-Sim, GPUWattch/AccelWattch, "
+        f"AccelWattch hw_perf.csv, DCGM dmon, Ocelot); {way_out or 'name it with --format {' + ','.join(FORMATS) + '}'}"
     )
 
 
@@ -233,6 +261,44 @@ def _long(table: pd.DataFrame, units: dict[str, str], *, kernel: str = "kernel",
     return rows
 
 
+def _dcgm(path: Path) -> pd.DataFrame:
+    from cosim.readers.dcgm import read_dcgm
+
+    rows = read_dcgm(path)
+    return rows.assign(kernel="", launch=rows["sample"], device=rows["entity"], statistic="value")
+
+
+def _hw_perf(path: Path) -> list[tuple]:
+    from cosim.readers.accelwattch_hw import UNITS, read_hw_perf
+
+    table = read_hw_perf(path)
+    table["kernel"] = table["benchmark"] + "/" + table["kernel"]  # the benchmark names the kernel's run
+    units = {name: UNITS.get(name, "count") for name in table.attrs["hw_perf"]["counters"]}
+    return _long(table, units, launch=table.groupby("kernel").cumcount())
+
+
+def _hw_power(path: Path) -> list[tuple]:
+    from cosim.readers.accelwattch_hw import POWER_UNITS, read_hw_power
+
+    table = read_hw_power(path)
+    table = table.rename(columns=table.attrs["hw_power"]["columns"])  # the tool's own names, as every format keeps
+    return _long(table, POWER_UNITS)
+
+
+def _power_samples(path: Path) -> list[tuple]:
+    from cosim.readers.dvfs_logs import power_samples
+
+    samples = power_samples(path)
+    rows = []
+    for i, (core_mhz, mem_mhz, power_w) in enumerate(samples):
+        rows += [
+            ("", "", i, "Core-F(MHz)", core_mhz * 1e6, "Hz", "", "value"),
+            ("", "", i, "Mem-F(MHz)", mem_mhz * 1e6, "Hz", "", "value"),
+            ("", "", i, "Power(mW)", power_w, "W", "", "value"),
+        ]
+    return rows
+
+
 _READERS = {
     "gem5": _gem5,
     "ocelot": _ocelot,
@@ -242,4 +308,8 @@ _READERS = {
     "ncu": _ncu,
     "gpgpusim": _gpgpusim,
     "gpuwattch": _gpuwattch,
+    "dcgm-dmon": _dcgm,
+    "accelwattch-hw-perf": _hw_perf,
+    "accelwattch-hw-power": _hw_power,
+    "gpu-power-samples": _power_samples,
 }
