@@ -4,9 +4,8 @@ The what-if is exact for time that scales with the core clock and for time that 
 run's memory time splits between the two (overlapping misses, DRAM queueing, gem5 changing its own behaviour between
 clocks, as O3 stores that skip the DRAM read at 1800 MHz).  So the error grows with how far the clock moves and with
 the share of the run that is memory time.  The interval is that, scaled by the what-if's error on the workload
-suite (tests/workloads, ``python tests/whatif_suite.py table``: every ordered pair of 8 programs x 3 clock pairs at
-1+1 and 2+2 cores, with 100 us dumps and with one), at
-a coverage of at least 90 % there.  That part is the interval on what the same power model would give on gem5's own
+suite's calibration programs (tests/workloads, ``python tests/whatif_suite.py calibrate``: every ordered pair of 5 of
+its programs in every set-up, at a coverage of at least 95 % there) and scored on its other 4 (``table --set test``).  That part is the interval on what the same power model would give on gem5's own
 run at those clocks (``energy_j_whatif_lo/hi``); the energy interval adds the model's own error against hardware
 (``power_lo_w``/``power_hi_w`` of ``cosim power``: 2 x its standard error of regression, widened above the top
 trained clock) in quadrature (:func:`add_model_interval`).
