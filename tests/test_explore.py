@@ -459,26 +459,28 @@ def test_a_failed_points_reason_leads_with_gem5s_own_error(tmp_path):
     assert reason.startswith("ValueError: cannot convert '1XB' to memory size | ") and "SimObject.py(411)" in reason
 
 
-def test_the_tutorials_predicted_rows_match_its_simulated_siblings():
-    """docs/explore.md: in the committed tutorial study each simulated point's --dvfs prediction at its sibling's
-    LITTLE clock (600 <-> 1000 MHz, same big cores and L2) is checked against that sibling's own gem5 run: within
-    1.2 % in runtime and 1.7 % in energy, inside the interval, and its peak power within 1.5 % of the sibling's
-    highest dump (0.3.3's peak, each epoch stretched to the slower cluster's time: -20.4 to +24.9 %)."""
-    import pandas as pd
+def test_a_recorded_grids_predictions_at_the_siblings_little_clock_hold_gem5(tmp_path):
+    """The recorded 24-point real grid (docs/explore/search-grid.toml, gem5 v24): each run predicted at its siblings'
+    LITTLE clock (same big clock, big cores and L2; what a study's --dvfs rows price) against the sibling's own gem5
+    run: gem5's runtime and energy inside the interval on at least 90 % of the 24 pairs (the interval's target).
+    (This replaced a check of docs/explore/tutorial-results.csv, a file cosim wrote: no code ran.)"""
+    import tarfile
 
-    rows = pd.read_csv(Path(__file__).parent.parent / "docs" / "explore" / "tutorial-results.csv")
-    simulated, predicted = rows[rows["source"] == "simulated"], rows[rows["source"] == "predicted"]
-    assert len(simulated) == 8
-    for _, point in simulated.iterrows():
-        same = (simulated["--big-cores"] == point["--big-cores"]) & (simulated["--big-l2-size"] == point["--big-l2-size"])
-        sibling = simulated[same & (simulated["point"] != point["point"])].iloc[0]
-        at = (
-            (predicted["point"] == point["point"])
-            & ((predicted["littleCluster_freq_mhz"] - sibling["littleCluster_freq_mhz"]).abs() < 1)
-            & ((predicted["bigCluster_freq_mhz"] - sibling["bigCluster_freq_mhz"]).abs() < 2)
-        )
-        guess = predicted[at].iloc[0]
-        for key, worst in (("runtime_s", 0.013), ("energy_j", 0.018)):
-            assert abs(guess[key] / sibling[key] - 1) < worst
-            assert guess[f"{key}_lo"] <= sibling[key] <= guess[f"{key}_hi"]
-        assert abs(guess["peak_power_w"] / sibling["peak_power_w"] - 1) < 0.016
+    import pandas as pd
+    from standin import RECORDING
+    from whatif_pairs import clocks, compare_many
+
+    from cosim import read_config
+
+    with tarfile.open(RECORDING) as tar:
+        tar.extractall(tmp_path, filter="data")
+    groups: dict[tuple, list[Path]] = {}
+    for run in sorted(p for p in tmp_path.iterdir() if p.is_dir()):
+        config = read_config(run / "config.ini")
+        big = config.cluster("big", "system.bigCluster")
+        l2_sizes = tuple(sorted(config.objects[path].get("size", "") for path in set(big.l2.values())))
+        groups.setdefault((big.n_cpus, l2_sizes, clocks(run)[0]), []).append(run)
+    rows = [row for runs in groups.values() for base in runs for row in compare_many(base, [o for o in runs if o != base])]
+    table = pd.DataFrame(rows)
+    assert len(groups) == 12 and len(table) == 24
+    assert table["runtime_s_covered"].mean() >= 0.9 and table["energy_j_covered"].mean() >= 0.9

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -10,8 +11,9 @@ import pytest
 from helpers import REPO
 
 
-def _run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout)
+def _run(*args: str, timeout: int = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+    environ = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout, env=environ)
 
 
 def test_ruff_lints_clean():
@@ -30,8 +32,16 @@ def test_mypy_on_the_package():
 
 
 def test_docs_build_with_warnings_as_errors(tmp_path):
+    """The docs build; the validation page's what-if suite figures from this session's pairs (the same code computes
+    them once for tests/test_whatif_suite.py), not computed a second time in the build."""
+    from whatif_pairs import suite_rows
+    from whatif_suite import RUNS
+
+    suite = tmp_path / "whatif-suite.csv"
+    suite_rows(RUNS).to_csv(suite, index=False)
     out = tmp_path / "html"
-    run = _run("sphinx", "-W", "--keep-going", "-q", "-b", "html", "-d", str(tmp_path / "doctrees"), "docs", str(out))
+    args = ("sphinx", "-W", "--keep-going", "-q", "-b", "html", "-d", str(tmp_path / "doctrees"), "docs", str(out))
+    run = _run(*args, env={"COSIM_WHATIF_SUITE_CSV": str(suite)})
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
     for page in ("index.html", "tutorial.html", "_generated/cli.html", "_generated/api.html", "_generated/counter-maps.html"):
         assert (out / page).exists(), page

@@ -3,22 +3,26 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pandas as pd
 import pytest
 from helpers import GEM5, REPO, needs_gem5
-from whatif_pairs import CLUSTERS, SE_MINOR_CLUSTERS, compare, suite_rows, summary
-from whatif_suite import APART_PAIRS, PAIRS, PROGRAMS, RUNS, SE_CLOCKS, SE_MINOR_CLOCKS, SE_PROGRAMS
+from whatif_calibrate import COVERAGE, calibrate, set_table
+from whatif_pairs import CLUSTERS, SE_MINOR_CLUSTERS, compare, suite_rows
+from whatif_suite import APART_PAIRS, CALIBRATION, PAIRS, PROGRAMS, RUNS, SE_CLOCKS, SE_MINOR_CLOCKS, SE_PROGRAMS, SETUPS, TEST
 
 from cosim import ClusterSpec, load_model, read_config, read_stats
+from cosim.dse import interval
 from cosim.dse.whatif import recorded_run, whatif
 from cosim.readers.gem5_stats import stats_file
 
 
 @pytest.fixture(scope="module")
-def suite() -> pd.DataFrame:
-    return pd.concat([suite_rows(RUNS, "1c-epoch"), suite_rows(RUNS, "1c-one")], ignore_index=True)
+def rows() -> pd.DataFrame:
+    """Every ordered pair of every set-up (504), computed once a session (whatif_pairs caches them)."""
+    return suite_rows(RUNS)
 
 
 def test_the_suite_is_recorded():
@@ -41,23 +45,72 @@ def test_the_suite_is_recorded():
                 assert stats_file(run) is not None and (run / "config.ini").is_file(), run
 
 
-def test_suite_errors_and_interval_coverage(suite):
-    """Every ordered pair of every program at 1+1 cores (108): runtime and energy against gem5 at those clocks, as
-    measured (docs/explanation/whatif.md: worst -8.4 % runtime, -6.4 % energy, stream with one dump from 1800/1400
-    down to 1000/600 MHz; +8.4 % / +5.1 % on stream's initialisation with 100 us dumps before a Minor CPU's load waits
-    hid only the store misses its memory slots left room for; -11.5 % / -9.1 % on mixed's store drains before a Minor
-    CPU's store misses became a floor), and the interval holds gem5's value on at least 90 % of the pairs."""
-    head = summary(suite)
-    assert head["pairs"] == 9 * 6 * 2
-    assert suite["runtime_s"].abs().max() < 9 and suite["energy_j"].abs().max() < 7
-    assert head["runtime_s_within_5"] >= 103 and head["energy_j_within_5"] >= 107
-    # measured: coverage 100 % / 100 %, mean half-width 8.8 % / 7.2 %; at least 90 % with each kind of dump too
-    assert head["runtime_s_coverage"] >= 0.95 and head["energy_j_coverage"] >= 0.95
-    assert head["runtime_s_mean_width"] < 9.5 and head["energy_j_mean_width"] < 8  # an interval that says something
-    for setup in ("1c-epoch", "1c-one"):
-        part = summary(suite[suite["setup"] == setup])
-        assert part["runtime_s_coverage"] >= 0.9 and part["energy_j_coverage"] >= 0.9
-    compute = suite[suite["program"].isin(["int_compute", "fp_compute", "branchy"])]
+def test_every_pair_of_every_set_up_is_predicted(rows):
+    """Each program's ordered pairs: 3 clock pairs (6) per big.LITTLE set-up, 14 with the clocks moved apart (to and
+    from the 1c-epoch runs), 12 on se.py's O3 CPU (4 clocks), 6 on its Minor CPU (3)."""
+    per_program = {"1c-epoch": 6, "1c-one": 6, "2c-epoch": 6, "2c-one": 6, "1c-apart": 14, "se-one": 12, "se-minor": 6}
+    assert set(rows["setup"]) == set(SETUPS) == set(per_program)
+    for setup, n in per_program.items():
+        assert len(rows[rows["setup"] == setup]) == n * len(PROGRAMS), setup
+    assert rows[["runtime_s", "energy_j"]].notna().all().all()
+
+
+# --- the interval: constants set on the calibration programs, scored on the test programs -----------------------
+
+
+def test_the_programs_are_split_into_calibration_and_test_sets():
+    assert set(CALIBRATION).isdisjoint(TEST) and set(CALIBRATION) | set(TEST) == set(PROGRAMS) == set(SE_PROGRAMS)
+    assert json.loads(interval.BANDS_FILE.read_text())["calibration_programs"] == list(CALIBRATION)
+
+
+def test_the_intervals_constants_are_the_calibration_programs(rows):
+    """The shipped constants are what ``python tests/whatif_suite.py calibrate`` sets from the calibration programs'
+    pairs alone: re-run here on the same pairs (what each pair needs of the band does not depend on the band)."""
+    constants = calibrate(rows[rows["program"].isin(CALIBRATION)])
+    assert constants["runtime_band"] == pytest.approx(list(interval.RUNTIME_BAND))
+    assert constants["energy_band"] == pytest.approx(list(interval.ENERGY_BAND))
+    assert constants["single_dump_base"] == pytest.approx(interval.SINGLE_DUMP_BASE)
+    # the calibration's own target holds on the pairs it was set on
+    table = set_table(rows[rows["program"].isin(CALIBRATION)])
+    assert (table[["runtime_s_coverage_pct", "energy_j_coverage_pct"]] >= 100 * COVERAGE - 1e-9).all().all()
+
+
+# the goal (issue #37): gem5's value inside the interval on >= 90 % of the test programs' pairs in every set-up, with a
+# mean half-width <= 10 %, runtime and energy; where it is not met the test says so (xfail) with what was measured
+GOAL_COVERAGE_PCT, GOAL_HALF_WIDTH_PCT = 90.0, 10.0
+WIDTH_NOT_MET = {
+    ("se-minor", "runtime_s"): "measured 13.1 %: a Minor CPU's drains read three ways (interval.runtime_shift_s)",
+    ("1c-one", "runtime_s"): "measured 10.3 %: one dump mixes the phases (single_dump_base 3 %)",
+}
+
+
+@pytest.mark.parametrize("key", ["runtime_s", "energy_j"])
+@pytest.mark.parametrize("setup", SETUPS)
+def test_the_interval_holds_gem5_on_the_test_programs(rows, setup, key):
+    """Programs the constants never saw: coverage >= 90 % in every set-up (measured 92.9-100 %, whatif.md)."""
+    table = set_table(rows[rows["program"].isin(TEST)])
+    assert table.loc[setup, f"{key}_coverage_pct"] >= GOAL_COVERAGE_PCT
+
+
+@pytest.mark.parametrize("key", ["runtime_s", "energy_j"])
+@pytest.mark.parametrize("setup", SETUPS)
+def test_the_interval_is_narrow_on_the_test_programs(rows, setup, key, request):
+    """An interval that says something: mean half-width <= 10 % on the test programs."""
+    if (setup, key) in WIDTH_NOT_MET:
+        request.applymarker(pytest.mark.xfail(reason=f"goal not met: {WIDTH_NOT_MET[setup, key]}", strict=False))
+    table = set_table(rows[rows["program"].isin(TEST)])
+    assert table.loc[setup, f"{key}_mean_half_width_pct"] <= GOAL_HALF_WIDTH_PCT
+
+
+def test_compute_bound_programs_scale_with_the_clock(rows):
+    """The what-if is exact for time on the core clock (interval.py's premise): programs whose run is core time
+    (int_compute, fp_compute, branchy: no cache misses to speak of) are predicted within 2 % of gem5 at every other
+    clock pair of the big.LITTLE set-ups, both clusters' clocks moving together.  (Not where the clocks move apart and
+    the big cluster then ends the run, nor on se.py's O3 CPU, whose DRAM latency gem5 changes with the clock: up to
+    2.4 % there.)"""
+    together = rows["setup"].isin(["1c-epoch", "1c-one", "2c-epoch", "2c-one"])
+    compute = rows[together & rows["program"].isin(["int_compute", "fp_compute", "branchy"])]
+    assert len(compute) == 3 * 24
     assert compute["runtime_s"].abs().max() < 2 and compute["energy_j"].abs().max() < 2
 
 
@@ -103,7 +156,7 @@ def test_a_minor_cpus_store_misses_to_different_lines_overlap_as_its_memory_slot
     from cosim.dse.minor_waits import memory_slots
 
     row = compare(RUNS / "ptrchase" / "se-minor" / "1400", RUNS / "ptrchase" / "se-minor" / "600", clusters=SE_MINOR_CLUSTERS)
-    assert abs(row["runtime_s"]) < 5 and row["runtime_s_covered"], row
+    assert abs(row["runtime_s"]) < 5, row
     alone = read_config(RUNS / "ptrchase" / "se-minor" / "600" / "config.ini")
     assert memory_slots(alone, alone.cluster("cpu", "system.cpu"), alone=True) == 2
     shared = read_config(RUNS / "ptrchase" / "1c-one" / "1000_600" / "config.ini")
@@ -163,58 +216,15 @@ def test_pareto_plot_labels_every_point_and_marks_the_choice(tmp_path):
     assert f"chosen: {choice.row['big_freq_mhz']:g}/{choice.row['little_freq_mhz']:g}" in svg
 
 
-@pytest.mark.parametrize(
-    ("setup", "runtime_within_5", "energy_within_5", "worst_runtime", "worst_energy"),
-    [
-        ("2c-epoch", 53, 48, 6.5, 7.0),  # measured: worst -6.0 % runtime, -6.8 % energy (ptrchase; mixed was -13.0 %)
-        # measured: worst -8.5 % runtime, -5.2 % energy (ptrchase 1000/600 -> 1800/1400: its Minor cores' stalled
-        # cycles count since the cycle rule of 0.3.6, -4.9 % before; mixed was -7.9 %)
-        ("2c-one", 51, 49, 9.0, 5.5),
-    ],
-)
-def test_two_plus_two_cores_held_out(setup, runtime_within_5, energy_within_5, worst_runtime, worst_energy):
-    """2 O3 + 2 Minor CPUs with 100 us dumps and with one dump: 54 ordered pairs each, errors as measured (but for
-    phases across gem5's store-miss switch, below) and gem5's value inside the interval on at least 90 % of them
-    (measured: 100 % / 100 % both)."""
-    rows = suite_rows(RUNS, setup)
-    assert len(rows) == 54
-    ours = rows[rows["program"] != "phases"]
-    assert ours["runtime_s"].abs().max() < worst_runtime and ours["energy_j"].abs().max() < worst_energy
-    assert (rows["runtime_s"].abs() <= 5).sum() >= runtime_within_5 and (rows["energy_j"].abs() <= 5).sum() >= energy_within_5
-    assert rows["runtime_s_covered"].mean() >= 0.9 and rows["energy_j_covered"].mean() >= 0.9
-
-
-@pytest.fixture(scope="module")
-def apart() -> pd.DataFrame:
-    return suite_rows(RUNS, "1c-apart")
-
-
-def test_clocks_moved_apart(apart):
-    """The 1c-apart set-up: the clusters' clocks moved apart (1800/600 and 1000/1400 MHz, 1+1 cores, 100 us dumps),
-    as a DVFS grid prices them, predicted from and to the 1c-epoch runs: 14 ordered pairs a program, 126.  Measured:
-    runtime within 5 % on 119, energy on 122 (124 before 0.3.6's cycle rule: stream's Minor core stalls, and its
-    stalled cycles now cost energy, so the runtime error of +6.9 % reaches its energy), worst +7.0 % / -5.7 %
-    (stream); the interval holds gem5's runtime on 95.2 % and its energy on 99.2 % (the compute programs at
-    1000/1400 MHz, where the big cluster ends the run, miss by about 2 %)."""
-    assert len(apart) == 9 * 14
-    head = summary(apart)
-    assert head["runtime_s_within_5"] >= 119 and head["energy_j_within_5"] >= 122
-    assert apart["runtime_s"].abs().max() < 7.5 and apart["energy_j"].abs().max() < 6
-    assert head["runtime_s_coverage"] >= 0.9 and head["energy_j_coverage"] >= 0.9
-
-
-def test_the_interval_covers_gem5s_store_miss_switch():
+def test_the_whole_line_reading_of_gem5s_store_miss_switch(rows):
     """gem5's own phases program on big.LITTLE: at 1800 MHz the big (O3) cluster writes nine tenths of its store-miss
     lines whole (InvalidateReq, no fetch), at 1400 and 1000 MHz a third on 1+1 cores and half on 2+2, so its own
-    finish moves far more than the clock explains (measured: up to +27.9 % / -21.5 % off on 1+1 cores, +77.6 % /
-    -38.7 % on 2+2, where the L2's prefetcher no longer covers the fetches) and its cycles' energy with it (up to
-    +16.0 %).  The LITTLE ends the run.  Every ordered pair of every big.LITTLE set-up (38) holds gem5's runtime and
-    energy inside the interval (and the 12 of se.py's one O3 CPU, below); before the whole-line reading, the energy
-    left it on 12 of the 38 (-4.7 % against +-2.7 % from 1800/600 at 1000/600 MHz)."""
-    rows = pd.concat([suite_rows(RUNS, s) for s in ("1c-epoch", "1c-one", "2c-epoch", "2c-one", "1c-apart")], ignore_index=True)
-    phases = rows[rows["program"] == "phases"]
+    finish moves far more than the clock explains (gem5's runs: more than 20 % off what the clock alone gives).  The
+    reading is read from gem5's stats: phases' big cluster writes lines whole at 1800 MHz, stream's never; it grows
+    with the clock's move, none at the run's own clock (1800 MHz is 1798.56 in gem5's ticks), all from a quarter's
+    move (phases is a calibration program: whether the interval then holds gem5 is scored on the test programs)."""
+    phases = rows[(rows["program"] == "phases") & ~rows["setup"].str.startswith("se-")]
     assert len(phases) == 4 * 6 + 14 and phases["big_runtime_s"].abs().max() > 20  # the switch is in the data
-    assert phases["runtime_s_covered"].all() and phases["energy_j_covered"].all()
     specs = [ClusterSpec(n, p, load_model(m)) for n, p, m in CLUSTERS]
     readings = {}
     for program in ("phases", "stream"):
@@ -223,64 +233,8 @@ def test_the_interval_covers_gem5s_store_miss_switch():
     assert readings["phases"][0].sum() > 1e-3  # 29,282 lines written whole at 1800 MHz: each may be fetched at 1000
     assert readings["stream"][0].sum() < 1e-5 and readings["stream"][1].sum() == 0  # its stores never go whole
     assert not phases["flags"].str.contains("store_lines_unread").any()
-    # the reading grows with the clock's move: none at the run's own clock (1800 MHz is 1798.56 in gem5's ticks: a
-    # new user's trial found the full reading there), all of it from a quarter's move
     base = RUNS / "phases" / "1c-epoch" / "1800_1400"
     run = recorded_run(read_stats(stats_file(base)), read_config(base / "config.ini"), specs)
     table = whatif(run, pd.DataFrame({"big_freq_mhz": [1800.0, 1000.0], "little_freq_mhz": [1400.0, 1400.0]}))
     above = table["energy_j_whatif_hi"] / table["energy_j"] - 1
     assert above.iloc[0] < 0.02 and above.iloc[1] > 0.2
-
-
-def test_peak_power_follows_each_cluster_at_its_own_pace(suite, apart):
-    """gem5's highest dump power at the new clocks, on every set-up with 100 us dumps (234 pairs): within 5 % on 209,
-    worst -15.4 % (l2_fit on 2+2 cores); the 26 of phases, across gem5's store-miss switch, on 15 (worst -12.9 %).
-    Stretching each recorded epoch to its slowest cluster's time, as the what-if did, diluted the faster cluster's
-    power: on the other 208 within 5 % on 38, worst +81.9 %."""
-    rows = pd.concat([suite[suite["setup"] == "1c-epoch"], suite_rows(RUNS, "2c-epoch"), apart], ignore_index=True)
-    assert len(rows) == 54 + 54 + 126
-    assert (rows["peak_power_w"].abs() <= 5).sum() >= 209 and rows["peak_power_w"].abs().max() < 16
-
-
-def test_gem5s_own_se_py_with_one_o3_cpu():
-    """The se-one set-up: gem5's deprecated example se.py as a user first runs it (one O3 CPU, --caches --l2cache,
-    one dump at exit) at 1000, 1400, 1800 and 2000 MHz (its default), 9 programs (the suite and gem5's phases), 108
-    ordered pairs.  Measured: runtime within 5 % on 97, energy on 103; worst -10.9 % / -7.7 % (stream, whose DRAM
-    latency gem5 changes with the clock: 120 ns a read at 1000 MHz, 137-143 ns above); the interval holds gem5's
-    value on 94.4 % / 94.4 %.  Before the store misses' L2 cycles were put on the clock and idle waits were taken out
-    of the read-miss sum: within 5 % on 78 / 99, worst +16.0 % (mixed, 1000 -> 2000 MHz), coverage 71 % / 86 %."""
-    rows = suite_rows(RUNS, "se-one")
-    assert len(rows) == 9 * 4 * 3
-    head = summary(rows)
-    assert head["runtime_s_within_5"] >= 97 and head["energy_j_within_5"] >= 103
-    assert rows["runtime_s"].abs().max() < 11.5 and rows["energy_j"].abs().max() < 8
-    assert head["runtime_s_coverage"] >= 0.9 and head["energy_j_coverage"] >= 0.9
-    assert head["runtime_s_mean_width"] < 6.5 and head["energy_j_mean_width"] < 4
-    # gem5's own default on its own program: phases at 2 GHz predicted at 1000 and 1400 MHz (it was -8.0 / -5.1 %,
-    # outside the interval: the store-miss switch), and back
-    phases = rows[(rows["program"] == "phases") & ((rows["from"] == "2000") | (rows["to"] == "2000 MHz"))]
-    assert len(phases) == 6 and phases["runtime_s"].abs().max() < 6.6 and phases["energy_j"].abs().max() < 3.5
-    stream = rows["program"] == "stream"
-    assert rows.loc[~stream, "runtime_s"].abs().max() < 6.6 and rows.loc[~stream, "energy_j"].abs().max() < 3.5
-
-
-def test_gem5s_own_se_py_with_one_minor_cpu():
-    """The se-minor set-up: se.py as a user of the in-order CPU runs it (one Minor CPU, --caches --l2cache, one
-    dump) at 600, 1000 and 1400 MHz, 9 programs, 54 ordered pairs.  Measured: runtime within 5 % on 52, energy on
-    52; worst -7.6 % / -6.3 % (stream); the interval holds gem5's value on 100 % / 98.1 %, mean half-width 12.7 % /
-    6.2 %.  Since 0.3.6's cycle rule a Minor core's stalled cycles cost energy, so stream's runtime error (-7.6 %,
-    1400 -> 600 MHz) reaches its energy (-6.3 %; 54 within 5 %, worst +3.7 % before).  Before a Minor CPU's store misses overlapped as its memory slots allow and hid under only the load waits
-    that leave a slot free: 46 and 52 within 5 %, worst +15.8 % / +10.3 % (stream from 600 to 1400 MHz, where the
-    floor was 0 and its drains, 7.08 ms at 600 MHz, were held as recorded) and -13.4 % (ptrchase, 1400 -> 600 MHz)."""
-    rows = suite_rows(RUNS, "se-minor")
-    assert len(rows) == 9 * 3 * 2
-    head = summary(rows)
-    assert head["runtime_s_within_5"] >= 52 and head["energy_j_within_5"] >= 52
-    assert rows["runtime_s"].abs().max() < 8 and rows["energy_j"].abs().max() < 7
-    assert head["runtime_s_coverage"] >= 0.9 and head["energy_j_coverage"] >= 0.9
-    assert head["runtime_s_mean_width"] < 13 and head["energy_j_mean_width"] < 8.5
-    # stream, 600 -> 1400 MHz: outside the interval until the drains' store L2 cycles were read on the clock
-    stream = rows[(rows["program"] == "stream") & (rows["from"] == "600") & (rows["to"] == "1400 MHz")].iloc[0]
-    assert stream["runtime_s_covered"] and stream["energy_j_covered"] and abs(stream["runtime_s"]) < 6
-    compute = rows[rows["program"].isin(["int_compute", "fp_compute"])]
-    assert compute["runtime_s"].abs().max() < 0.5 and compute["energy_j"].abs().max() < 0.5

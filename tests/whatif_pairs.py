@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from cosim import ClusterSpec, load_model, power_timeline, read_config, read_stats
+from cosim.dse import interval
 from cosim.dse.whatif import cluster_done_s, recorded_run, whatif
 from cosim.readers.gem5_stats import stats_file
 
@@ -44,7 +45,7 @@ def load(run: Path, clusters=CLUSTERS):
 def measured(run: Path, clusters=CLUSTERS) -> dict:
     stats, config, specs = load(run, clusters)
     timeline = power_timeline(stats, config, specs)
-    rec = recorded_run(stats, config, specs)
+    rec = recorded(run, clusters)
     ends = np.cumsum(rec.duration_s)
     out = {"runtime_s": float(ends[-1]), "energy_j": float(timeline["energy_j"].sum())}
     # the highest dump's power, all clusters [W]
@@ -56,20 +57,55 @@ def measured(run: Path, clusters=CLUSTERS) -> dict:
     return out
 
 
+@functools.cache
 def clocks(run: Path, clusters=CLUSTERS) -> tuple[float, ...]:
     """The run's clusters' clocks [MHz], from its config alone (gem5 rounds 1800 MHz to 556 ticks)."""
-    config = read_config(run / "config.ini")
+    config = load(run, clusters)[1]
     return tuple(float(np.round(config.cluster(n, p).freq_mhz / 200) * 200) for n, p, _ in clusters)
+
+
+@functools.cache
+def recorded(run: Path, clusters=CLUSTERS):
+    """The run as the what-if reads it (read once a session: a suite run is the base of up to 14 pairs)."""
+    return recorded_run(*load(run, clusters))
 
 
 def compare(base: Path, other: Path, clusters=CLUSTERS) -> dict:
     """Errors [%] of the what-if from ``base`` at ``other``'s clocks, against ``other`` itself."""
-    stats, config, specs = load(base, clusters)
+    return compare_many(base, [other], clusters)[0]
+
+
+def compare_many(base: Path, others: list[Path], clusters=CLUSTERS) -> list[dict]:
+    """:func:`compare` from one base to each of ``others``, in one what-if call (its rows are independent)."""
     names = [n for n, *_ in clusters]
-    target = clocks(other, clusters)
-    grid = pd.DataFrame({f"{n}_freq_mhz": [f] for n, f in zip(names, target)})
-    predicted = whatif(recorded_run(stats, config, specs), grid).iloc[0]
-    actual = measured(other, clusters)
+    targets = [clocks(o, clusters) for o in others]
+    grid = pd.DataFrame({f"{n}_freq_mhz": [t[i] for t in targets] for i, n in enumerate(names)})
+    run = recorded(base, clusters)
+    table = whatif(run, grid)
+    rows = [_errors(table.iloc[i], target, measured(other, clusters), names) for i, (other, target) in enumerate(zip(others, targets))]
+    return [{**row, **need} for row, need in zip(rows, _band_inputs(run, grid, table, [measured(o, clusters) for o in others]))]
+
+
+def _band_inputs(run, grid: pd.DataFrame, table: pd.DataFrame, actual: list[dict]) -> list[dict]:
+    """What calibrating the interval's bands reads from each pair (tests/whatif_calibrate.py): the half-width
+    relative to the prediction that the band must add to the shifts' part to hold gem5's value (``*_need``: the
+    interval less its band, cosim.dse.interval.relative_half_width), and the clock's move and memory share per cluster."""
+    character = interval.run_character(run)
+    out = [{"one_dump": character.n_dumps == 1} for _ in range(len(grid))]
+    for key, part, band in (("runtime_s", "runtime_s", interval.RUNTIME_BAND), ("energy_j", "energy_j_whatif", interval.ENERGY_BAND)):
+        w = interval.relative_half_width(character, grid, band)
+        point = table[key].to_numpy()
+        lo, hi = table[f"{part}_lo"].to_numpy() + point * w, table[f"{part}_hi"].to_numpy() - point * w
+        for i, row in enumerate(out):
+            row[f"{key}_need"] = max(lo[i] - actual[i][key], actual[i][key] - hi[i]) / point[i]
+    for name, share in character.memory_share.items():
+        move = np.abs(np.log(grid[f"{name}_freq_mhz"].to_numpy(dtype=float) / character.recorded_mhz[name]))
+        for i, row in enumerate(out):
+            row[f"{name}_move"], row[f"{name}_share"] = float(move[i]), share
+    return out
+
+
+def _errors(predicted: pd.Series, target: tuple[float, ...], actual: dict, names: list[str]) -> dict:
     keys = ("runtime_s", *(f"{n}_runtime_s" for n in names), "energy_j", *(f"{n}_energy_j" for n in names), "peak_power_w")
     out = {"to": "/".join(f"{f:g}" for f in target) + " MHz", **{k: 100 * (predicted[k] - actual[k]) / actual[k] for k in keys}}
     # the interval's what-if part (gem5 under the same model): its half-width [%] and whether it holds gem5's value
@@ -96,22 +132,32 @@ if __name__ == "__main__":
         _table(base, [r for r in runs if r != base])
 
 
-def suite_rows(root: Path, setup: str = "*") -> pd.DataFrame:
-    """Every ordered pair of every program and set-up (``1c-epoch``, ...) recorded under ``root`` (PROGRAM/SETUP/BIG_LITTLE/)."""
+def suite_rows(root: Path, setup: str = "*", programs: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """Every ordered pair of every program (or of ``programs``) and set-up (``1c-epoch``, ...) recorded under ``root``
+    (PROGRAM/SETUP/BIG_LITTLE/)."""
+    return pd.concat(
+        [_setup_rows(root, s, programs) for s in sorted({p.name for p in root.glob(f"*/{setup}") if p.is_dir()})] or [pd.DataFrame()],
+        ignore_index=True,
+    )
+
+
+@functools.cache
+def _setup_rows(root: Path, setup: str, programs: tuple[str, ...] | None) -> pd.DataFrame:
+    """One set-up's pairs, computed once a session (the tests and the docs read the same set-ups)."""
     rows = []
-    for setup_dir in sorted(p for p in root.glob(f"*/{setup}") if p.is_dir()):
+    for setup_dir in sorted(p for p in root.glob(f"*/{setup}") if p.is_dir() and (programs is None or p.parent.name in programs)):
         setup = setup_dir
         runs = sorted(p for p in setup.iterdir() if p.is_dir())
         clusters = clusters_of(setup.name)
-        pairs = [(base, other) for base in runs for other in runs if other != base]
+        pairs = [(base, [other for other in runs if other != base]) for base in runs]
         if setup.name == "1c-apart":  # the clocks moved apart: predicted from and to the 1c-epoch runs too
             together = sorted(p for p in (setup.parent / "1c-epoch").iterdir() if p.is_dir())
-            pairs += [(base, other) for base in runs for other in together]
-            pairs += [(base, other) for base in together for other in runs]
-        for base, other in pairs:
+            pairs = [(base, others + together) for base, others in pairs]
+            pairs += [(base, runs) for base in together]
+        for base, others in pairs:
             fr = "/".join(f"{f:g}" for f in clocks(base, clusters))
-            row = compare(base, other, clusters)
-            rows.append({"program": setup.parent.name, "setup": setup.name, "from": fr, **row})
+            for row in compare_many(base, others, clusters):
+                rows.append({"program": setup.parent.name, "setup": setup.name, "from": fr, **row})
     return pd.DataFrame(rows)
 
 
@@ -130,8 +176,8 @@ def summary(rows: pd.DataFrame) -> dict:
     return out
 
 
-def suite_table(root: Path, *, setup: str = "*", csv: Path | None = None) -> pd.DataFrame:
-    rows = suite_rows(root, setup)
+def suite_table(root: Path, *, setup: str = "*", csv: Path | None = None, programs: tuple[str, ...] | None = None) -> pd.DataFrame:
+    rows = suite_rows(root, setup, programs)
     if csv is not None:
         rows.to_csv(csv, index=False)
     cols = [

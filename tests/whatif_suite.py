@@ -13,9 +13,13 @@ big/LITTLE clock pairs, and every run predicting every other run of its program.
     python tests/whatif_suite.py record --apart [--jobs 2] [PROGRAM...]
         the 1c-apart set-up: 1+1 cores, 100 us dumps, the clusters' clocks moved apart (1800/600 and 1000/1400 MHz),
         under tests/data/whatif_suite/PROGRAM/1c-apart/BIG_LITTLE/; its pairs run from and to the 1c-epoch runs
-    python tests/whatif_suite.py table [--setup 1c-epoch] [--csv OUT]
+    python tests/whatif_suite.py table [--setup 1c-epoch] [--set calibration|test] [--csv OUT]
         predicts every ordered pair of the recorded runs and prints the errors [%] per cluster and in total,
-        with the interval each prediction carries and whether it covers gem5
+        with the interval each prediction carries and whether it covers gem5; then, per set-up, the interval's
+        coverage and mean half-width [%] (--set: on those programs only)
+    python tests/whatif_suite.py calibrate [--write]
+        sets the interval's constants on the calibration programs alone (tests/whatif_calibrate.py) and prints them;
+        --write puts them in cosim/dse/interval_bands.json
 
 The recorded runs are test data: tests/test_whatif_suite.py checks the table without gem5.
 """
@@ -47,6 +51,12 @@ PROGRAMS = {
     "mixed": 5,
     "phases": 2,  # the bundled gem5's own program: its big cluster crosses gem5's store-miss switch at 1800 MHz
 }
+# the interval's bands are set on the calibration programs' pairs and scored on the test programs' (no program in both):
+# each kind of program on both sides (compute: int_compute, branchy | fp_compute; bandwidth: stream | l2_fit; latency:
+# ptrchase | random_mlp; phases of both: gem5's phases, whose store-miss switch the whole-line reading was read from | mixed)
+CALIBRATION = ("int_compute", "branchy", "stream", "ptrchase", "phases")
+TEST = ("fp_compute", "l2_fit", "random_mlp", "mixed")
+SETUPS = ("1c-epoch", "1c-one", "2c-epoch", "2c-one", "1c-apart", "se-one", "se-minor")
 PAIRS = ((1800, 1400), (1400, 1000), (1000, 600))  # big/LITTLE [MHz]
 # the 1c-apart set-up: the clusters' clocks moved apart (one up, the other down), as a DVFS grid or a study's --dvfs
 # rows price them; predicted from and to the 1c-epoch runs
@@ -167,13 +177,53 @@ def main(argv: list[str]) -> None:
     t = sub.add_parser("table")
     t.add_argument("--csv", type=Path)
     t.add_argument("--setup", default="*", help="1c-epoch, 1c-one, 2c-epoch, ... (default: every one recorded)")
+    t.add_argument("--set", choices=["calibration", "test"], help="the calibration or the test programs only")
+    c = sub.add_parser("calibrate")
+    c.add_argument("--write", action="store_true", help="write the constants into cosim/dse/interval_bands.json")
     args = p.parse_args(argv)
     if args.command == "record":
         record(args)
+    elif args.command == "calibrate":
+        calibrate(write=args.write)
     else:
-        from whatif_pairs import suite_table  # noqa: PLC0415  (needs cosim; record does not)
+        from whatif_calibrate import set_table  # noqa: PLC0415  (needs cosim; record does not)
+        from whatif_pairs import suite_table  # noqa: PLC0415
 
-        suite_table(RUNS, setup=args.setup, csv=args.csv)
+        programs = {"calibration": CALIBRATION, "test": TEST}.get(args.set)
+        rows = suite_table(RUNS, setup=args.setup, csv=args.csv, programs=programs)
+        print(f"\nthe interval per set-up ({args.set or 'every'} program{'s' if args.set else ''}): coverage and mean half-width [%]")
+        print(set_table(rows).round(1).to_string())
+
+
+def calibrate(*, write: bool) -> dict:
+    """The interval's constants from the calibration programs' pairs of every set-up; printed, and written if asked."""
+    import json  # noqa: PLC0415
+    import warnings  # noqa: PLC0415
+
+    import pandas as pd  # noqa: PLC0415
+    from whatif_calibrate import COVERAGE  # noqa: PLC0415
+    from whatif_calibrate import calibrate as fit  # noqa: PLC0415
+    from whatif_pairs import suite_rows  # noqa: PLC0415
+
+    from cosim.dse import interval  # noqa: PLC0415
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = pd.concat([suite_rows(RUNS, s, programs=CALIBRATION) for s in SETUPS], ignore_index=True)
+    constants = fit(rows)
+    print(f"calibrated on {', '.join(CALIBRATION)}: {len(rows)} pairs, >= {COVERAGE:.0%} held in every set-up")
+    for key, value in constants.items():
+        print(f"{key}: {value}")
+    if write:
+        data = {
+            **constants,
+            "calibration_programs": list(CALIBRATION),
+            "coverage": COVERAGE,
+            "command": "python tests/whatif_suite.py calibrate --write",
+        }
+        interval.BANDS_FILE.write_text(json.dumps(data, indent=1) + "\n")
+        print(f"written: {interval.BANDS_FILE}")
+    return constants
 
 
 if __name__ == "__main__":

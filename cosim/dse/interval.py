@@ -4,9 +4,8 @@ The what-if is exact for time that scales with the core clock and for time that 
 run's memory time splits between the two (overlapping misses, DRAM queueing, gem5 changing its own behaviour between
 clocks, as O3 stores that skip the DRAM read at 1800 MHz).  So the error grows with how far the clock moves and with
 the share of the run that is memory time.  The interval is that, scaled by the what-if's error on the workload
-suite (tests/workloads, ``python tests/whatif_suite.py table``: every ordered pair of 8 programs x 3 clock pairs at
-1+1 and 2+2 cores, with 100 us dumps and with one), at
-a coverage of at least 90 % there.  That part is the interval on what the same power model would give on gem5's own
+suite's calibration programs (tests/workloads, ``python tests/whatif_suite.py calibrate``: every ordered pair of 5 of
+its programs in every set-up, at a coverage of at least 95 % there) and scored on its other 4 (``table --set test``).  That part is the interval on what the same power model would give on gem5's own
 run at those clocks (``energy_j_whatif_lo/hi``); the energy interval adds the model's own error against hardware
 (``power_lo_w``/``power_hi_w`` of ``cosim power``: 2 x its standard error of regression, widened above the top
 trained clock) in quadrature (:func:`add_model_interval`).
@@ -30,8 +29,10 @@ too, and it moves the run's end where it carries that cluster past the others.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -40,13 +41,14 @@ from cosim.dse.recorded import RecordedRun, cluster_finish
 from cosim.models.envelope import interval_flags, interval_half_width_w
 from cosim.models.modelfile import Model, operating_point
 
-# calibrated on the workload suite (docs/explanation/whatif.md): runtime and energy, (BASE, SLOPE, CORE_SHARE)
-RUNTIME_BAND = (0.005, 0.04, 0.25)
-ENERGY_BAND = (0.01, 0.03, 0.25)
-# a run with one dump: its phases are mixed in one set of totals, which the what-if cannot split (+1 %, the
-# smallest 0.5 % step that holds gem5's runtime on >= 90 % of the suite's one-dump pairs in every one-dump set-up:
-# 1+1 and 2+2 cores, and gem5's own se.py with one O3 CPU, whose pairs +0.5 % held on 85 %)
-SINGLE_DUMP_BASE = 0.01
+# set on the workload suite's calibration programs alone (``python tests/whatif_suite.py calibrate --write``; scored
+# on its test programs, docs/explanation/whatif.md): runtime and energy, (BASE, SLOPE, CORE_SHARE); and for a run with
+# one dump, whose phases are mixed in one set of totals the what-if cannot split, SINGLE_DUMP_BASE more
+BANDS_FILE = Path(__file__).with_name("interval_bands.json")
+_BANDS = json.loads(BANDS_FILE.read_text())
+RUNTIME_BAND: tuple[float, float, float] = tuple(_BANDS["runtime_band"])
+ENERGY_BAND: tuple[float, float, float] = tuple(_BANDS["energy_band"])
+SINGLE_DUMP_BASE: float = _BANDS["single_dump_base"]
 # a clock move (f'/f or f/f') from which an O3 cluster's store lines may switch all the way (interval's whole-line reading)
 _WHOLE_LINE_MOVE = 1.25
 # a share of memory time above this: the cluster is memory-bound, where the split of its waits is least certain

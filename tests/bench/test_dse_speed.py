@@ -52,6 +52,7 @@ def test_whatif_1000_points_10000_epochs(benchmark, big_run, measured):
     if benchmark.stats is not None:
         measured("whatif_1000_points", best_s=round(benchmark.stats.stats.min, 3))
         print(f"\nwhat-if, 1000 DVFS points x {N_EPOCHS} epochs: best of 3 {benchmark.stats.stats.min:.3f} s (target < 2 s)")
+        assert benchmark.stats.stats.min < 2.0  # README's target
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +85,7 @@ def test_sweep_pool_scaling(run_folders, measured):
             assert len(table) == 50 and (table["error"] == "").all()
     measured("sweep_50_runs", one_worker_s=round(times[1], 2), two_workers_s=round(times[2], 2), speedup=round(times[1] / times[2], 2))
     print(f"\nsweep of 50 runs, best of 3: 1 worker {times[1]:.2f} s, 2 workers {times[2]:.2f} s, speed-up {times[1] / times[2]:.2f}x")
+    assert times[1] / times[2] >= 1.7  # README's target (not met in its recorded runs: this fails where it is not)
 
 
 def test_sweep_dask_local(run_folders, measured):

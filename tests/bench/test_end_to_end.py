@@ -85,5 +85,6 @@ def test_power_against_a_bare_line_loop(tmp_path, measured):
     )
     print(f"peak memory, 1 GiB against 100 MB: {memory_ratio:.3f}x (target <= 1.1)")
     assert memory_ratio <= 1.1  # streaming: memory grows with the dumps kept, not with the text
-    cosim_s, loop_s, _ = results["1 GiB"]
-    assert cosim_s / loop_s < 2.0  # a regression guard; the ratio measured is in the README
+    for label in ("490 MB", "1 GiB"):  # README's target, <= 1.5x a bare line loop (at 100 MB start-up dominates: not met)
+        cosim_s, loop_s, _ = results[label]
+        assert cosim_s / loop_s <= 1.5, label

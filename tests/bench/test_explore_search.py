@@ -66,4 +66,4 @@ def test_search_finds_the_front_with_fewer_runs_than_random(tmp_path, monkeypatc
         + "; ".join(f"{s}: " + ", ".join(f"{median[s][k]:.1%} with {budgets[k]} runs ({k})" for k in budgets) for s in median)
     )
     assert median["tpe"]["50 %"] >= median["random"]["50 %"]
-    assert median["tpe"]["50 %"] >= 0.9
+    assert median["tpe"]["25 %"] >= 0.95  # README's target: >= 95 % of the hypervolume with <= 40 % of the runs
