@@ -50,7 +50,9 @@ def test_suite_errors_and_interval_coverage(suite):
     head = summary(suite)
     assert head["pairs"] == 9 * 6 * 2
     assert suite["runtime_s"].abs().max() < 9 and suite["energy_j"].abs().max() < 7
-    assert head["runtime_s_within_5"] >= 103 and head["energy_j_within_5"] >= 107
+    # energy 106 (107 while cosim power priced gem5's 1798.56 MHz with the polynomial's static 1.7 % above the table's
+    # 1800 MHz point the what-if prices: stream 1000/600 -> 1800/1400 went from +3.9 % to +5.1 %)
+    assert head["runtime_s_within_5"] >= 103 and head["energy_j_within_5"] >= 106
     # measured: coverage 100 % / 100 %, mean half-width 8.8 % / 7.2 %; at least 90 % with each kind of dump too
     assert head["runtime_s_coverage"] >= 0.95 and head["energy_j_coverage"] >= 0.95
     assert head["runtime_s_mean_width"] < 9.5 and head["energy_j_mean_width"] < 8  # an interval that says something
@@ -190,12 +192,13 @@ def apart() -> pd.DataFrame:
 def test_clocks_moved_apart(apart):
     """The 1c-apart set-up: the clusters' clocks moved apart (1800/600 and 1000/1400 MHz, 1+1 cores, 100 us dumps),
     as a DVFS grid prices them, predicted from and to the 1c-epoch runs: 14 ordered pairs a program, 126.  Measured:
-    runtime within 5 % on 119, energy on 124, worst +7.0 % / -5.6 % (stream); the interval holds gem5's runtime on
-    95.2 % and its energy on 99.2 % (the compute programs at 1000/1400 MHz, where the big cluster ends the run, miss
+    runtime within 5 % on 119, energy on 123, worst +7.0 % (stream) / +5.4 % (phases; 124 and -5.6 % while cosim power
+    priced gem5's 1798.56 MHz off the table's 1800 MHz point); the interval holds gem5's runtime on 95.2 % and its
+    energy on 100 % (the compute programs at 1000/1400 MHz, where the big cluster ends the run, miss
     by about 2 %)."""
     assert len(apart) == 9 * 14
     head = summary(apart)
-    assert head["runtime_s_within_5"] >= 119 and head["energy_j_within_5"] >= 124
+    assert head["runtime_s_within_5"] >= 119 and head["energy_j_within_5"] >= 123
     assert apart["runtime_s"].abs().max() < 7.5 and apart["energy_j"].abs().max() < 6
     assert head["runtime_s_coverage"] >= 0.9 and head["energy_j_coverage"] >= 0.9
 
