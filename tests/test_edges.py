@@ -249,6 +249,7 @@ def test_power_cap_compares_the_peaks_upper_end(tmp_path):
 _WAY = re.compile(r"(?:cosim (?P<cmd>[a-z][a-z-]*) )?(?P<opt>--[a-z][a-z-]*)")
 SE_200, SE_600 = GEM5_RUNS / "cosim-v24-se-o3-200MHz", GEM5_RUNS / "cosim-v24-se-o3-600MHz"
 STARTER = GEM5_RUNS / "public-new-2022-arm-se-minor-starterse-cpucluster"
+OCELOT = REPO / "traces" / "cosim-ocelot-video.trace"  # a GPU trace for cosim soc
 # (command line refused, what its refusal says, {(command, option it suggests): the command line that takes it})
 WAYS_OUT = [
     pytest.param(
@@ -289,6 +290,16 @@ WAYS_OUT = [
             ("power", "--keep-implausible"): ("power", STARTER, "--model", "cortex-a15-walker2017", "--extrapolate", "--keep-implausible"),
         },
         id="power-implausible-extrapolation",
+    ),
+    pytest.param(
+        ("soc", SE_200, "--gpu", OCELOT),
+        "200 MHz is below the model's lowest clock",
+        {
+            ("whatif", "--freqs"): ("whatif", SE_200, "--freqs", "cpu_clk_domain=600"),
+            ("soc", "--cpu-model"): ("soc", SE_200, "--gpu", OCELOT, "--cpu-model", "cortex-a15-walker2017"),
+            ("soc", "--keep-implausible"): ("soc", SE_200, "--gpu", OCELOT, "--keep-implausible"),
+        },
+        id="soc-below-training",
     ),
     pytest.param(
         ("whatif", CLOCK_CHANGE, *BIG),
