@@ -230,7 +230,13 @@ def cmd_soc(args: argparse.Namespace) -> int:
     run = _open_run(args)
     stats = read_stats(run.stats_path)
     cpu = power_timeline(
-        stats, run.config, run.clusters, any_isa=args.any_isa, keep_implausible=args.keep_implausible, extrapolate=args.extrapolate
+        stats,
+        run.config,
+        run.clusters,
+        any_isa=args.any_isa,
+        keep_implausible=args.keep_implausible,
+        extrapolate=args.extrapolate,
+        model_option="--cpu-model",
     )
     args.input = args.gpu
     gpu_in = _open(args, RAIL_MODEL)

@@ -29,13 +29,16 @@ class Choice:
 
 
 def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: float | None = None) -> Choice:
-    """Under a peak-power cap: the fastest; under a deadline: the least energy; both: least energy; neither: least EDP."""
+    """Under a peak-power cap: the fastest (the cap compares ``peak_power_w_hi``, the upper end of the power model's
+    interval, where the table has it); under a deadline: the least energy; both: least energy; neither: least EDP."""
     # a configuration without a runtime or energy value (implausible rows kept flagged) can be neither compared nor chosen
     ok = pd.Series(np.isfinite(df["runtime_s"].to_numpy(float)) & np.isfinite(df["energy_j"].to_numpy(float)), index=df.index)
     if not ok.any():
         return Choice(None, f"none of the {len(df)} configuration(s) has a runtime and energy value to choose by (see their flags)")
+    # a cap compares the peak's upper end (the power model's interval) where the table has one, as kernel-choose does
+    peak = "peak_power_w_hi" if "peak_power_w_hi" in df else "peak_power_w"
     if power_cap_w is not None:
-        ok &= df["peak_power_w"] <= power_cap_w
+        ok &= df[peak] <= power_cap_w
     if deadline_s is not None:
         ok &= df["runtime_s"] <= deadline_s
     if not ok.any():
@@ -49,7 +52,7 @@ def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: fl
         )
         return Choice(
             None,
-            f"no configuration meets {limits} (the lowest peak power is {df['peak_power_w'].min():.3f} W, "
+            f"no configuration meets {limits} (the lowest peak power{' upper end' if peak != 'peak_power_w' else ''} is {df[peak].min():.3f} W, "
             f"the shortest runtime {df['runtime_s'].min():.6g} s)",
         )
     pool = df[ok]
@@ -63,6 +66,8 @@ def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: fl
     if power_cap_w is None and deadline_s is None:
         return Choice(row, f"{what} of {int(ok.sum())} configuration(s)")
     reason = f"{what} of {int(ok.sum())} configuration(s) meeting the constraints"
+    if power_cap_w is not None and peak != "peak_power_w":
+        reason += f", capped on the peak's upper end ({peak}: the power model's interval)"
     # chosen on the predicted runtime; a what-if row's interval may reach past the deadline: say so
     hi = float(row.get("runtime_s_hi", np.nan))
     if deadline_s is not None and np.isfinite(hi) and hi > deadline_s:

@@ -74,6 +74,8 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
         "runtime_s": float(np.sum(stats["duration_s"])),
         "energy_j": float(np.sum(timeline["energy_j"])),  # nan if any row has no value: the total is unknown
         "peak_power_w": float(total.max()),
+        # the interval's upper end of the same epoch sums: what --power-cap compares (the model's error included)
+        "peak_power_w_hi": float(np.bincount(epoch_row, weights=np.nan_to_num(timeline["power_hi_w"], nan=0.0)).max()),
         "rows_without_value": int(np.isnan(power).sum()),
     }
     row["avg_power_w"] = row["energy_j"] / row["runtime_s"]  # energy over time, never a mean of epoch powers

@@ -80,7 +80,9 @@ from cosim.dse.recorded import ClusterActivity, RecordedRun, cluster_done_s, clu
 from cosim.errors import CosimError
 from cosim.models.envelope import above_top, cores_factor, envelope_static_dv_w_per_v, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
+from cosim.models.plausibility import static_reasons
 from cosim.readers.gem5_config import Gem5Config
+from cosim.timeline.clock_change import clock_change
 from cosim.timeline.cpu import ClusterSpec, frequency_mhz, other_core_kind, resolve_cluster
 from cosim.timeline.cycles import checked_cycles
 
@@ -104,7 +106,9 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
         cluster = resolve_cluster(config, spec, meta.ticks_per_s)
         model = spec.model
         freq = frequency_mhz(stats, cluster)
-        checked_cycles(stats, cluster, freq_mhz=freq, duration_s=duration, keep=False, path=meta.path)  # busy_s needs real cycles
+        refuse_clock_change(stats, cluster, freq_mhz=freq, duration_s=duration, path=meta.path)
+        # busy_s needs real cycles: no epoch is kept without them (the what-if has no --keep-implausible)
+        checked_cycles(stats, cluster, freq_mhz=freq, duration_s=duration, keep=False, path=meta.path, keep_option=None)
         rates = event_rates(
             stats, cluster, model.events, generation=meta.generation, cores_per_cluster=model.cores_per_cluster, freq_mhz=freq
         )
@@ -276,7 +280,9 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         with np.errstate(divide="ignore", invalid="ignore"):
             cycles = np.where(clocked_s > 0, moved * levels[:, None] / (clocked_s * c.freq_mhz), 1.0)
         dyn_j = (c.dyn_coeff + c.cycle_coeff * cycles) * op.voltage_v[:, None] ** 2
-        static_w = envelope_static_w(c.model, levels, op.voltage_v) * c.cores_scale
+        model_static_w = envelope_static_w(c.model, levels, op.voltage_v)
+        refuse_implausible_clocks(c.name, c.model, levels, op.voltage_v, model_static_w)
+        static_w = model_static_w * c.cores_scale
         # the static power's slope in V [W/V], for the model's interval where the voltage is continued above the table
         static_dv = envelope_static_dv_w_per_v(c.model, levels, op.voltage_v)
         parts.append(
@@ -333,6 +339,10 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         shift, static, cycle_j = np.zeros((2, len(grid))), np.zeros(len(grid)), np.zeros((2, len(grid)))
     out = add_intervals(run_character(run), out, shift_s=shift, static_w=static, cycle_j=cycle_j)
     out = add_model_interval(out, model_half)
+    # the peak's upper end: the power models' own interval (their half-widths over the run, as the energy's) added to
+    # it, as kernel-choose caps on; the what-if's own peak error (down to -15.4 % on the workload suite) is not in it
+    model_w = np.sum([np.nan_to_num(half, nan=0.0) for half, _ in model_half.values()], axis=0) / runtime_s if model_half else 0.0
+    out["peak_power_w_hi"] = out["peak_power_w"] + model_w
     extra = np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", "")
     # a cluster never active above 1 % of an epoch (an idle OS in a full-system run) has no work to rescale: its
     # <cluster>_runtime_s is 0 and it does not stretch the run
@@ -350,6 +360,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
             "energy_j_whatif_lo",
             "energy_j_whatif_hi",
             "peak_power_w",
+            "peak_power_w_hi",
             "avg_power_w",
             "edp_js",
             "extrapolated",
@@ -374,6 +385,36 @@ class _ClusterPrediction(NamedTuple):
     whole_line_s: np.ndarray  # (2, rows): the part of shift_s gem5's whole store lines may move
     cycle_j: np.ndarray  # (2, rows): the energy of the cycles the whole-line reading removes or adds [J]
     model_part: tuple
+
+
+def refuse_clock_change(stats: pd.DataFrame, cluster, *, freq_mhz: np.ndarray, duration_s: np.ndarray, path: str) -> None:
+    """Refuse a run whose clock changed inside an epoch (:mod:`cosim.timeline.clock_change`): the what-if rescales each
+    epoch from the one clock it ran at."""
+    change = clock_change(stats, cluster, freq_mhz=freq_mhz, duration_s=duration_s)
+    bad = np.flatnonzero(change.split | (change.reasons != ""))
+    if bad.size:
+        i = int(bad[0])
+        epoch = stats["epoch"].to_numpy()[i]
+        prev = freq_mhz[i - 1] if i > 0 else freq_mhz[i]
+        raise CosimError(
+            f"{path}: epoch {epoch}, cluster '{cluster.name}': the clock changed from {prev:g} to {freq_mhz[i]:g} MHz inside this "
+            "epoch, and the what-if rescales each epoch from the one clock it ran at; price the run as recorded with "
+            "cosim power (which splits that epoch between the two clocks), or dump the stats at each clock change in gem5"
+        )
+
+
+def refuse_implausible_clocks(name: str, model: Model, freq_mhz: np.ndarray, voltage_v: np.ndarray, static_w: np.ndarray) -> None:
+    """Refuse a clock whose static power [W] (the model's own curve) the rule ``cosim power`` applies calls implausible
+    (:func:`cosim.models.plausibility.static_reasons`): the what-if writes no row ``cosim power`` would refuse."""
+    reasons = static_reasons(model, static_w=static_w, freq_mhz=freq_mhz, voltage_v=voltage_v)
+    bad = np.flatnonzero(reasons != "")
+    if bad.size:
+        i = int(bad[0])
+        more = f" (and {bad.size - 1} more clock(s))" if bad.size > 1 else ""
+        raise CosimError(
+            f"--freqs {name}={freq_mhz[i]:g} ({model.name}): {reasons[i]}{more}; drop it from --freqs "
+            f"(the model was trained at {model.train_freq_mhz[0]:g}-{model.train_freq_mhz[1]:g} MHz), or price it with another --model"
+        )
 
 
 def _cluster_flags(cluster, model: Model, *, unread_stores: bool) -> tuple[str, ...]:

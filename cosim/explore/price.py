@@ -20,12 +20,17 @@ def _open(folder: Path, models: dict[str, tuple[str, str]]):
     return open_run(folder)
 
 
-#: a study's own ways out of a refusal of a clock beyond a model's band, in place of cosim power's (from
-#: cosim.models.envelope.BAND_WAYS_OUT on)
+#: a study's own ways out of a refusal of a clock beyond a model's band or of an implausible epoch, in place of
+#: cosim power's (from cosim.models.envelope.BAND_WAYS_OUT or cosim.timeline.cpu.IMPLAUSIBLE_WAYS_OUT on)
 EXPLORE_BAND_WAYS_OUT = (
     "; run the same cosim explore command with --extrapolate (the point is priced again, flagged extrapolated; gem5 "
     "does not run again), or give the cluster another model in the design's [models]; a refused point has no --dvfs "
     "rows: `cosim whatif` on its folder in points/ prices its run at the models' V-f points"
+)
+
+EXPLORE_IMPLAUSIBLE_WAYS_OUT = (
+    "; give the cluster another model in the design's [models]; a refused point has no --dvfs rows: `cosim whatif` "
+    "on its folder in points/ prices its run at the models' V-f points"
 )
 
 
@@ -41,6 +46,7 @@ def price_point(
     from cosim.dse.sweep import summarize_run
     from cosim.errors import CosimError
     from cosim.models.envelope import BAND_WAYS_OUT
+    from cosim.timeline.cpu import IMPLAUSIBLE_WAYS_OUT
 
     run = _open(Path(folder), models)
     with warnings.catch_warnings():
@@ -49,9 +55,12 @@ def price_point(
             summary = summarize_run(run, extrapolate=extrapolate)
         except CosimError as err:
             head, found, _ = str(err).partition(BAND_WAYS_OUT)
-            if not found:
-                raise
-            raise CosimError(head + EXPLORE_BAND_WAYS_OUT) from None
+            if found:
+                raise CosimError(head + EXPLORE_BAND_WAYS_OUT) from None
+            head, found, _ = str(err).partition(IMPLAUSIBLE_WAYS_OUT)
+            if found:
+                raise CosimError(head.rstrip("; ") + EXPLORE_IMPLAUSIBLE_WAYS_OUT) from None
+            raise
     clusters = [c.name for c in run.clusters]
     row: dict[str, Any] = {k: float(summary[k]) for k in RESULT_COLUMNS}
     for name in clusters:

@@ -46,7 +46,7 @@ def apply_model(
     f = measured.freq_mhz
     rows = input_rows(measured)
     if not extrapolate:
-        refuse_beyond_band(model, f, lambda i: f"{source}: row {rows[i]} ({model.name})")
+        refuse_beyond_band(model, f, lambda i: f"{source}: row {rows[i]} ({model.name})", inside=None, other_model="another MODEL")
     table_op = operating_point(model, f)
     table_u = table_op.voltage_u_v if table_op.voltage_u_v is not None else np.zeros(len(f))
     if voltage == "measured":
@@ -68,7 +68,7 @@ def apply_model(
         refuse_implausible(reasons, lambda i: f"{source}: row {rows[i]} ({model.name})", "check that row's columns")
     blank_implausible(power, bad)
     op = operating_point(model, f, v)
-    half = interval_half_width_w(model, freq_mhz=f, power_w=power["power_w"], dpower_dv_w_per_v=slope, voltage_u_v=v_u)
+    half = interval_half_width_w(model, freq_mhz=f, power_w=power["power_w"], dpower_dv_w_per_v=slope, voltage_u_v=v_u, voltage_v=v)
     out = pd.DataFrame({"input_row": rows, **power})
     out["power_lo_w"] = np.maximum(out["power_w"] - half, 0.0)  # power is never negative
     out["power_hi_w"] = out["power_w"] + half

@@ -144,15 +144,69 @@ def _nnls2(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return best
 
 
+def trained_clock_mhz(model, freq_mhz: np.ndarray) -> np.ndarray:
+    """The clock [MHz] the model was measured at for each row: a V-f table clock where the row is within gem5's tick
+    rounding of it (1798.56 MHz is the table's 1800), else the row's own.
+
+    The static polynomial couples f and V steeply off its table (the A15's falls 9.6 mW per MHz at 1.1741 V), so
+    evaluating it at the rounded clock instead of the table's moved a run's static power by 1.7 % and made the
+    what-if at 1800 MHz differ from ``cosim power`` of the same run at gem5's 1798.56 MHz.
+    """
+    f = np.array(freq_mhz, dtype=float, copy=True)
+    table = np.array([p[0] for p in model.vf_points])
+    if f.size == 0:
+        return f
+    near = np.abs(f[..., None] - table) <= _TOL * table
+    hit = near.any(axis=-1)
+    f[hit] = table[np.argmax(near, axis=-1)[hit]]
+    return f
+
+
+def table_voltage_v(model, freq_mhz: np.ndarray) -> np.ndarray:
+    """The model's V-f table voltage [V] at clocks inside its table (interpolated between its points)."""
+    tf = np.array([p[0] for p in model.vf_points])
+    tv = np.array([p[1] for p in model.vf_points])
+    return np.interp(np.asarray(freq_mhz, dtype=float), tf, tv)
+
+
+def off_training(model, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
+    """Rows the static polynomial was not fitted on from above: a clock above the top trained one, or a voltage outside
+    the trained voltages at a clock from the bottom trained one up (below the bottom clock the polynomial stays, and
+    :mod:`cosim.models.plausibility` judges it)."""
+    f = trained_clock_mhz(model, freq_mhz)
+    v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
+    lo, hi = model.train_freq_mhz
+    lo_v, hi_v = model.train_voltage_v
+    return (f > hi) | ((f >= lo * (1 - _TOL)) & ((v < lo_v - 1e-9) | (v > hi_v + 1e-9)))
+
+
+def static_anchor(model, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The trained operating point each row's static power continues from -> (freq_mhz, voltage_v, static_w [W]): at a
+    trained clock, the row's voltage clipped to the trained voltages (the polynomial's edge, so the continuation meets
+    it there); outside the trained clocks, the nearest trained clock at its V-f table voltage (the validated
+    1600 -> 1800 MHz continuation, docs/explanation/envelope.md).  The static power is the polynomial's there."""
+    lo, hi = model.train_freq_mhz
+    lo_v, hi_v = model.train_voltage_v
+    f = trained_clock_mhz(model, freq_mhz)
+    fa = np.clip(f, lo, hi)
+    v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
+    va = np.where((f >= lo * (1 - _TOL)) & (f <= hi), np.clip(v, lo_v, hi_v), table_voltage_v(model, fa))
+    return fa, va, static_power_w(fa, va, model.static)
+
+
 def envelope_static_w(model, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
-    """Static power [W]: the model's polynomial inside its trained clocks, the physical form above them."""
-    f = np.asarray(freq_mhz, dtype=float)
-    v = np.asarray(voltage_v, dtype=float)
-    out = static_power_w(f, v, model.static)
-    up = above_top(model, f)
-    if up.any():
-        out = np.array(out, dtype=float)
-        out[up] = static_fit(model).static_w(f[up], np.broadcast_to(v, f.shape)[up])
+    """Static power [W]: the model's polynomial at its trained clocks and voltages; off them (:func:`off_training`)
+    the polynomial at the nearest trained operating point times the physical form's growth from there
+    (:func:`static_fit`), so it meets the polynomial where training ends and rises with V and f beyond."""
+    f = trained_clock_mhz(model, freq_mhz)
+    v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
+    out = np.array(static_power_w(f, v, model.static), dtype=float)
+    off = off_training(model, f, v)
+    if off.any():
+        fit = static_fit(model)
+        fa, va, sa = static_anchor(model, f[off], v[off])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[off] = sa * fit.static_w(f[off], v[off]) / fit.static_w(fa, va)
     return out
 
 
@@ -172,10 +226,32 @@ def extrapolation_half_width_w(
     return rate * over * np.abs(power_w) + np.abs(dpower_dv_w_per_v) * np.asarray(voltage_u_v) * (over > 0)
 
 
+def voltage_static_half_width_w(model, *, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
+    """What a voltage outside the trained ones adds to the interval [W] at a trained clock: the static power's spread
+    between switching alone (V^2 from the anchor, :func:`static_anchor`) and the fitted leakage's growth, the part no
+    measurement at that voltage pins (0 elsewhere; clocks above the top one are widened by the clock's distance)."""
+    f = trained_clock_mhz(model, freq_mhz)
+    v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
+    rows = off_training(model, f, v) & (f <= model.train_freq_mhz[1])
+    out = np.zeros(f.shape)
+    if rows.any():
+        fa, va, sa = static_anchor(model, f[rows], v[rows])
+        out[rows] = np.abs(envelope_static_w(model, f[rows], v[rows]) - sa * (f[rows] / fa) * (v[rows] / va) ** 2)
+    return out
+
+
 def interval_half_width_w(
-    model, *, freq_mhz: np.ndarray, power_w: np.ndarray, dpower_dv_w_per_v: np.ndarray, voltage_u_v: np.ndarray
+    model,
+    *,
+    freq_mhz: np.ndarray,
+    power_w: np.ndarray,
+    dpower_dv_w_per_v: np.ndarray,
+    voltage_u_v: np.ndarray,
+    voltage_v: np.ndarray | None = None,
+    static_scale: float = 1.0,
 ) -> np.ndarray:
-    """The prediction interval's half-width [W]: 2 x the model's SER plus what extrapolation adds.
+    """The prediction interval's half-width [W]: 2 x the model's SER plus what extrapolation adds (in clock, and in
+    voltage where ``voltage_v`` is given: :func:`voltage_static_half_width_w`, scaled by ``static_scale``).
 
     A model that publishes no SER has no interval inside its trained clocks (nan), but its extrapolated rows
     still carry the extrapolation's own part, so a clock above the trained ones is never priced without one
@@ -184,6 +260,8 @@ def interval_half_width_w(
     extra = extrapolation_half_width_w(
         model, freq_mhz=freq_mhz, power_w=power_w, dpower_dv_w_per_v=dpower_dv_w_per_v, voltage_u_v=voltage_u_v
     )
+    if voltage_v is not None:
+        extra = extra + static_scale * voltage_static_half_width_w(model, freq_mhz=freq_mhz, voltage_v=voltage_v)
     if model.ser_w is not None:
         return 2.0 * model.ser_w + extra
     return np.where(above_top(model, freq_mhz), extra, np.nan)
@@ -198,9 +276,12 @@ def interval_flags(model, freq_mhz: np.ndarray) -> np.ndarray:
 BAND_WAYS_OUT = "; price it with --extrapolate"
 
 
-def refuse_beyond_band(model, freq_mhz: np.ndarray, where, *, inside: str = "cosim whatif --freqs") -> None:
-    """Refuse the first row beyond the extrapolation band, naming it (``where(i)``) and the ways out (``inside``: how
-    to ask for clocks inside the band from where the user is)."""
+def refuse_beyond_band(
+    model, freq_mhz: np.ndarray, where, *, inside: str | None = "cosim whatif --freqs", other_model: str = "another --model"
+) -> None:
+    """Refuse the first row beyond the extrapolation band, naming it (``where(i)``) and the ways out the command has
+    (``inside``: how to ask for clocks inside the band from where the user is, None where there is none;
+    ``other_model``: how to give another model)."""
     bad = beyond_band(model, freq_mhz)
     if not bad.any():
         return
@@ -211,7 +292,8 @@ def refuse_beyond_band(model, freq_mhz: np.ndarray, where, *, inside: str = "cos
     raise CosimError(
         f"{where(i)}: {freq_mhz[i]:g} MHz is {freq_mhz[i] / hi:.3g}x {model.name}'s top trained clock {hi:g} MHz, beyond its "
         f"extrapolation band ({b:g}x, up to {hi * b:g} MHz){more}{BAND_WAYS_OUT} (flagged, widened interval), "
-        f"at clocks inside the band with {inside}, or with another --model"
+        + (f"at clocks inside the band with {inside}, " if inside else "")
+        + f"or with {other_model}"
     )
 
 

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from cosim.errors import CosimError
+from cosim.models.envelope import static_anchor, trained_clock_mhz
 from cosim.models.modelfile import Model
-from cosim.models.walker import static_power_w
 
 # Steepest leakage growth with voltage allowed above the top clock [1/V]: the envelope's fit searches 0-10 /V.
 K_MAX_PER_V = 10.0
@@ -30,11 +30,13 @@ def implausible_reasons(
     voltage_v: np.ndarray,
     eph: Mapping[str, np.ndarray],
     n_cpus: int,
+    static_scale: float = 1.0,
 ) -> np.ndarray:
     """Why each row is implausible ("" where it is not); the first failed check is named.
 
     ``eph`` are the model inputs [events/s per model core / MHz], ``n_cpus`` the
-    simulated cores priced by the model (the power bound grows with them).
+    simulated cores priced by the model (the power bound grows with them); ``static_w`` is the model's own curve and
+    ``static_scale`` what the cores present scale it by in ``power_w`` (:func:`cosim.models.envelope.cores_factor`).
     Rows whose power is nan (missing inputs) are not judged here.
     """
     n = len(power_w)
@@ -46,33 +48,37 @@ def implausible_reasons(
 
     mark(np.isinf(power_w), lambda i: f"power is {power_w[i]:g} W")
     _event_rates(model, eph, mark)
-    _static_extrapolation(model, static_w, freq_mhz, voltage_v, mark)
+    static = static_reasons(model, static_w=static_w, freq_mhz=freq_mhz, voltage_v=voltage_v)
+    mark(static != "", lambda i: static[i])
     mark(power_w < 0, lambda i: f"power is negative ({power_w[i]:.4g} W)")
     if model.max_power_w is not None:
         bound = model.max_power_w * max(1.0, n_cpus / model.cores_per_cluster)
         hi_f = model.train_freq_mhz[1]
 
         def too_high(i):
+            # the static term as priced (scaled to the cores present), so that it never reads above the power it is part of
             where = (
-                f" at {freq_mhz[i]:g} MHz, {freq_mhz[i] / hi_f:.2g}x the model's top clock {hi_f:g} MHz, where its static "
-                f"term extrapolates to {static_w[i]:.4g} W"
+                f" ({freq_mhz[i]:g} MHz is {freq_mhz[i] / hi_f:.2g}x the model's top clock {hi_f:g} MHz; its static term "
+                f"extrapolates to {static_w[i] * static_scale:.4g} W of it)"
                 if freq_mhz[i] > hi_f * 1.003
                 else ""
             )
-            return f"power {power_w[i]:.4g} W{where} is above the model's plausible maximum {bound:.4g} W for {n_cpus} core(s)"
+            return f"power {power_w[i]:.4g} W is above the model's plausible maximum {bound:.4g} W for {n_cpus} core(s){where}"
 
         mark(power_w > bound, too_high)
     return reasons
 
 
-def refuse_implausible(reasons: np.ndarray, where, advice: str, *, unit: str = "row") -> None:
-    """Raise :class:`CosimError` for the first implausible row: ``where(i)`` names it, ``advice`` says what to do."""
+def refuse_implausible(reasons: np.ndarray, where, advice: str, *, unit: str = "row", keep: str | None = "--keep-implausible") -> None:
+    """Raise :class:`CosimError` for the first implausible row: ``where(i)`` names it, ``advice`` says what to do, and
+    ``keep`` is the command's option that writes such rows flagged (None: the command has none)."""
     bad = reasons != ""
     if not bad.any():
         return
     i = int(np.flatnonzero(bad)[0])
     more = f" (and {int(bad.sum()) - 1} more {unit}(s))" if bad.sum() > 1 else ""
-    raise CosimError(f"{where(i)}: {reasons[i]}{more}; {advice}, or write these rows flagged with --keep-implausible")
+    kept = f", or write these rows flagged with {keep}" if keep else ""
+    raise CosimError(f"{where(i)}: {reasons[i]}{more}; {advice}{kept}")
 
 
 def _event_rates(model: Model, eph: Mapping[str, np.ndarray], mark) -> None:
@@ -98,51 +104,65 @@ def _event_rates(model: Model, eph: Mapping[str, np.ndarray], mark) -> None:
         mark(over, text)
 
 
-def _static_extrapolation(model: Model, static_w: np.ndarray, freq_mhz: np.ndarray, voltage_v: np.ndarray, mark) -> None:
-    """Outside the training clocks static power must follow V and f both ways: above the top clock it may
-    neither fall below the top's static power nor rise faster than f * V^2 * exp(K_MAX * dV) (switching
-    plus the steepest leakage); below the lowest clock it must fall (to >= 0)."""
+def static_reasons(model: Model, *, static_w: np.ndarray, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
+    """Why each row's static power [W] (the model's own curve, before any core-count scaling) is implausible, "" where
+    it is not: the one rule every command that writes power applies (power, whatif, sweep, explore, apply, soc).
+
+    Off the trained operating points static power must follow V and f from the nearest trained one
+    (:func:`cosim.models.envelope.static_anchor`): where both are
+    higher it may neither fall below the anchor's static power nor rise faster than f * V^2 * exp(K_MAX * dV)
+    (switching plus the steepest leakage); where both are lower it must fall, to >= 0; and it is never negative.
+    """
+    f = trained_clock_mhz(model, np.asarray(freq_mhz, dtype=float))
+    v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
+    s = np.asarray(static_w, dtype=float)
+    reasons = np.full(len(f), "", dtype=object)
     lo_f, hi_f = model.train_freq_mhz
-    table_f = np.array([p[0] for p in model.vf_points])
-    table_v = np.array([p[1] for p in model.vf_points])
-    top = (table_f <= hi_f * 1.003).nonzero()[0][-1]
-    bottom = (table_f >= lo_f * 0.997).nonzero()[0][0]
-    static_top = float(static_power_w(np.array([table_f[top]]), np.array([table_v[top]]), model.static)[0])
-    static_bottom = float(static_power_w(np.array([table_f[bottom]]), np.array([table_v[bottom]]), model.static)[0])
-    f_top, v_top = table_f[top], table_v[top]
-    up = freq_mhz > hi_f * 1.003
-    with np.errstate(over="ignore", invalid="ignore"):
-        fastest = static_top * (freq_mhz / f_top) * (voltage_v / v_top) ** 2 * np.exp(K_MAX_PER_V * np.maximum(voltage_v - v_top, 0))
-    # 2 % slack: the physical form is fitted to the polynomial over several points, not pinned to the top one
-    above = up & (static_w < 0.98 * static_top)
+    lo_v, hi_v = model.train_voltage_v
+    fa, va, sa = static_anchor(model, f, v)
+    off_clock = (f > hi_f) | (f < lo_f * (1 - 0.003))
+    off_volts = (v < lo_v - 1e-9) | (v > hi_v + 1e-9)
+    off = off_clock | off_volts
+    up = off & (f >= fa) & (v >= va)
+    down = off & (f <= fa) & (v <= va) & ~up
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        fastest = sa * (f / fa) * (v / va) ** 2 * np.exp(K_MAX_PER_V * np.maximum(v - va, 0))
+
+    def where(i: int) -> str:
+        if f[i] > hi_f:
+            return f"{freq_mhz[i]:g} MHz is {f[i] / hi_f:.3g}x the model's top clock {hi_f:g} MHz"
+        if f[i] < lo_f * (1 - 0.003):
+            return f"{freq_mhz[i]:g} MHz is below the model's lowest clock {lo_f:g} MHz"
+        return f"{v[i]:.4g} V at {freq_mhz[i]:g} MHz is outside the model's training voltages {lo_v:g}-{hi_v:g} V"
+
+    def anchor(i: int) -> str:
+        return f"the {sa[i]:.4g} W at {fa[i]:g} MHz and {va[i]:.4g} V"
+
+    def mark(bad: np.ndarray, text) -> None:
+        for i in np.flatnonzero(bad & (reasons == "")):
+            reasons[i] = text(i)
+
+    # 2 % slack: the physical form is fitted to the polynomial over several points, not pinned to the anchor
     mark(
-        above,
+        up & (s < 0.98 * sa),
         lambda i: (
-            f"{freq_mhz[i]:g} MHz is {freq_mhz[i] / hi_f:.3g}x the model's top clock {hi_f:g} MHz; its static term "
-            f"extrapolates to {static_w[i]:.4g} W at {voltage_v[i]:.3f} V, below the {static_top:.4g} W at "
-            f"{f_top:g} MHz, though static power rises with voltage"
+            f"{where(i)}; its static term extrapolates to {s[i]:.4g} W at {v[i]:.3f} V, below {anchor(i)}, though static "
+            "power rises with voltage and clock"
         ),
     )
     mark(
-        up & (static_w > fastest * 1.02),
+        up & (s > fastest * 1.02),
         lambda i: (
-            f"{freq_mhz[i]:g} MHz is {freq_mhz[i] / hi_f:.3g}x the model's top clock {hi_f:g} MHz; its static term "
-            f"extrapolates to {static_w[i]:.4g} W at {voltage_v[i]:.3f} V, more than the {fastest[i]:.4g} W that switching and "
-            f"leakage (exp({K_MAX_PER_V:g}/V * dV)) allow from the {static_top:.4g} W at {f_top:g} MHz"
-        ),
-    )
-    below = (freq_mhz < lo_f * 0.997) & ((static_w > static_bottom) | (static_w < 0))
-    mark(
-        below,
-        lambda i: (
-            f"{freq_mhz[i]:g} MHz is below the model's lowest clock {lo_f:g} MHz; its static term extrapolates "
-            f"to {static_w[i]:.4g} W, outside 0-{static_bottom:.4g} W"
+            f"{where(i)}; its static term extrapolates to {s[i]:.4g} W at {v[i]:.3f} V, more than the {fastest[i]:.4g} W "
+            f"that switching and leakage (exp({K_MAX_PER_V:g}/V * dV)) allow from {anchor(i)}"
         ),
     )
     mark(
-        (freq_mhz >= lo_f * 0.997) & (freq_mhz <= hi_f * 1.003) & (static_w < 0),
-        lambda i: f"the static term is negative ({static_w[i]:.4g} W) at {freq_mhz[i]:g} MHz, {voltage_v[i]:.3f} V",
+        down & ((s > sa) | (s < 0)),
+        lambda i: f"{where(i)}; its static term extrapolates to {s[i]:.4g} W, outside 0-{sa[i]:.4g} W",
     )
+    mark(s < 0, lambda i: f"the static term is negative ({s[i]:.4g} W) at {freq_mhz[i]:g} MHz, {v[i]:.3f} V")
+    return reasons
 
 
 def blank_implausible(power: dict[str, np.ndarray], bad: np.ndarray) -> None:

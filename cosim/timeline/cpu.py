@@ -32,6 +32,7 @@ from cosim.models.plausibility import blank_implausible, implausible_reasons, re
 from cosim.models.voltage import voltage_under_load
 from cosim.readers.gem5_config import Cluster, Gem5Config
 from cosim.readers.stats_table import StatsMeta
+from cosim.timeline.clock_change import ClockChange, clock_change
 from cosim.timeline.cycles import checked_cycles, cycle_stats, idle_cpus, powered_cores
 
 if TYPE_CHECKING:
@@ -98,39 +99,91 @@ def default_model(cluster: Cluster) -> tuple[str, str]:
         raise CosimError(f"cluster '{cluster.name}': no shipped model fits its CPU type(s) {types}; give --model")
     words = "out-of-order" if kind == "o3" else "in-order"
     types = ", ".join(sorted({t for c, t in cluster.cpu_types.items() if cluster.kind(c) == kind}))
-    return DEFAULT_MODELS[kind], f"{cluster.n_cpus} x {types} ({words})"
+    why = f"{cluster.n_cpus} x {types} ({words})"
+    others = sorted({t for c, t in cluster.cpu_types.items() if cluster.kind(c) != kind})
+    if others:  # switched-out stand-ins of other kinds run the same cores in their turn (switcheroo)
+        why += f", switched in turn with {', '.join(others)}: the model is for its {types}"
+    return DEFAULT_MODELS[kind], why
 
 
-def other_core_kind(cluster: Cluster, model: Model) -> str | None:
-    """The kind of ``cluster``'s CPUs (``in-order``, ``out-of-order``) where ``model`` was measured on the other
-    kind; None when they match, the model states no ``core_kind``, or the CPUs are of neither kind.
+def _kind_words(kind: str) -> str:
+    return "out-of-order" if kind == "o3" else "in-order"
+
+
+def other_kind_cpus(cluster: Cluster, model: Model) -> tuple[str, ...]:
+    """The CPUs of ``cluster`` of the other kind (``in-order``, ``out-of-order``) than ``model`` was measured on: every
+    CPU that may run the cluster's cores, switched-out stand-ins included (each runs a core in its turn, as
+    :func:`default_model` counts them); () when the model states no ``core_kind``.
 
     O3 is out-of-order; Minor and the simple CPUs are in-order (the kinds :data:`DEFAULT_MODELS` follows).
     """
-    kinds = {"out-of-order" if cluster.kind(c) == "o3" else "in-order" for c in cluster.cores if cluster.kind(c) in _DETAIL}
-    if model.core_kind is None or not kinds or kinds == {model.core_kind}:
-        return None
-    (kind,) = kinds - {model.core_kind} if len(kinds) > 1 else kinds
-    return kind
+    if model.core_kind is None:
+        return ()
+    return tuple(c for c in cluster.cpus if cluster.kind(c) in _DETAIL and _kind_words(cluster.kind(c)) != model.core_kind)
 
 
-def core_kind_mismatch(cluster: Cluster, model: Model) -> bool:
-    """Warn when ``model`` was measured on the other kind of core than ``cluster``'s CPUs (:func:`other_core_kind`);
-    True: flag its rows."""
-    kind = other_core_kind(cluster, model)
-    if kind is None:
-        return False
-    types = ", ".join(sorted({cluster.cpu_types[c] for c in cluster.cores if c in cluster.cpu_types}))
+def other_core_kind(cluster: Cluster, model: Model) -> str | None:
+    """The kind of ``cluster``'s CPUs where ``model`` was measured on the other kind (:func:`other_kind_cpus`); None
+    when none is."""
+    cpus = other_kind_cpus(cluster, model)
+    return _kind_words(cluster.kind(cpus[0])) if cpus else None
+
+
+def core_kind_mismatch(cluster: Cluster, model: Model) -> tuple[str, ...]:
+    """Warn, naming them, about the CPUs of ``cluster`` of the other kind than ``model`` was measured on
+    (:func:`other_kind_cpus`); returns them: the epochs they ran are flagged ``core_kind_mismatch``."""
+    cpus = other_kind_cpus(cluster, model)
+    if not cpus:
+        return ()
+    kind = _kind_words(cluster.kind(cpus[0]))
     ours = DEFAULT_MODELS["o3" if kind == "out-of-order" else "minor"]
+    rest = [c for c in cluster.cpus if c not in cpus and cluster.kind(c) in _DETAIL]
+    if not rest:  # every CPU of the cluster is of the other kind
+        types = ", ".join(sorted({cluster.cpu_types[c] for c in cpus if c in cluster.cpu_types}))
+        who, what = f"its CPUs are {kind} ({types})", "its power is the other kind's; price it"
+        rows = "rows flagged core_kind_mismatch"
+    else:  # a core switched between kinds (switcheroo): name the CPUs of the other kind, flag the epochs they ran
+        named = ", ".join(f"{c} ({cluster.cpu_types.get(c, '?')})" for c in cpus)
+        who = f"{named} {'is' if len(cpus) == 1 else 'are'} {kind}"
+        what = (
+            f"the power of the epochs {'it' if len(cpus) == 1 else 'they'} ran is the other kind's (its other CPUs, "
+            f"{', '.join(rest)}, are {model.core_kind}, as the model); price {'it' if len(cpus) == 1 else 'them'}"
+        )
+        rows = "those epochs flagged core_kind_mismatch"
     warnings.warn(
         CosimWarning(
-            f"cluster '{cluster.name}': its CPUs are {kind} ({types}) but {model.name} was measured on {model.core_kind} cores, "
-            f"so its power is the other kind's; price it with a model of {kind} cores ({ours}: one --model per --cluster, in order); "
-            "rows flagged core_kind_mismatch"
+            f"cluster '{cluster.name}': {who} but {model.name} was measured on {model.core_kind} cores, so {what} with a model "
+            f"of {kind} cores ({ours}: one --model per --cluster, in order); {rows}"
         ),
         stacklevel=4,
     )
-    return True
+    return cpus
+
+
+def _ran_in(stats: StatsLike, cpus: Sequence[str]) -> np.ndarray | None:
+    """Per epoch, whether any of ``cpus`` counted a cycle in it; None where none of them has a cycle count."""
+    from cosim.timeline.cycles import CYCLE_STATS, _column
+
+    ran, counted = np.zeros(len(stats), dtype=bool), False
+    for cpu in cpus:
+        for stat in CYCLE_STATS:
+            column = _column(stats, cpu, stat)
+            if column is not None:
+                counted = True
+                ran |= np.nan_to_num(np.asarray(stats[column], dtype=float), nan=0.0) > 0
+    return ran if counted else None
+
+
+def other_kind_epochs(stats: StatsLike, cluster: Cluster, other: Sequence[str]) -> np.ndarray:
+    """The epochs priced as the other kind's: where a CPU of ``other`` ran, or no CPU of the model's kind did (every
+    epoch where the cycle counts cannot tell)."""
+    rest = [c for c in cluster.cpus if c not in other and cluster.kind(c) in _DETAIL]
+    theirs, ours = _ran_in(stats, other), _ran_in(stats, rest)
+    if not rest:
+        return np.ones(len(stats), dtype=bool)
+    if theirs is None or ours is None:
+        return np.ones(len(stats), dtype=bool)
+    return theirs | ~ours
 
 
 def check_isa(config: Gem5Config, models: Sequence[Model], *, any_isa: bool = False) -> bool:
@@ -169,6 +222,7 @@ def power_timeline(
     any_isa: bool = False,
     keep_implausible: bool = False,
     extrapolate: bool = False,
+    model_option: str = "--model",
 ) -> pd.DataFrame:
     """Power and energy per epoch and cluster.
 
@@ -191,16 +245,28 @@ def power_timeline(
         ``implausible`` with the reason and no power value, instead of refusing the run.
     extrapolate
         Price clocks beyond the model's extrapolation band (:mod:`cosim.models.envelope`) instead of refusing them.
+    model_option
+        How the calling command gives another model (``--model``; ``cosim soc``'s ``--cpu-model``), for refusals.
 
     Returns
     -------
     Long DataFrame, one row per (epoch, cluster); columns documented in README.md.
     """
     table = timeline_columns(
-        stats, config, clusters, strict=strict, any_isa=any_isa, keep_implausible=keep_implausible, extrapolate=extrapolate
+        stats,
+        config,
+        clusters,
+        strict=strict,
+        any_isa=any_isa,
+        keep_implausible=keep_implausible,
+        extrapolate=extrapolate,
+        model_option=model_option,
     )
     return cols.to_frame(table, stats.attrs)
 
+
+#: how an implausible epoch's refusal starts its ways out (cosim explore replaces them with a study's own)
+IMPLAUSIBLE_WAYS_OUT = "price it where the model was trained (cosim whatif --freqs"
 
 #: Stat groups only one kind of gem5 CPU writes: O3's reorder buffer, issue/execute and rename stages; Minor's fetch2
 _KIND_GROUPS = {"o3": frozenset({"rob", "iew", "rename"}), "minor": frozenset({"fetch2"}), "simple": frozenset()}
@@ -241,6 +307,7 @@ def timeline_columns(
     any_isa: bool = False,
     keep_implausible: bool = False,
     extrapolate: bool = False,
+    model_option: str = "--model",
 ) -> cols.Columns:
     """:func:`power_timeline` as numpy columns (no pandas): the same rows, in the same order."""
     meta: StatsMeta = stats.attrs["gem5"]
@@ -252,8 +319,12 @@ def timeline_columns(
     parts = []
     for spec in clusters:
         cluster = resolve_cluster(config, spec, meta.ticks_per_s)
-        kind = ["core_kind_mismatch"] if core_kind_mismatch(cluster, spec.model) else []
-        parts.append(_cluster_timeline(stats, meta, cluster, spec, strict, (keep_implausible, extrapolate), extra + kind))
+        other = core_kind_mismatch(cluster, spec.model)
+        kind = ["core_kind_mismatch"] if other else []
+        part = _cluster_timeline(stats, meta, cluster, spec, strict, (keep_implausible, extrapolate, model_option), extra + kind)
+        for i in np.flatnonzero(~other_kind_epochs(stats, cluster, other)) if other else ():  # the model's own kind ran it
+            part["flags"][i] = ";".join(f for f in part["flags"][i].split(";") if f != "core_kind_mismatch")
+        parts.append(part)
     # every part has the same epochs in order: taking their rows in turn, clusters by name,
     # sorts the table by epoch, then cluster name (stable)
     for part in parts:
@@ -263,34 +334,59 @@ def timeline_columns(
 
 
 def _cluster_timeline(
-    stats: StatsLike, meta: StatsMeta, cluster: Cluster, spec: ClusterSpec, strict: bool, trust: tuple[bool, bool], extra_flags: list[str]
+    stats: StatsLike,
+    meta: StatsMeta,
+    cluster: Cluster,
+    spec: ClusterSpec,
+    strict: bool,
+    trust: tuple[bool, bool, str],
+    extra_flags: list[str],
 ) -> cols.Columns:
-    keep, extrapolate = trust
+    keep, extrapolate, model_option = trust  # model_option: how the command names another model, for its refusals
     model = spec.model
     freq = frequency_mhz(stats, cluster)
+    duration = np.asarray(stats["duration_s"])
+    change = clock_change(stats, cluster, freq_mhz=freq, duration_s=duration)
+    if not keep:  # a change that cannot be placed has its own way out
+        refuse_implausible(
+            change.reasons,
+            lambda i: f"{meta.path}: epoch {np.asarray(stats['epoch'])[i]}, cluster '{cluster.name}'",
+            "dump the stats at each clock change in gem5 (m5.stats.dump() where the clock is set)",
+            unit="epoch",
+        )
+    share = change.share_before  # of each epoch's time at the clock before a change inside it (0: none)
+    ticked_mhz = freq * (1 - share) + change.before_mhz * share  # the clock's mean over the epoch: cycles per us
     rates = event_rates(
         stats,
         cluster,
         model.events,
         generation=meta.generation,
         cores_per_cluster=model.cores_per_cluster,
-        freq_mhz=freq,
+        freq_mhz=ticked_mhz,  # events per cycle the clock ticked: the same rate at both clocks of a split epoch
     )
-    voltage = spec.voltage_v if not spec.voltage_model else voltage_under_load(model, freq, rates.eph)
-    op = operating_point(model, freq, voltage)
-    if strict:
-        _check_operating_point(cluster, model, freq, op, spec, strict)
-    if not extrapolate:
-        refuse_beyond_band(model, freq, lambda i: f"{meta.path}: epoch {np.asarray(stats['epoch'])[i]}, cluster '{cluster.name}'")
+    # an epoch split by a clock change is priced at both operating points, each for its share of the epoch
+    points = [(freq, 1 - share)] + ([(change.before_mhz, share)] if change.split.any() else [])
+    ops = [
+        (f, w, operating_point(model, f, spec.voltage_v if not spec.voltage_model else voltage_under_load(model, f, rates.eph)))
+        for f, w in points
+    ]
+    op = ops[0][2]
+    epochs = np.asarray(stats["epoch"])
+    for f, _, o in ops:
+        if strict:
+            _check_operating_point(cluster, model, f, o, spec, strict)
+        if not extrapolate:
+            refuse_beyond_band(
+                model, f, lambda i: f"{meta.path}: epoch {epochs[i]}, cluster '{cluster.name}'", other_model=f"another {model_option}"
+            )
     # per-core static parts follow the cores powered, shared ones do not (dynamic already sums the present cores)
     powered = powered_cores(stats, cluster, spec.powered_cores, path=meta.path)
     scale = cores_factor(model, powered)
-    power = envelope_power_w(model, rates.eph, freq, op.voltage_v, static_scale=scale)
-    slope = power.pop("dpower_dv_w_per_v")
+    parts = [envelope_power_w(model, rates.eph, f, o.voltage_v, static_scale=scale) for f, _, o in ops]
+    power = {k: _mix([p[k] for p in parts], [w for _, w, _ in ops]) for k in parts[0] if k != "dpower_dv_w_per_v"}
     missing = ~np.isfinite(power["power_w"])  # nan or inf in the stats: no value, not a huge one
     for values in power.values():
         values[missing] = np.nan
-    duration = np.asarray(stats["duration_s"])
     rows = len(duration)
     out: cols.Columns = {
         "epoch": np.asarray(stats["epoch"]),
@@ -301,14 +397,27 @@ def _cluster_timeline(
         "duration_s": duration,
         "n_cpus": np.full(rows, cluster.n_cpus, dtype=np.int64),
         "powered_cores": np.full(rows, powered, dtype=np.int64),
-        "freq_mhz": freq,
-        "voltage_v": op.voltage_v,
+        "freq_mhz": ticked_mhz,
+        "voltage_v": _mix([o.voltage_v for _, _, o in ops], [w for _, w, _ in ops]),
         "power_w": power["power_w"],
         "dynamic_w": power["dynamic_w"],
         "static_w": power["static_w"],
     }
-    v_u = op.voltage_u_v if spec.voltage_v is None and op.voltage_u_v is not None else np.zeros(rows)
-    half = interval_half_width_w(model, freq_mhz=freq, power_w=power["power_w"], dpower_dv_w_per_v=slope, voltage_u_v=v_u)
+    halves = []
+    for (f, _, o), p in zip(ops, parts):
+        v_u = o.voltage_u_v if spec.voltage_v is None and o.voltage_u_v is not None else np.zeros(rows)
+        halves.append(
+            interval_half_width_w(
+                model,
+                freq_mhz=f,
+                power_w=p["power_w"],
+                dpower_dv_w_per_v=p["dpower_dv_w_per_v"],
+                voltage_u_v=v_u,
+                voltage_v=o.voltage_v,
+                static_scale=scale,
+            )
+        )
+    half = _mix(halves, [w for _, w, _ in ops])
     out["power_lo_w"] = np.maximum(out["power_w"] - half, 0.0)  # power is never negative
     out["power_hi_w"] = out["power_w"] + half
     out["energy_j"] = out["power_w"] * duration
@@ -318,30 +427,44 @@ def _cluster_timeline(
     for event in model.events:
         out[f"eph_{event}"] = rates.eph[event]
     nan_input = np.isnan(out["power_w"])
-    reasons = implausible_reasons(
-        model,
-        power_w=power["power_w"],
-        static_w=power["static_w"] / scale,  # the model's own curve, before the core count scales it
-        freq_mhz=freq,
-        voltage_v=op.voltage_v,
-        eph=rates.eph,
-        n_cpus=cluster.n_cpus,
-    )
-    cycles = checked_cycles(stats, cluster, freq_mhz=freq, duration_s=duration, keep=keep, path=meta.path)
+    reasons = np.where(change.reasons != "", change.reasons, "")
+    for (f, w, o), p in zip(ops, parts):
+        judged = implausible_reasons(
+            model,
+            power_w=p["power_w"],
+            static_w=p["static_w"] / scale,  # the model's own curve, before the core count scales it
+            freq_mhz=f,
+            voltage_v=o.voltage_v,
+            eph=rates.eph,
+            n_cpus=cluster.n_cpus,
+            static_scale=scale,
+        )
+        reasons = np.where((reasons == "") & (w > 0), judged, reasons)
+    cycles = checked_cycles(stats, cluster, freq_mhz=ticked_mhz, duration_s=duration, keep=keep, path=meta.path)
     reasons = np.where(cycles != "", cycles, reasons)
     bad = reasons != ""
     if not keep:
         refuse_implausible(
             reasons,
             lambda i: f"{meta.path}: epoch {out['epoch'][i]}, cluster '{cluster.name}' ({model.name})",
-            "price it where the model was trained (cosim whatif --freqs, or another --model)",
+            f"{IMPLAUSIBLE_WAYS_OUT}, or another {model_option})",
             unit="epoch",
         )
     blank_implausible({k: v for k, v in out.items() if k.endswith("_w") or k == "energy_j"}, bad)
     if not strict:
-        _check_operating_point(cluster, model, freq, op, spec, strict)  # warn only once the rows are kept
+        for f, _, o in ops:
+            _check_operating_point(cluster, model, f, o, spec, strict)  # warn only once the rows are kept
+    _warn_clock_change(change, epochs, cluster, freq)
     out["implausible"] = bad
     out["implausible_reason"] = reasons
+    # a split epoch carries the flags of both its operating points
+    used = [(f, w > 0, o) for f, w, o in ops]
+    op = dataclasses.replace(
+        op,
+        freq_outside_training=np.any([u & o.freq_outside_training for _, u, o in used], axis=0),
+        voltage_outside_training=np.any([u & o.voltage_outside_training for _, u, o in used], axis=0),
+        voltage_not_in_table=np.any([u & o.voltage_not_in_table for _, u, o in used], axis=0),
+    )
     out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training
     out["cores_scaled"] = np.full(rows, scale)
     out["model_cores"] = np.full(rows, model.cores_per_cluster, dtype=np.int64)
@@ -355,7 +478,10 @@ def _cluster_timeline(
     idle = idle_cpus(stats, cluster)
     missing += [f"idle_cpu:{cpu}" for cpu in idle]
     missing += [f"absent_zero:{e}" for e, by in sorted(rates.absent.items()) if set(by) - set(idle) and e not in rates.missing]
-    out["flags"] = np.array(_flag_text(op, subst, nan_input, bad, model, cluster, extra_flags + missing, freq), dtype=object)
+    top = np.maximum(freq, change.before_mhz)  # a split epoch is extrapolated where either of its clocks is
+    out["flags"] = np.array(_flag_text(op, subst, nan_input, bad, model, cluster, extra_flags + missing, top), dtype=object)
+    for i in np.flatnonzero(change.split | change.unplaced):
+        out["flags"][i] = ";".join(filter(None, [out["flags"][i], "clock_change_split" if change.split[i] else "clock_change_unplaced"]))
     if nan_input.any():
         where = ", ".join(str(e) for e in out["epoch"][nan_input][:5])
         warnings.warn(
@@ -365,6 +491,38 @@ def _cluster_timeline(
             stacklevel=3,
         )
     return out
+
+
+def _mix(values: list[np.ndarray], weights: list[np.ndarray]) -> np.ndarray:
+    """Per epoch, the operating points' values weighted by their shares of it (a part with no share adds nothing, nan
+    included)."""
+    return np.asarray(sum(np.where(w > 0, w * v, 0.0) for v, w in zip(values, weights)), dtype=float)
+
+
+def _warn_clock_change(change: ClockChange, epochs: np.ndarray, cluster: Cluster, freq: np.ndarray) -> None:
+    """Say which epochs were split between two clocks, and which had a change no core's cycles place."""
+    split = np.flatnonzero(change.split)
+    if split.size:
+        i = int(split[0])
+        more = f" (and {split.size - 1} more epoch(s))" if split.size > 1 else ""
+        warnings.warn(
+            CosimWarning(
+                f"cluster '{cluster.name}': the clock changed inside epoch {epochs[i]}{more}, from {change.before_mhz[i]:g} to "
+                f"{freq[i]:g} MHz after {change.share_before[i]:.1%} of it (from the cycles its busiest core counted); "
+                "priced at both operating points, each for its share (flag clock_change_split)"
+            ),
+            stacklevel=4,
+        )
+    unplaced = np.flatnonzero(change.unplaced)
+    if unplaced.size:
+        i = int(unplaced[0])
+        warnings.warn(
+            CosimWarning(
+                f"cluster '{cluster.name}': the clock changed to {freq[i]:g} MHz during or at the end of epoch {epochs[i]}, in which "
+                "no core counted a cycle, so the change cannot be placed; priced at the end clock (flag clock_change_unplaced)"
+            ),
+            stacklevel=4,
+        )
 
 
 def _flag_cumulative(part: cols.Columns, dumps: list[int]) -> None:

@@ -54,9 +54,17 @@ def cycle_reasons(stats: StatsLike, cluster: Cluster, *, freq_mhz: np.ndarray, d
 
 
 def checked_cycles(
-    stats: StatsLike, cluster: Cluster, *, freq_mhz: np.ndarray, duration_s: np.ndarray, keep: bool, path: str
+    stats: StatsLike,
+    cluster: Cluster,
+    *,
+    freq_mhz: np.ndarray,
+    duration_s: np.ndarray,
+    keep: bool,
+    path: str,
+    keep_option: str | None = "--keep-implausible",
 ) -> np.ndarray:
-    """:func:`cycle_reasons`, refusing the first impossible epoch (:class:`CosimError`) unless ``keep``."""
+    """:func:`cycle_reasons`, refusing the first impossible epoch (:class:`CosimError`) unless ``keep``; the refusal
+    names ``keep_option``, the command's way to keep such epochs (None: it has none)."""
     reasons = cycle_reasons(stats, cluster, freq_mhz=freq_mhz, duration_s=duration_s)
     if not keep:
         epochs = np.asarray(stats["epoch"])
@@ -65,6 +73,7 @@ def checked_cycles(
             lambda i: f"{path}: epoch {epochs[i]}, cluster '{cluster.name}'",
             "check the cluster's clock domain and that the stats were reset at each dump",
             unit="epoch",
+            keep=keep_option,
         )
     return reasons
 

@@ -1,0 +1,354 @@
+"""Right at every edge (issue 39): off the V-f table, across the top clock, below training, and the refusals' texts.
+
+Each expectation is physics or a hand computation written here (static power rises with V and f, the A15's table
+point), never cosim's own output.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import GEM5_RUNS, REPO, needs_shared
+from helpers import run_cosim as cosim
+from test_cli import assert_one_line_error
+
+from cosim.models.envelope import envelope_static_w
+from cosim.models.modelfile import load_model, operating_point
+from cosim.models.plausibility import K_MAX_PER_V, static_reasons
+from cosim.models.walker import static_power_w
+
+DEMO = REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz" / "stats.txt.gz"
+BIG = ("--model", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster")
+A15 = load_model("cortex-a15-walker2017")
+# the A15's table point at its top clock: 1800 MHz, 1.1741 V (models/cortex-a15-walker2017.json)
+TOP_F, TOP_V = 1800.0, 1.1741
+STATIC_TOP_W = float(static_power_w(np.array([TOP_F]), np.array([TOP_V]), A15.static)[0])  # 0.802 W
+
+
+EDGE_V = 1.1922  # the A15's highest trained voltage (its Powmon rows; models/cortex-a15-walker2017.json)
+STATIC_EDGE_W = float(static_power_w(np.array([TOP_F]), np.array([EDGE_V]), A15.static)[0])  # 1.326 W: the polynomial's edge
+
+
+def _voltage_bounds_w(v: float) -> tuple[float, float]:
+    """Static power [W] at 1800 MHz and ``v`` above the trained voltages, from the polynomial at their edge: at least
+    switching's V^2 growth, at most that times the steepest leakage plausibility allows, exp(10/V x dV)."""
+    low = STATIC_EDGE_W * (v / EDGE_V) ** 2
+    return low, low * math.exp(K_MAX_PER_V * (v - EDGE_V))
+
+
+def test_a_voltage_above_training_at_a_trained_clock_follows_physics():
+    """1.30 V at 1800 MHz: static power continues from the polynomial's edge at 1.1922 V (1.326 W) between switching
+    alone (x 1.189) and the steepest leakage (x 1.189 x 2.94); the raw polynomial's 8.16 W is outside and refused by the
+    shared rule; just past the edge the continuation meets the polynomial (no step where training ends)."""
+    low, high = _voltage_bounds_w(1.30)
+    s = float(envelope_static_w(A15, np.array([1800.0]), np.array([1.30]))[0])
+    assert low < s < high
+    raw = static_power_w(np.array([1800.0]), np.array([1.30]), A15.static)
+    assert raw[0] > high
+    reasons = static_reasons(A15, static_w=raw, freq_mhz=np.array([1800.0]), voltage_v=np.array([1.30]))
+    assert "1.3 V at 1800 MHz is outside the model's training voltages" in reasons[0] and "more than the" in reasons[0]
+    assert envelope_static_w(A15, np.array([1800.0]), np.array([EDGE_V + 1e-7]))[0] == pytest.approx(STATIC_EDGE_W, rel=1e-5)
+
+
+def test_cosim_power_at_a_voltage_above_training(tmp_path):
+    """The demo's big cluster (2 of the A15's 4 cores: static x (1 - 0.75 + 0.75 x 2 / 4) = 0.625) at --voltage
+    big=1.30: every epoch's static inside the physical bounds above, and an interval wider than +-2 SER."""
+    out = tmp_path / "p.csv"
+    result = cosim("power", DEMO, *BIG, "--voltage", "big=1.30", "-o", out)
+    assert result.returncode == 0, result.stderr
+    t = pd.read_csv(out)
+    low, high = (0.625 * b for b in _voltage_bounds_w(1.30))
+    assert ((t["static_w"] > low) & (t["static_w"] < high)).all()
+    assert ((t["power_hi_w"] - t["power_w"]) > 2 * A15.ser_w * 1.5).all()
+    assert t["flags"].str.contains("voltage_outside_training").all()
+
+
+def test_static_power_never_falls_as_the_clock_rises_across_the_top_clock():
+    """Along the A15's V-f curve (its table voltage, continued above 1800 MHz) static power rises with f and V: no dip
+    where gem5's tick rounding (0.3 %) ends; and gem5's 1798.56 MHz (a 556 ps period) is the table's 1800 MHz point."""
+    f = np.arange(1780.0, 1840.0, 0.25)
+    s = envelope_static_w(A15, f, operating_point(A15, f).voltage_v)
+    assert (np.diff(s[f >= 1798.56]) >= 0).all()
+    assert envelope_static_w(A15, np.array([1e6 / 556]), np.array([TOP_V]))[0] == pytest.approx(STATIC_TOP_W)
+
+
+def test_whatif_at_the_runs_own_clock_matches_cosim_power(tmp_path):
+    """The what-if at the run's own clock and at the table's 1800 MHz price the same operating point: their energies
+    differ only by the on-clock time's 1800 / 1798.56 (0.08 %), not by the polynomial's 1.7 % slope between them."""
+    out = tmp_path / "w.csv"
+    result = cosim("whatif", DEMO, *BIG, "--freqs", "big=1798.56,1800,1803,1805,1806", "-o", out)
+    assert result.returncode == 0, result.stderr
+    w = pd.read_csv(out).set_index("big_freq_mhz")
+    assert w.loc[1800.0, "energy_j"] == pytest.approx(w.loc[1798.56, "energy_j"], rel=1800 / 1798.56 - 1)
+    # within the tick rounding the same table point; past it, more voltage: never less energy
+    assert (np.diff(w["energy_j"].to_numpy()) >= 0).all()
+
+
+@needs_shared
+def test_whatif_refuses_a_clock_cosim_power_refuses(tmp_path):
+    """gem5's O3 run at 200 MHz is refused by cosim power (the default A15 model is trained from 600 MHz; its
+    polynomial's static there, 0.2361 W, is above the 600 MHz point's 0.1571 W, though static power falls with f and
+    V); the what-if of the 600 MHz run asked for 200 MHz refuses it for the same reason instead of writing it."""
+    power = cosim("power", GEM5_RUNS / "cosim-v24-se-o3-200MHz", "-o", tmp_path / "p.csv")
+    assert_one_line_error(power, "200 MHz is below the model's lowest clock 600 MHz", "outside 0-0.1571 W")
+    whatif = cosim("whatif", GEM5_RUNS / "cosim-v24-se-o3-600MHz", "--freqs", "cpu_clk_domain=200,600", "-o", tmp_path / "w.csv")
+    assert_one_line_error(whatif, "--freqs cpu_clk_domain=200", "200 MHz is below the model's lowest clock 600 MHz", "outside 0-0.1571 W")
+    assert not (tmp_path / "w.csv").exists()
+
+
+_TOO_HIGH = re.compile(
+    r"power (?P<p>[0-9.]+) W is above the model's plausible maximum (?P<max>[0-9.]+) W for (?P<n>\d+) core\(s\) "
+    r"\((?P<f>[0-9.]+) MHz is [0-9.]+x the model's top clock (?P<top>[0-9.]+) MHz; its static term extrapolates to "
+    r"(?P<s>[0-9.]+) W of it\); "
+)
+
+
+@needs_shared
+def test_the_4ghz_refusal_is_a_sentence_whose_static_is_part_of_its_power(tmp_path):
+    """starter_se's 4 GHz default on the A15 with --extrapolate: refused in one sentence, its static term (scaled to
+    the 1 core present) no more than the power it is part of, the power above the stated maximum."""
+    run = GEM5_RUNS / "public-new-2022-arm-se-minor-starterse-cpucluster"
+    result = cosim("power", run, "--model", "cortex-a15-walker2017", "--extrapolate", "-o", tmp_path / "p.csv")
+    assert_one_line_error(result, "--keep-implausible")
+    m = _TOO_HIGH.search(result.stderr)
+    assert m, result.stderr
+    assert float(m["s"]) <= float(m["p"]) and float(m["p"]) > float(m["max"])
+    assert (m["n"], m["f"], m["top"]) == ("1", "4000", "1800")
+
+
+CLOCK_CHANGE = REPO / "tests" / "data" / "clock-change-1000-1800MHz"  # tests/clock_change_fixture.py
+TWO = (*BIG, "--model", "cortex-a7-gemstone2018", "--cluster", "little=system.littleCluster")
+
+
+def test_a_clock_change_inside_an_epoch_is_split_from_the_cycles_gem5_counted(tmp_path):
+    """Epoch 1 is gem5's 100 us at 1000 MHz then 100 us at 1798.56 MHz (a 556 ps period): its big cores counted
+    100,000 + 179,856 cycles, not the 359,712 of 200 us at its end clock.  Half its time was at each clock (gem5's
+    simTicks: 1e8 + 1e8), so its static power is the mean of the A15's at (1000 MHz, 0.9437 V) and (1800 MHz,
+    1.1741 V), times 0.625 for 2 of 4 cores; epochs 0 and 2 stay at their one clock."""
+    out = tmp_path / "p.csv"
+    result = cosim("power", CLOCK_CHANGE, *TWO, "-o", out)
+    assert result.returncode == 0, result.stderr
+    assert "the clock changed inside epoch 1, from 1000 to 1798.56 MHz after 50.0% of it" in result.stderr
+    big = pd.read_csv(out).query("cluster == 'big'").set_index("epoch")
+    s = static_power_w(np.array([1000.0, 1800.0]), np.array([0.9437, TOP_V]), A15.static)
+    assert big.loc[1, "static_w"] == pytest.approx(0.625 * (0.5 * s[0] + 0.5 * s[1]), rel=1e-6)
+    assert big.loc[0, "static_w"] == pytest.approx(0.625 * s[0], rel=1e-6) and big.loc[2, "static_w"] == pytest.approx(0.625 * s[1])
+    # the clock the cores ticked at on average: 279,856 cycles in 200 us
+    assert big.loc[1, "freq_mhz"] == pytest.approx(279_856 / 200, rel=1e-5)
+    assert "clock_change_split" in big.loc[1, "flags"] and "clock_change_split" not in big.loc[2, "flags"]
+
+
+@needs_shared
+def test_a_split_epoch_costs_what_its_two_recorded_halves_cost(tmp_path):
+    """The spliced epoch is dump 4 of the 1000/600 MHz run plus dump 4 of the 1800/1400 MHz run: priced split it costs
+    what those two real epochs cost priced on their own (their per-cycle event rates differ, which the split averages:
+    within 3 %: +1.8 % big, +1.2 % LITTLE).  Priced all at its end clock, as before the split, it cost 0.276 mJ on the
+    big cluster against these halves' 0.213 mJ: +29.7 %."""
+    out = tmp_path / "p.csv"
+    assert cosim("power", CLOCK_CHANGE, *TWO, "-o", out).returncode == 0
+    split = pd.read_csv(out).query("epoch == 1").set_index("cluster")["energy_j"]
+    halves = {}
+    for name in ("cosim-v24-se-biglittle-o3-1000MHz-minor-600MHz", "cosim-v24-se-biglittle-o3-1800MHz-minor-1400MHz"):
+        whole = tmp_path / f"{name}.csv"
+        assert cosim("power", GEM5_RUNS / name, *TWO, "-o", whole).returncode == 0
+        halves[name] = pd.read_csv(whole).query("epoch == 4").set_index("cluster")["energy_j"]
+    truth = sum(halves.values())
+    assert split["big"] == pytest.approx(truth["big"], rel=0.03) and split["little"] == pytest.approx(truth["little"], rel=0.03)
+
+
+def test_the_whatif_refuses_a_clock_change_inside_an_epoch(tmp_path):
+    """The what-if rescales an epoch from the one clock it ran at: it refuses the split epoch in one line, naming it."""
+    result = cosim("whatif", CLOCK_CHANGE, *BIG, "-o", tmp_path / "w.csv")
+    assert_one_line_error(result, "epoch 1, cluster 'big': the clock changed from 1000 to 1798.56 MHz inside this epoch", "cosim power")
+
+
+# gem5's tests/configs/switcheroo.py: one CPU of each type on one core (system.cpu), all but the first switched out,
+# switched in turn; here each runs one 1 ms epoch at 1 GHz (cpu0 atomic, cpu1 timing, cpu2 Minor, cpu3 O3)
+SWITCHEROO = ("AtomicSimpleCPU", "TimingSimpleCPU", "MinorCPU", "DerivO3CPU")
+
+
+def _switcheroo_run(folder):
+    from helpers import write_stats
+
+    folder.mkdir()
+    sections = [
+        ("root", {"type": "Root", "children": "system"}),
+        ("system", {"type": "ArmSystem", "children": "cpu0 cpu1 cpu2 cpu3 cpu_clk_domain voltage_domain"}),
+        ("system.voltage_domain", {"type": "VoltageDomain", "voltage": "1.0"}),
+        ("system.cpu_clk_domain", {"type": "SrcClockDomain", "clock": "1000", "voltage_domain": "system.voltage_domain"}),
+    ]
+    for i, kind in enumerate(SWITCHEROO):
+        cpu = {"type": kind, "clk_domain": "system.cpu_clk_domain", "switched_out": str(i > 0).lower()}
+        if i == 0:  # the caches belong to the core; switched-out CPUs connect to them when switched in
+            cpu |= {"children": "dcache icache", "dcache_port": "system.cpu0.dcache.cpu_side", "icache_port": "system.cpu0.icache.cpu_side"}
+        sections.append((f"system.cpu{i}", cpu))
+    for cache in ("dcache", "icache"):
+        sections.append((f"system.cpu0.{cache}", {"type": "Cache", "size": "32768", "cpu_side": f"system.cpu0.{cache}_port"}))
+    (folder / "config.ini").write_text("\n".join(f"[{n}]\n" + "\n".join(f"{k}={v}" for k, v in p.items()) + "\n" for n, p in sections))
+    dumps = []
+    for epoch, kind in enumerate(SWITCHEROO):
+        cpu = f"system.cpu{epoch}"
+        d = {"simSeconds": 0.001, "simTicks": 1e9, "finalTick": 1e9 * (epoch + 1), "simFreq": 1e12, "system.cpu_clk_domain.clock": 1000}
+        d[f"{cpu}.numCycles"] = 1_000_000  # the one CPU switched in ticks every cycle of the epoch; the others none
+        if "Simple" in kind:
+            d[f"{cpu}.exec_context.thread_0.numBusyCycles"] = 900_000
+        else:
+            d[f"{cpu}.idleCycles"] = 100_000
+        d[f"{cpu}.commitStats0.numInsts"] = 500_000
+        d |= {f"{cpu}.commitStats0.committedInstType::{op}": n for op, n in (("IntAlu", 300_000), ("IntMult", 1000), ("IntDiv", 10))}
+        d |= {
+            f"system.cpu0.{c}.{s}": 1000
+            for c in ("dcache", "icache")
+            for s in ("overallAccesses::total", "overallMisses::total", "WriteReq.mshrMisses::total")
+        }
+        dumps.append(d)
+    return write_stats(folder / "stats.txt", dumps)
+
+
+def test_a_switcheroo_runs_pricing_and_messages_agree_per_cpu(tmp_path):
+    """The O3 CPU picks the out-of-order A15 model (as for any O3 run); the note says the core is switched with the
+    in-order CPUs, the warning names exactly those three (AtomicSimpleCPU, TimingSimpleCPU, MinorCPU: gem5's in-order
+    kinds), and the rows flagged core_kind_mismatch are exactly the epochs they ran (0, 1, 2), not the O3's (3)."""
+    stats = _switcheroo_run(tmp_path / "m5out")
+    out = tmp_path / "p.csv"
+    result = cosim("power", stats, "-o", out)
+    assert result.returncode == 0, result.stderr
+    note = next(line for line in result.stderr.splitlines() if "priced with" in line)
+    assert "1 x DerivO3CPU (out-of-order), switched in turn with AtomicSimpleCPU, MinorCPU, TimingSimpleCPU" in note
+    assert "priced with cortex-a15-gemstone2018" in note
+    warning = next(line for line in result.stderr.splitlines() if "measured on out-of-order cores" in line)
+    named = [f"system.cpu{i} ({kind})" for i, kind in enumerate(SWITCHEROO[:3])]
+    assert ", ".join(named) + " are in-order" in warning and "system.cpu3 (" not in warning
+    t = pd.read_csv(out)
+    flagged = t["flags"].fillna("").str.contains("core_kind_mismatch")
+    assert t.loc[flagged, "epoch"].tolist() == [0, 1, 2]
+
+
+def test_power_cap_compares_the_peaks_upper_end(tmp_path):
+    """--power-cap 1.15 W: the fastest clock whose peak plus the A15 model's +-2 SER (2 x 0.05165 W, its published
+    fit) stays under the cap, not the fastest whose point estimate does (kernel-choose caps the same way)."""
+    out = tmp_path / "w.csv"
+    result = cosim("whatif", DEMO, *BIG, "--power-cap", "1.15", "-o", out)
+    assert result.returncode == 0, result.stderr
+    w = pd.read_csv(out)
+    inside = w["big_freq_mhz"] <= 1800  # the trained clocks: the interval is 2 SER there
+    assert (w.loc[inside, "peak_power_w_hi"] - w.loc[inside, "peak_power_w"]).to_numpy() == pytest.approx(2 * 0.05165, abs=1e-4)
+    surely = w[w["peak_power_w"] + 2 * 0.05165 <= 1.15]
+    point = w[w["peak_power_w"] <= 1.15]
+    assert surely["big_freq_mhz"].max() < point["big_freq_mhz"].max()  # the case: the point estimate alone would pick faster
+    assert f"big {surely.loc[surely['runtime_s'].idxmin(), 'big_freq_mhz']:g} MHz" in result.stdout
+    assert "--power-cap compared the peak's upper end" in result.stdout
+
+
+# --- every refusal's way out exists for that command: each option a refusal suggests is run ----------------------------
+
+_WAY = re.compile(r"(?:cosim (?P<cmd>[a-z][a-z-]*) )?(?P<opt>--[a-z][a-z-]*)")
+SE_200, SE_600 = GEM5_RUNS / "cosim-v24-se-o3-200MHz", GEM5_RUNS / "cosim-v24-se-o3-600MHz"
+STARTER = GEM5_RUNS / "public-new-2022-arm-se-minor-starterse-cpucluster"
+OCELOT = REPO / "traces" / "cosim-ocelot-video.trace"  # a GPU trace for cosim soc
+# (command line refused, what its refusal says, {(command, option it suggests): the command line that takes it})
+WAYS_OUT = [
+    pytest.param(
+        ("power", SE_200),
+        "200 MHz is below the model's lowest clock",
+        {
+            ("whatif", "--freqs"): ("whatif", SE_200, "--freqs", "cpu_clk_domain=600"),
+            ("power", "--model"): ("power", SE_200, "--model", "cortex-a15-walker2017"),
+            ("power", "--keep-implausible"): ("power", SE_200, "--keep-implausible"),
+        },
+        id="power-below-training",
+    ),
+    pytest.param(
+        ("whatif", SE_600, "--freqs", "cpu_clk_domain=200,600"),
+        "200 MHz is below the model's lowest clock",
+        {
+            ("whatif", "--freqs"): ("whatif", SE_600, "--freqs", "cpu_clk_domain=600"),
+            ("whatif", "--model"): ("whatif", SE_600, "--freqs", "cpu_clk_domain=200,600", "--model", "cortex-a15-walker2017"),
+        },
+        id="whatif-below-training",
+    ),
+    pytest.param(
+        ("power", STARTER, "--model", "cortex-a15-walker2017"),
+        "beyond its extrapolation band",
+        {
+            ("power", "--extrapolate"): ("power", STARTER, "--model", "cortex-a15-walker2017", "--extrapolate", "--keep-implausible"),
+            ("whatif", "--freqs"): ("whatif", STARTER, "--model", "cortex-a15-walker2017", "--freqs", "cpu_cluster=1800"),
+            ("power", "--model"): ("power", STARTER, "--model", "cortex-a7-gemstone2018", "--extrapolate", "--keep-implausible"),
+        },
+        id="power-beyond-band",
+    ),
+    pytest.param(
+        ("power", STARTER, "--model", "cortex-a15-walker2017", "--extrapolate"),
+        "is above the model's plausible maximum",
+        {
+            ("whatif", "--freqs"): ("whatif", STARTER, "--model", "cortex-a15-walker2017", "--freqs", "cpu_cluster=1800"),
+            ("power", "--model"): ("power", STARTER, "--model", "cortex-a7-gemstone2018", "--extrapolate", "--keep-implausible"),
+            ("power", "--keep-implausible"): ("power", STARTER, "--model", "cortex-a15-walker2017", "--extrapolate", "--keep-implausible"),
+        },
+        id="power-implausible-extrapolation",
+    ),
+    pytest.param(
+        ("soc", SE_200, "--gpu", OCELOT),
+        "200 MHz is below the model's lowest clock",
+        {
+            ("whatif", "--freqs"): ("whatif", SE_200, "--freqs", "cpu_clk_domain=600"),
+            ("soc", "--cpu-model"): ("soc", SE_200, "--gpu", OCELOT, "--cpu-model", "cortex-a15-walker2017"),
+            ("soc", "--keep-implausible"): ("soc", SE_200, "--gpu", OCELOT, "--keep-implausible"),
+        },
+        id="soc-below-training",
+    ),
+    pytest.param(
+        ("whatif", CLOCK_CHANGE, *BIG),
+        "the clock changed from 1000 to 1798.56 MHz inside this epoch",
+        {("power", None): ("power", CLOCK_CHANGE, *BIG)},
+        id="whatif-clock-change",
+    ),
+]
+
+
+@needs_shared
+@pytest.mark.parametrize(("refused", "says", "ways"), WAYS_OUT)
+def test_every_suggested_way_out_exists_and_runs(tmp_path, refused, says, ways):
+    """Each option a refusal suggests is one its command has (``cosim CMD --help`` lists it), and the command line
+    that takes it gets past that refusal (exit 0: priced, kept flagged, or other clocks)."""
+    result = cosim(*refused, "-o", tmp_path / "refused.csv")
+    assert_one_line_error(result, says)
+    line = next(line for line in result.stderr.splitlines() if line.startswith("cosim: error:"))
+    advice = line.split(": ", 2)[-1]
+    suggested = {(m["cmd"] or refused[0], m["opt"]) for m in _WAY.finditer(advice)}
+    suggested |= {(cmd, None) for cmd in re.findall(r"with cosim ([a-z-]+) \(", advice)}  # a command as the way out
+    assert suggested == set(ways), f"suggested {sorted(suggested, key=str)}; the test runs {sorted(ways, key=str)}"
+    for (command, option), line_args in ways.items():
+        if option is not None:
+            assert option in cosim(command, "--help").stdout
+        taken = cosim(*line_args, "-o", tmp_path / f"{command}.csv")
+        assert taken.returncode == 0, (command, option, taken.stderr)
+
+
+def test_a_clock_change_whose_cycles_cannot_place_it_is_refused_naming_the_epoch(tmp_path):
+    """Epoch 1 with its big cores at 150,000 cycles in 200 us: fewer than even the 200,000 that 1000 MHz ticks (they
+    also slept), so the time at each clock is unknown: refused in one line naming the epoch; --keep-implausible keeps
+    it, flagged, without a value."""
+    import gzip
+    import shutil
+
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(CLOCK_CHANGE / "config.ini", run / "config.ini")
+    text = gzip.open(CLOCK_CHANGE / "stats.txt.gz", "rt").read()
+    for cpu in ("cpus0", "cpus1"):
+        line = next(x for x in text.splitlines() if x.startswith(f"system.bigCluster.{cpu}.numCycles") and "279856" in x)
+        text = text.replace(line, line.replace("279856", "150000"))
+    (run / "stats.txt").write_text(text)
+    result = cosim("power", run / "stats.txt", *BIG, "-o", tmp_path / "p.csv")
+    assert_one_line_error(
+        result, "epoch 1, cluster 'big': the clock changed from 1000 to 1798.56 MHz inside this epoch", "outside the 200000-359712"
+    )
+    kept = cosim("power", run / "stats.txt", *BIG, "--keep-implausible", "-o", tmp_path / "p.csv")
+    assert kept.returncode == 0, kept.stderr
+    row = pd.read_csv(tmp_path / "p.csv").query("epoch == 1").iloc[0]
+    assert row["implausible"] and math.isnan(row["power_w"])
