@@ -5,12 +5,8 @@ from pathlib import Path
 # tests import their helpers as a plain module
 sys.path.insert(0, str(Path(__file__).parent))
 
-# scikit-learn's OpenMP threads spin against each other on a loaded 2-core machine: the kernel models' fits took 12-18x
-# longer with two threads than with one (measured: 91 s against 7.6 s for one kernel type); the CLI's children inherit it
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import pytest  # noqa: E402
-from hypothesis import settings  # noqa: E402
+import pytest
+from hypothesis import settings
 
 # Property tests draw the same examples on every run (CI and by default): a failure is reproduced by rerunning, and a
 # pass does not depend on the draw.  HYPOTHESIS_PROFILE=explore draws new examples (and keeps the failures it finds).
@@ -20,6 +16,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 BENCH = Path(__file__).resolve().parent / "bench"
+
+
+def pytest_configure(config):
+    # scikit-learn's OpenMP threads spin against each other on a loaded 2-core machine: the kernel models' fits took
+    # 12x longer with two threads than with one (measured: 91 s against 7.6 s for one kernel type); the CLI's children
+    # inherit it.  Not for the benchmarks: they measure what a user's default gets.
+    if not config.getoption("benchmark_enable", default=False):
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def pytest_ignore_collect(collection_path, config):
