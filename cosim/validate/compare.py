@@ -1,0 +1,168 @@
+"""Board rows against gem5 rows: one row per program and clock, with the error decomposed.
+
+Energy per instruction [nJ] is power / (IPC * f): its error is the product of the power error and the IPC error,
+``EPI_gem5 / EPI_board = (P_gem5 / P_board) * (IPC_board / IPC_gem5)``, so the part that is gem5's IPC is read
+off directly.  The power error is split by pricing the model twice at gem5's operating point: with the board's
+event rates (``power_model_board_w``) and with gem5's (``power_gem5_w``).  Their difference is what gem5's events
+cost; the rest, ``power_model_board_w - power_board_w``, is the model's own error on this board.  An event the board
+did not count takes gem5's rate per cycle (flag ``board_lacks:EVENT``), so its share of the events' cost is 0.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+
+import numpy as np
+
+from cosim.validate.board import BoardRow
+from cosim.validate.sim import SimRow
+
+_CYCLES, _INSTS = "0x11", "0x08"
+_CLOCK_REL_TOL = 0.01  # gem5's ticks round a clock: 1500 MHz is a 667 ps period, 1499.25 MHz
+
+
+def excluded_programs() -> dict[str, str]:
+    """Program -> why it is left out of every error figure (``excluded.toml``)."""
+    data = tomllib.loads(resources.files("cosim.validate").joinpath("excluded.toml").read_text())
+    return {name: spec["reason"] for name, spec in data.get("programs", {}).items()}
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The compared rows, and everything that could not be compared, each with its reason."""
+
+    rows: list[dict]
+    one_side: list[str] = field(default_factory=list)  # one line each: what is on one side only
+    excluded: list[str] = field(default_factory=list)  # one line each: left out, and why
+    events: tuple[str, ...] = ()  # the events compared per cycle
+
+    def summary(self) -> dict[str, float]:
+        """MAPEs [%] over the priced rows, and the share of the energy error that is gem5's IPC [%]."""
+        priced = [r for r in self.rows if math.isfinite(r["power_gem5_w"])]
+        out: dict[str, float] = {"rows": len(self.rows), "priced_rows": len(priced)}
+        for key in ("power", "epi", "ipc"):
+            errs = [abs(r[f"{key}_err_pct"]) for r in (priced if key != "ipc" else self.rows) if math.isfinite(r[f"{key}_err_pct"])]
+            out[f"{key}_mape_pct"] = float(np.mean(errs)) if errs else float("nan")
+        log_ipc = [abs(math.log1p(r["epi_err_from_ipc_pct"] / 100)) for r in priced if math.isfinite(r["epi_err_from_ipc_pct"])]
+        log_pow = [abs(math.log1p(r["power_err_pct"] / 100)) for r in priced if math.isfinite(r["epi_err_from_ipc_pct"])]
+        total = sum(log_ipc) + sum(log_pow)
+        out["epi_ipc_share_pct"] = 100 * sum(log_ipc) / total if total > 0 else float("nan")
+        for key in ("events_cost_w", "model_err_w"):
+            vals = [abs(r[key]) / r["power_board_w"] * 100 for r in priced if math.isfinite(r[key])]
+            out[f"{key[:-2]}_mean_abs_pct"] = float(np.mean(vals)) if vals else float("nan")
+        for event in self.events:
+            errs = [abs(r[f"rate_{event}_err_pct"]) for r in self.rows if math.isfinite(r[f"rate_{event}_err_pct"])]
+            out[f"rate_{event}_mape_pct"] = float(np.mean(errs)) if errs else float("nan")
+        return out
+
+
+def compare(
+    board: dict[tuple[str, float], BoardRow],
+    sims: list[SimRow],
+    *,
+    excluded: dict[str, str] | None = None,
+    split: dict[str, str] | None = None,
+) -> Validation:
+    """Pair board and gem5 rows by program and clock (within 1 %), price the board's rates, decompose the errors.
+
+    ``excluded``: program -> reason (default: :func:`excluded_programs`); ``split``: program -> ``train``/``test``.
+    """
+    from cosim.models.modelfile import load_model
+
+    excluded = excluded_programs() if excluded is None else excluded
+    split = split or {}
+    rows, one_side, left_out = [], [], []
+    matched: set[tuple[str, float]] = set()
+    events = sorted(({e for s in sims for e in load_model(s.model).events} | {_INSTS}) - {_CYCLES})
+    for sim in sorted(sims, key=lambda s: (s.program, s.clock_mhz)):
+        key = next(
+            (k for k in board if k[0] == sim.program and abs(k[1] - sim.clock_mhz) <= _CLOCK_REL_TOL * k[1]),
+            None,
+        )
+        if key is None:
+            clocks = sorted(k[1] for k in board if k[0] == sim.program)
+            on_board = f"the board ran it at {', '.join(f'{c:g}' for c in clocks)} MHz" if clocks else "the board has no such program"
+            one_side.append(f"{sim.program} at {sim.clock_mhz:g} MHz: gem5 only ({sim.folder}); {on_board}")
+            continue
+        matched.add(key)
+        if sim.program in excluded:
+            left_out.append(f"{sim.program} at {key[1]:g} MHz ({board[key].samples} board samples): excluded, {excluded[sim.program]}")
+            continue
+        rows.append(_row(board[key], sim, events, split.get(sim.program, "")))
+    by_program: dict[str, list[BoardRow]] = {}
+    for key in sorted(set(board) - matched):
+        by_program.setdefault(key[0], []).append(board[key])
+    for program, left in by_program.items():
+        at = ", ".join(f"{r.clock_mhz:g}" for r in left)
+        samples = ", ".join(str(r.samples) for r in left)
+        if program in excluded:
+            left_out.append(f"{program} at {at} MHz ({samples} board samples): excluded, {excluded[program]}")
+        else:
+            others = sorted(s.clock_mhz for s in sims if s.program == program)
+            gem5 = f"gem5 ran it at {', '.join(f'{c:g}' for c in others)} MHz" if others else "no gem5 run of it"
+            one_side.append(f"{program} at {at} MHz: board only ({samples} samples); {gem5}")
+    return Validation(rows=rows, one_side=one_side, excluded=left_out, events=tuple(events))
+
+
+def _pct(sim: float, board: float) -> float:
+    return (sim / board - 1) * 100 if board and math.isfinite(board) and math.isfinite(sim) else float("nan")
+
+
+def _row(board: BoardRow, sim: SimRow, events: list[str], split: str) -> dict:
+    from cosim.models.envelope import envelope_power_w
+    from cosim.models.modelfile import load_model, operating_point
+
+    model = load_model(sim.model)
+    f = np.array([sim.clock_mhz])
+    voltage = sim.voltage_v if math.isfinite(sim.voltage_v) else float(operating_point(model, f).voltage_v[0])
+    flags = []
+    # the board's model inputs: its rates per second averaged over the model's cores, per MHz
+    board_eph_cycles = board.per_s(_CYCLES) / (model.cores_per_cluster * board.clock_mhz)
+    eph = {}
+    for event in model.events:
+        if event in board.counts:
+            eph[event] = np.array([board.per_s(event) / (model.cores_per_cluster * board.clock_mhz)])
+        else:
+            flags.append(f"board_lacks:{event}")
+            eph[event] = np.array([sim.per_cycle(event) * board_eph_cycles])
+    p_model_board = float(envelope_power_w(model, eph, f, np.array([voltage]), static_scale=sim.static_scale)["power_w"][0])
+    if sim.not_priced:
+        flags.append("not_priced")
+    ipc_b, ipc_g = board.ipc, sim.ipc
+    epi_b = board.power_w * 1e3 / (ipc_b * board.clock_mhz)  # W / (inst/cycle * Mcycle/s) = uJ/inst -> x1e3 nJ
+    epi_g = sim.power_w * 1e3 / (ipc_g * sim.clock_mhz)
+    row = {
+        "program": board.program,
+        "split": split,
+        "clock_mhz": board.clock_mhz,
+        "gem5_clock_mhz": sim.clock_mhz,
+        "board_samples": board.samples,
+        "board_runs": board.runs,
+        "model": model.name,
+        "voltage_board_v": board.voltage_v,
+        "voltage_gem5_v": voltage,
+        "ipc_board": ipc_b,
+        "ipc_gem5": ipc_g,
+        "ipc_err_pct": _pct(ipc_g, ipc_b),
+        "power_board_w": board.power_w,
+        "power_gem5_w": sim.power_w,
+        "power_err_pct": _pct(sim.power_w, board.power_w),
+        "epi_board_nj": epi_b,
+        "epi_gem5_nj": epi_g,
+        "epi_err_pct": _pct(epi_g, epi_b),
+        "epi_err_from_ipc_pct": _pct(ipc_b, ipc_g),  # EPI's error with the board's power: gem5's IPC alone
+        "power_model_board_w": p_model_board,
+        "events_cost_w": sim.power_w - p_model_board,  # gem5's events against the board's, at one operating point
+        "model_err_w": p_model_board - board.power_w,  # the model on the board's own rates
+    }
+    for event in events:
+        row[f"rate_{event}_board"] = board.per_cycle(event)
+        row[f"rate_{event}_gem5"] = sim.per_cycle(event)
+        row[f"rate_{event}_err_pct"] = _pct(sim.per_cycle(event), board.per_cycle(event))
+    row["gem5_run"] = str(sim.folder)
+    row["flags"] = ";".join(flags)
+    row["not_priced"] = sim.not_priced
+    return row
