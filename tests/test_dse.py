@@ -232,17 +232,30 @@ def test_roofline_places_a_real_run(tmp_path):
     assert (tmp_path / "b.svg").read_text().startswith("<?xml")
 
 
-def test_sweep_refuses_runs_of_different_systems(tmp_path):
+def test_sweep_gives_a_run_of_another_system_its_row_and_prices_the_rest(tmp_path):
     import json
 
-    root = _sweep_dirs(tmp_path / "runs", n=2)
+    root = _sweep_dirs(tmp_path / "runs", n=3)
     for i, clusters in enumerate(
-        ({"big": ("system.bigCluster", "cortex-a15-walker2017")}, {"little": ("system.littleCluster", "cortex-a7-gemstone2018")})
+        (
+            {"big": ("system.bigCluster", "cortex-a15-walker2017")},
+            {"little": ("system.littleCluster", "cortex-a7-gemstone2018")},
+            {"big": ("system.bigCluster", "cortex-a15-walker2017")},
+        )
     ):
         side = {"clusters": {n: {"path": p, "model": m} for n, (p, m) in clusters.items()}}
         (root / f"run{i}" / "cosim-run.json").write_text(json.dumps(side))
-    with pytest.raises(CosimError, match=r"run1: clusters little differ from .*run0's \(big\)"):
-        sweep(find_runs([root]), SweepSpec())
+    table = sweep(find_runs([root]), SweepSpec())
+    assert table["run"].tolist() == ["run0", "run1", "run2"]
+    assert (
+        table["error"]
+        .iloc[1]
+        .endswith(
+            "clusters little differ from " + str(root / "run0") + "'s (big), which 2 of the "
+            "sweep's 3 priced runs share; sweep runs of one system design"
+        )
+    )
+    assert (table["error"].iloc[[0, 2]] == "").all() and table["big_energy_j"].iloc[[0, 2]].gt(0).all()
 
 
 @needs_shared

@@ -15,7 +15,16 @@ pytestmark = needs_shared
 
 A15 = ("--model", "cortex-a15-walker2017")
 # min and max of 'Power A15' per clock in asrtpm-A15-powmon-data.csv (four cores, idle to fully busy) [W]
-MEASURED_A15_W = {600: (0.1555, 1.0816), 1000: (0.2319, 1.9110), 1800: (0.6319, 6.1301)}
+MEASURED_A15_W = {
+    600: (0.1555, 1.0816),
+    1000: (0.2319, 1.9110),
+    1200: (0.2961, 2.5847),
+    1400: (0.3544, 3.3004),
+    1600: (0.4667, 4.4107),
+    1800: (0.6319, 6.1301),
+}
+# min of 'Power A7' in the same file: the A7 cluster at 1000 MHz with the A15 cluster running the workloads [W]
+MEASURED_A7_FLOOR_W = 0.0610
 
 # run folder, extra arguments, expected exit status, what stderr must say (refusals) or the flags every row has
 OUTCOMES = [
@@ -33,14 +42,19 @@ OUTCOMES = [
     ("public-old2016-arm-se-minor-mcf", (), 2, "2000 MHz is 1.43x cortex-a7-gemstone2018's top trained clock 1400 MHz"),
     ("public-old2016-arm64-fs-o3-dual", A15, 0, "extrapolated"),
     ("public-old2016-null-dram-lowp-28dumps", A15, 2, "this run has no CPU"),
-    # runs made for cosim with gem5 v24 (see ../shared/data/gem5/README.md). Until the idle-CPU rule (#39 item 8) lands,
-    # a CPU gem5 never counted is refused; these outcomes record that and are to become prices.
-    ("cosim-v24-se-o3-2cpu-1process-1000MHz", (), 2, "no stats for event 0x04 (L1D_CACHE) of CPU system.cpu1"),
-    ("cosim-v24-starter-se-atomic-4cores-1000MHz", (), 2, "no stats for event 0x03 (L1D_CACHE_REFILL)"),
+    # runs made for cosim with gem5 v24 (see ../shared/data/gem5/README.md). A CPU that exists and never ran
+    # (numCycles 0, its other counters never printed) is an idle core: priced, flagged
+    ("cosim-v24-se-o3-2cpu-1process-1000MHz", (), 0, "idle_cpu:system.cpu1"),
+    # starter_se's atomic CPUs have no caches (config.ini: no Cache object): their cache events are missing terms
+    ("cosim-v24-starter-se-atomic-4cores-1000MHz", (), 0, "missing_term:0x03;missing_term:0x04;missing_term:0x60"),
     # 200 MHz is a third of the A15 models' lowest trained clock: refused by the plausibility rule
     ("cosim-v24-se-o3-200MHz", (), 2, "200 MHz is below the model's lowest clock 600 MHz"),
     ("cosim-v24-se-o3-600MHz", (), 0, "priced with cortex-a15-gemstone2018"),
-    ("xu3-mibench-train/security_sha/1000MHz", (), 2, "no stats for event 0x04 (L1D_CACHE) of CPU system.cpu1"),
+    # se.py -n 4 with the program on cpu0: the board's cluster, four powered cores, three idle
+    *[
+        (f"xu3-mibench-train/security_sha/{f}MHz", (), 0, "idle_cpu:system.cpu1;idle_cpu:system.cpu2;idle_cpu:system.cpu3")
+        for f in (1000, 1500, 2000)
+    ],
 ]
 
 
@@ -70,6 +84,38 @@ def test_public_run(run, args, code, says, tmp_path):
         # the measured floor is four idle cores; a run of fewer cores may draw less, at most in proportion to its cores
         lo *= min(1.0, big["n_cpus"].iloc[0] / 4)
         assert lo <= big["power_w"].min() and big["power_w"].max() <= hi
+    little = t[t["model"].str.startswith("cortex-a7")]
+    if len(little) and (little["freq_mhz"] >= 1000).all():  # at least what the measured A7 cluster drew idle at 1000 MHz
+        assert little["power_w"].min() >= MEASURED_A7_FLOOR_W * min(1.0, little["n_cpus"].iloc[0] / 4)
+
+
+def test_cpu_that_never_ran_is_an_idle_core(tmp_path):
+    """gem5's se.py -n 2 with one process: cpu1 counted no cycle (stats.txt: system.cpu1.numCycles 0) and gem5 printed
+    none of its other counters.  It adds no activity: the inputs are cpu0's counts and the whole shared L2's, over
+    the model's 4 cores, 1.032386 ms and 1000 MHz (stats.txt, hand-copied); its static power is a powered core's."""
+    run = GEM5_RUNS / "cosim-v24-se-o3-2cpu-1process-1000MHz" / "stats.txt"
+    assert "system.cpu1.numCycles                               0 " in run.read_text()
+    both, alone = tmp_path / "both.csv", tmp_path / "alone.csv"
+    assert cosim("power", run, "-o", both).returncode == 0
+    assert cosim("power", run, "--cluster", "c0=system.cpu0", "-o", alone).returncode == 0
+    a, b = pd.read_csv(alone), pd.read_csv(both)
+    per = 4 * 1032386000e-12 * 1000.0  # cores, seconds, MHz
+    assert b["eph_0x04"].iloc[0] == pytest.approx(270651 / per, rel=1e-6)  # system.cpu0.dcache.overallAccesses::total
+    assert b["eph_0x16"].iloc[0] == pytest.approx(34744 / per, rel=1e-6)  # system.l2.overallAccesses::total, all cpu0's
+    assert b["n_cpus"].iloc[0] == 2 and a["n_cpus"].iloc[0] == 1
+    assert b["static_w"].iloc[0] > a["static_w"].iloc[0]  # a second powered core leaks
+
+
+def test_cpu_without_caches_has_missing_terms_not_a_refusal(tmp_path):
+    """starter_se.py --cpu atomic: the CPUs' ports go to the memory bus (config.ini has no Cache object), so the A7
+    model's L1D and bus-read terms have no input: missing terms, as 0x6a is for every run; the rest is priced."""
+    folder = GEM5_RUNS / "cosim-v24-starter-se-atomic-4cores-1000MHz"
+    assert "Cache\n" not in "".join(line for line in (folder / "config.ini").read_text().splitlines(True) if line.startswith("type="))
+    result = cosim("power", folder / "stats.txt", "-o", tmp_path / "p.csv")
+    assert result.returncode == 0, result.stderr
+    t = pd.read_csv(tmp_path / "p.csv")
+    assert (t["eph_0x03"] == 0).all() and (t["eph_0x04"] == 0).all() and (t["eph_0x08"] > 0).all()
+    assert "3 term(s) of cortex-a7-gemstone2018 gem5 cannot count (0x03, 0x04, 0x60)" in result.stdout
 
 
 def test_refused_run_is_kept_flagged_on_request(tmp_path):

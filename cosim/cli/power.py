@@ -168,8 +168,12 @@ def _standing(rows) -> str:
     else:
         where = "[inside training range]"
     scale = float(rows["cores_scaled"][0])
+    n = int(rows["n_cpus"][0])
     if scale != 1.0:
-        where += f" [{int(rows['n_cpus'][0])} of {int(rows['model_cores'][0])} cores: static scaled by {scale:.3g}]"
+        where += f" [{n} of {int(rows['model_cores'][0])} cores: static scaled by {scale:.3g}]"
+    idle = sorted({f for text in rows["flags"] for f in text.split(";") if f.startswith("idle_cpu:")})
+    if idle:  # gem5's se.py -n 4 with one program: the board's cluster, one core busy and the rest powered idle
+        where += f" [{n} cores powered: {n - len(idle)} ran, {len(idle)} never ran (idle: static power, no activity)]"
     return where
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -65,6 +65,9 @@ class EventRates:
 
     eph: dict[str, np.ndarray]  # event -> per epoch: events/s per model core / f [MHz]
     chosen: dict[str, dict[str, Source]]  # event -> CPU path -> the source used for that CPU
+    # event -> CPUs whose stats for it gem5 printed in no dump although its objects exist: counted 0 (gem5 leaves out
+    # what it never counted: a CPU that never ran, a cache that never missed)
+    absent: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def missing(self) -> set[str]:
@@ -121,6 +124,8 @@ def _objects(cluster: Cluster, cpu: str, scope: str) -> tuple[str, ...]:
     if scope == "cpu":
         return (cpu,)
     core = cluster.core_of(cpu)
+    if scope in cluster.no_cache.get(core, ()) or (scope == "l2" and "l1d" in cluster.no_cache.get(core, ())):
+        return ()  # the config shows no such cache
     known = {"l1d": cluster.l1d, "l1i": cluster.l1i, "l2": cluster.l2}[scope].get(core)
     if known:
         return (known,)
@@ -175,10 +180,14 @@ def event_rates(
     freq_mhz
         Cluster frequency per epoch [MHz].
 
+    An existing CPU or cache whose stats gem5 never printed counts 0 (:attr:`EventRates.absent`); a cache the
+    config shows does not exist makes the event a missing term for that CPU (the constant 0, with a substitute).
+
     Raises
     ------
     CosimError
-        An event none of whose sources has its stats in the run.
+        A CPU with no statistic at all in the stats, a Ruby cluster, or an event whose stats are absent where the
+        config does not say which caches the CPU has.
     """
     emap = load_event_map(generation)
     duration_s = np.asarray(stats["duration_s"])
@@ -187,6 +196,7 @@ def event_rates(
     columns = set(stats.columns)
     eph: dict[str, np.ndarray] = {}
     chosen: dict[str, dict[str, Any]] = {}  # event -> CPU -> the source that counted it
+    absent: dict[str, list[str]] = {}
     for event in events:
         if event not in emap.sources:
             raise CosimError(f"event {event} has no gem5 mapping in the {generation} map; known: {', '.join(sorted(emap.sources))}")
@@ -205,20 +215,61 @@ def event_rates(
             else:
                 if cpu in cluster.partner:
                     continue  # a stand-in that printed none of these stats never ran
-                tried = "; ".join(s.expr for s in emap.sources[event] if s.applies_to(cluster.kind(cpu)))
-                if cluster.ruby:
-                    raise CosimError(
-                        f"{stats.attrs['gem5'].path if 'gem5' in stats.attrs else 'stats'}: cluster '{cluster.name}' uses Ruby "
-                        f"({cluster.ruby}), whose protocol-specific cache stats cosim does not map to PMU events; it reads "
-                        f"gem5's classic caches. Event {event} ({emap.names[event]}) has no source here; price a classic-cache run"
-                    )
-                raise CosimError(
-                    f"{stats.attrs['gem5'].path if 'gem5' in stats.attrs else 'stats'}: no stats for event {event} "
-                    f"({emap.names[event]}) of CPU {cpu} ({cluster.cpu_types.get(cpu) or 'unknown type'}) in cluster "
-                    f"'{cluster.name}' (tried: {tried}); is this the right --cluster path?"
-                )
+                source = _unprinted(stats, columns, cluster, cpu, event, emap)
+                chosen[event][cpu] = source
+                if source.terms:
+                    absent.setdefault(event, []).append(cpu)
         eph[event] = total * scale
-    return EventRates(eph=eph, chosen=chosen)
+    return EventRates(eph=eph, chosen=chosen, absent={e: tuple(c) for e, c in absent.items()})
+
+
+def _unprinted(stats: StatsLike, columns: set[str], cluster: Cluster, cpu: str, event: str, emap: EventMap) -> Source:
+    """The source that counts ``event`` for ``cpu`` where gem5 printed none of its stats: the first whose objects the
+    config shows exist (gem5 leaves out stats it never counted, so they are 0), else the constant 0 of a missing
+    term where the config shows the cache does not exist.  Refuses where neither holds: the stats do not belong
+    to the config's CPU, or the config does not say where its caches are and no conventional name has stats."""
+    path = stats.attrs["gem5"].path if "gem5" in stats.attrs else "stats"
+    kind = cluster.kind(cpu)
+    if cluster.ruby:
+        raise CosimError(
+            f"{path}: cluster '{cluster.name}' uses Ruby ({cluster.ruby}), whose protocol-specific cache stats cosim does not "
+            f"map to PMU events; it reads gem5's classic caches. Event {event} ({emap.names[event]}) has no source here; "
+            "price a classic-cache run"
+        )
+    prefixes = tuple(f"{name}." for name in dict.fromkeys((cpu, _unpadded(cpu))))
+    if not any(c.startswith(prefixes) for c in columns):
+        raise CosimError(
+            f"{path}: the stats have no statistic of CPU {cpu} ({cluster.cpu_types.get(cpu) or 'unknown type'}), which the "
+            "config names; are the stats and the config from the same run? Give this run's config with --config"
+        )
+    # a CPU that counted no cycle never ran: all its counters are 0; one that ran always prints its own counters, but
+    # a cache of it that never missed has no miss stats
+    ran = any(np.nansum(np.asarray(stats[n], dtype=float)) for n in _names(cpu, "numCycles") if n in columns)
+    applicable = [s for s in emap.sources[event] if s.applies_to(kind)]
+    for source in applicable:
+        if source.terms and all(_known(cluster, cpu, t.scope) and not (ran and t.scope == "cpu") for t in source.terms):
+            return source
+    gone = sorted({t.scope for s in applicable for t in s.terms if not _objects(cluster, cpu, t.scope)})
+    if gone:
+        names = {"l1d": "L1 data cache", "l1i": "L1 instruction cache", "l2": "cache below its L1"}
+        return Source("0", (), True, f"{cpu} has no {' and no '.join(names[g] for g in gone)} in this system (config)", ())
+    tried = "; ".join(s.expr for s in applicable)
+    why = (
+        "although it ran; are the stats from a gem5 whose names the map covers?"
+        if ran
+        else "and the config does not say which caches it has; give the run's config.ini or config.json with --config"
+    )
+    raise CosimError(
+        f"{path}: no stats for event {event} ({emap.names[event]}) of CPU {cpu} in cluster '{cluster.name}' (tried: {tried}), {why}"
+    )
+
+
+def _known(cluster: Cluster, cpu: str, scope: str) -> bool:
+    """Whether the config shows ``cpu`` has the object of ``scope`` (the CPU itself, or its cache)."""
+    if scope == "cpu":
+        return True
+    core = cluster.core_of(cpu)
+    return core in {"l1d": cluster.l1d, "l1i": cluster.l1i, "l2": cluster.l2}[scope]
 
 
 def _count(

@@ -124,7 +124,8 @@ def run_row(folder: Path, spec: SweepSpec) -> dict:
 
 
 def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: bool = False, client=None) -> pd.DataFrame:
-    """Summaries of ``runs``, one row each, in ``runs`` order; every run must have the same clusters.
+    """Summaries of ``runs``, one row each, in ``runs`` order; a run whose clusters differ from the others' gets a row
+    with the reason in ``error``, as a run that fails does.
 
     ``workers`` > 1 parses them in a local process pool; ``client`` (a ``dask.distributed.Client``)
     sends each run to a worker of that cluster, which reads and prices the run where its files are.
@@ -138,17 +139,30 @@ def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: 
             rows = list(_progress(pool.map(run_row, runs, [spec] * len(runs), chunksize=1), len(runs), progress))
     else:
         rows = [run_row(r, spec) for r in _progress(runs, len(runs), progress)]
-    names = [tuple(sorted(k.removesuffix("_n_cpus") for k in row if k.endswith("_n_cpus"))) for row in rows]
-    good = [(run, n) for run, n, row in zip(runs, names, rows) if not row["error"]]
-    for run, row_names in good:
-        if row_names != good[0][1]:
-            raise CosimError(
-                f"{run}: clusters {', '.join(row_names)} differ from {good[0][0]}'s ({', '.join(good[0][1])}); "
-                "sweep runs of one system design"
-            )
+    _other_designs(runs, rows)
     import pandas as pd
 
     return pd.DataFrame(rows)
+
+
+def _other_designs(runs: list[Path], rows: list[dict]) -> None:
+    """A run whose clusters differ from the sweep's (those of most of its priced runs; of the first among equals)
+    is not comparable: its row keeps only its name and the reason, as a failed run's does."""
+    from collections import Counter
+
+    names = [tuple(sorted(k.removesuffix("_n_cpus") for k in row if k.endswith("_n_cpus"))) for row in rows]
+    counts = Counter(n for n, row in zip(names, rows) if not row["error"])
+    if len(counts) < 2:
+        return
+    design = max(counts, key=counts.__getitem__)  # max keeps the first of equals: the earliest run's
+    first = next(run for run, n, row in zip(runs, names, rows) if n == design and not row["error"])
+    for i, (run, n) in enumerate(zip(runs, names)):
+        if not rows[i]["error"] and n != design:
+            rows[i] = {
+                "run": rows[i]["run"],
+                "error": f"{run}: clusters {', '.join(n)} differ from {first}'s ({', '.join(design)}), which "
+                f"{counts[design]} of the sweep's {sum(counts.values())} priced runs share; sweep runs of one system design",
+            }
 
 
 #: Seconds a sweep waits with no Dask worker (and unfinished runs) before giving those runs a reason

@@ -49,6 +49,9 @@ class Cluster:
     # dump only one of them runs, so their counts add up to one core's
     partner: dict[str, str] = field(default_factory=dict)
     ruby: str = ""  # the Ruby sequencer type the CPUs' ports go to; "" for gem5's classic caches
+    # CPU path -> the L1 scopes ("l1d", "l1i") the config shows it has no cache for: its port goes straight to a
+    # crossbar or memory (starter_se.py --cpu atomic); an event counted there is a missing term, not a wrong path
+    no_cache: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def sharers(self, cache: str) -> int:
         """How many CPUs share ``cache``; a cache named by convention only is taken as shared by the cluster."""
@@ -184,8 +187,15 @@ class Gem5Config:
         dports = {c: p for c in cpus if (p := self._peer_object(c, "dcache_port"))}
         ruby = sorted({t for p in dports.values() if "Sequencer" in (t := self.objects.get(p, {}).get("type", ""))})
         l1d = {c: p for c, p in dports.items() if self._is_cache(p)}
-        l1i = {c: p for c in cpus if (p := self._peer_object(c, "icache_port")) and self._is_cache(p)}
+        iports = {c: p for c in cpus if (p := self._peer_object(c, "icache_port"))}
+        l1i = {c: p for c, p in iports.items() if self._is_cache(p)}
         l2 = {c: p for c in cpus if (p := self._cache_below(l1d.get(c)))}
+        no_cache = {
+            c: scopes
+            for c in cpus
+            if not ruby
+            and (scopes := tuple(s for s, ports, l1 in (("l1d", dports, l1d), ("l1i", iports, l1i)) if c in ports and c not in l1))
+        }
         all_l2 = [self._cache_below(self._peer_object(c, "dcache_port")) for c in self.cpus]
         sharers = {p: all_l2.count(p) for p in set(l2.values())}
         caches = set(l1d.values()) | set(l1i.values()) | set(l2.values())
@@ -206,6 +216,7 @@ class Gem5Config:
             l1d=l1d,
             l1i=l1i,
             l2=l2,
+            no_cache=no_cache,
             cache_bytes=sizes,
             l2_sharers=sharers,
         )

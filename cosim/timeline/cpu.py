@@ -32,7 +32,7 @@ from cosim.models.plausibility import blank_implausible, implausible_reasons, re
 from cosim.models.voltage import voltage_under_load
 from cosim.readers.gem5_config import Cluster, Gem5Config
 from cosim.readers.stats_table import StatsMeta
-from cosim.timeline.cycles import checked_cycles, cycle_stats
+from cosim.timeline.cycles import checked_cycles, cycle_stats, idle_cpus
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -346,6 +346,11 @@ def _cluster_timeline(
         out[f"subst_{event}"] = np.ones(rows, dtype=bool)
     subst = {e: why for e, why in rates.substitutes.items() if e not in rates.missing}
     missing = [f"missing_term:{e}" for e in sorted(rates.missing)]  # input 0 always: not a mild substitution
+    # a CPU that never ran is an idle core (static power, no activity); stats gem5 never printed for a CPU that ran
+    # (a cache that never missed) count 0
+    idle = idle_cpus(stats, cluster)
+    missing += [f"idle_cpu:{cpu}" for cpu in idle]
+    missing += [f"absent_zero:{e}" for e, by in sorted(rates.absent.items()) if set(by) - set(idle) and e not in rates.missing]
     out["flags"] = np.array(_flag_text(op, subst, nan_input, bad, model, cluster, extra_flags + missing, freq), dtype=object)
     if nan_input.any():
         where = ", ".join(str(e) for e in out["epoch"][nan_input][:5])

@@ -68,6 +68,18 @@ def checked_cycles(
     return reasons
 
 
+def idle_cpus(stats: StatsLike, cluster: Cluster) -> tuple[str, ...]:
+    """The CPUs of ``cluster`` that counted no cycle in any epoch: gem5's ``se.py -n 4`` with one program leaves
+    three CPUs that never run (``numCycles`` 0, their other counters never printed).  They are priced as idle
+    cores: powered (their static power), no activity."""
+    out = []
+    for cpu in cluster.cores:
+        counts = [np.nansum(np.asarray(stats[c], dtype=float)) for stat in CYCLE_STATS if (c := _column(stats, cpu, stat))]
+        if not any(counts):
+            out.append(cpu)
+    return tuple(out)
+
+
 def cycle_stats(cluster: Cluster) -> set[str]:
     """The stat names :func:`cycle_reasons` reads for ``cluster`` (for a filtered parse)."""
     return {f"{obj}.{stat}" for cpu in cluster.cpus for obj in _spellings(cpu) for stat in (*CYCLE_STATS, "idleCycles")}
