@@ -85,11 +85,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
         f"mean |model on the board's rates| {s['model_err_mean_abs_pct']:.1f} %"
     )
     rates = ", ".join(
-        f"{'IPC' if e == '0x08' else e} {s[f'rate_{e}_mape_pct']:.1f} %" for e in result.events if math.isfinite(s[f"rate_{e}_mape_pct"])
+        f"{'IPC' if e == '0x08' else e} {s[f'rate_{e}_mape_pct']:.1f} % ({s[f'rate_{e}_mean_abs_diff']:.3g}/cycle)"
+        for e in result.events
+        if math.isfinite(s[f"rate_{e}_mape_pct"])
     )
-    print(f"  per-event rate error per cycle (mean |gem5/board - 1|): {rates or 'no event on both sides'}")
+    print(f"  per-event rate error per cycle, mean |gem5/board - 1| (mean |gem5 - board|): {rates or 'no event on both sides'}")
     if lacks:
-        print(f"  the board did not count {', '.join(lacks)}: gem5's rate per cycle stands in for them (flag board_lacks)")
+        print(
+            f"  the board did not count {', '.join(lacks)}: for the model on the board's rates, gem5's count per instruction "
+            "times the board's instructions stands in (flag board_lacks)"
+        )
     if args.plot is not None:
         from cosim.plots.validate import plot_validation
 

@@ -5,6 +5,7 @@
 model's cross-validation on its training data.)
 """
 
+from cosim.errors import CosimWarning
 from cosim.validate.board import BoardRow, read_board
 from cosim.validate.compare import Validation, compare, excluded_programs
 from cosim.validate.sim import SimRow, find_runs, read_sim
@@ -24,7 +25,14 @@ def validate(measured, runs, *, split=None) -> Validation:
     from cosim.timeline.cpu import DEFAULT_MODELS
 
     events = tuple(sorted({e for name in set(DEFAULT_MODELS.values()) for e in load_model(name).events}))
-    sims = [read_sim(program, folder, events=events) for program, folder in found]
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sims = [read_sim(program, folder, events=events) for program, folder in found]
+    # one warning per cause, not one per run: 33 runs at three clocks say the same three things
+    for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, CosimWarning)):
+        warnings.warn(CosimWarning(f"{message} (gem5 runs under {runs})"), stacklevel=2)
     return compare(board, sims, split=read_split(split) if split is not None else None)
 
 
