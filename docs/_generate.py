@@ -7,6 +7,7 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
+from _silicon import silicon_table
 from _validation import validation_table
 
 
@@ -16,6 +17,7 @@ def generate_all(out: Path) -> None:
     (out / "api.rst").write_text(api_reference())
     (out / "counter-maps.md").write_text(counter_maps())
     (out / "validation-table.md").write_text(validation_table())
+    (out / "silicon-table.md").write_text(silicon_table(plot=out / "silicon.png"))
     figures(out)
 
 

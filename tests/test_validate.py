@@ -233,3 +233,38 @@ def test_real_validate_names_the_io_bound_program_and_one_side_programs(tmp_path
         (row,) = list(csv.DictReader(f))
     assert row["program"] == "security_sha" and int(row["board_samples"]) == len(_raw_armpm("security_sha", 1000))
     assert math.isclose(float(row["power_board_w"]), sum(float(r["A15 Power(W)"]) for r in _raw_armpm("security_sha", 1000)) / 141)
+
+
+RECORDED = REPO / "docs" / "explanation" / "silicon" / "xu3-a15-mibench-train.csv"
+
+
+def test_docs_silicon_table_is_made_from_the_recorded_results_and_skipped_without_them(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "docs"))
+    from _silicon import silicon_table
+
+    text = silicon_table(RECORDED)
+    with open(RECORDED, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [line.split(" | ")[0] for line in text.splitlines()[2 : 2 + len(rows)]] == [f"| {r['program']}" for r in rows]
+    mape = sum(abs(float(r["power_err_pct"])) for r in rows) / len(rows)
+    assert f"power MAPE {mape:.1f} %" in text
+    assert "not here" in silicon_table(tmp_path / "absent.csv")
+
+
+@needs_shared
+def test_recorded_results_are_what_the_code_gives_today(tmp_path):
+    """The docs' recorded rows of one program, recomputed: a change to the pricing must regenerate the file."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "security_sha").symlink_to(XU3_RUNS / "security_sha")
+    out = tmp_path / "v.csv"
+    result = run_cosim("validate", CBENCH, runs, "-o", out)
+    assert result.returncode == 0, result.stderr
+    with open(out, newline="") as f:
+        now = {r["clock_mhz"]: r for r in csv.DictReader(f)}
+    with open(RECORDED, newline="") as f:
+        recorded = {r["clock_mhz"]: r for r in csv.DictReader(f) if r["program"] == "security_sha"}
+    assert set(now) == set(recorded) == {"1000", "1500", "2000"}
+    for clock, row in now.items():
+        for key in ("power_gem5_w", "power_board_w", "ipc_gem5", "ipc_board", "power_model_board_w", "board_samples"):
+            assert float(row[key]) == pytest.approx(float(recorded[clock][key]), rel=1e-6), (clock, key)
