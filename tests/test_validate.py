@@ -268,3 +268,19 @@ def test_recorded_results_are_what_the_code_gives_today(tmp_path):
     for clock, row in now.items():
         for key in ("power_gem5_w", "power_board_w", "ipc_gem5", "ipc_board", "power_model_board_w", "board_samples"):
             assert float(row[key]) == pytest.approx(float(recorded[clock][key]), rel=1e-6), (clock, key)
+
+
+def test_an_explore_study_names_each_point_by_its_workloads_program(tmp_path):
+    study = tmp_path / "study"
+    for point, params, command in [
+        ("aaa", {"--cpu-clock": "1GHz", "workload": "bin/security_sha.arm input_small.asc"}, "gem5 se.py -- x"),
+        ("bbb", {"--cpu-clock": "2GHz"}, "# run in this folder\ngem5 se.py --cpu-clock 2GHz -- ../bin/telecom_gsm -fps"),
+    ]:
+        folder = study / "points" / point
+        folder.mkdir(parents=True)
+        (folder / "params.json").write_text(json.dumps(params))
+        (folder / "command.txt").write_text(command + "\n")
+        (folder / "stats.txt").write_text("x\n")
+    (study / "points" / ".ccc.part-3").mkdir()  # a point still running: not a run yet
+    (study / "study.journal").write_text("")
+    assert find_runs(study) == [("security_sha", study / "points" / "aaa"), ("telecom_gsm", study / "points" / "bbb")]

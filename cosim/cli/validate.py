@@ -20,7 +20,9 @@ run's input differs from a gem5 run's.  Each board run's first sample is skipped
 
 MEASURED: ARMPM's concatenated log (Concatenated_Data/cBench/*_big.data) or a
 Powmon table (*-powmon-data.csv).  RUNS: a folder of gem5 runs laid out as
-PROGRAM/CLOCK/ (e.g. automotive_susan_c/1000MHz/ with stats.txt, config.ini).
+PROGRAM/CLOCK/ (e.g. automotive_susan_c/1000MHz/ with stats.txt, config.ini),
+or a `cosim explore` study (each finished point named by its workload's program,
+its clock read from its config).
 Programs or clocks on one side only are listed one line each; programs that are
 I/O-bound on the board (cosim/validate/excluded.toml) are left out and named.
 
@@ -38,7 +40,7 @@ def add_parsers(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("measured", type=Path, help="measured board data: an ARMPM .data log or a Powmon .csv table")
-    p.add_argument("runs", type=Path, help="folder of gem5 runs: PROGRAM/CLOCK/stats.txt")
+    p.add_argument("runs", type=Path, help="folder of gem5 runs (PROGRAM/CLOCK/stats.txt), or an explore study folder")
     p.add_argument("--split", type=Path, help="ARMPM split file (cbench_split.data): marks each row train or test")
     p.add_argument("-o", "--output", type=Path, default=Path("validate.csv"), help="table .csv or .parquet (default: validate.csv)")
     p.add_argument("--plot", type=Path, help="write measured against simulated power and per-event rate errors (PNG/SVG/PDF)")

@@ -48,10 +48,13 @@ class SimRow:
 
 
 def find_runs(root: str | Path) -> list[tuple[str, Path]]:
-    """``(program, folder)`` of every gem5 run under ``root``: ``PROGRAM/CLOCK/stats.txt`` or ``PROGRAM/stats.txt``."""
+    """``(program, folder)`` of every gem5 run under ``root``: ``PROGRAM/CLOCK/stats.txt``, ``PROGRAM/stats.txt``,
+    or the finished points of a ``cosim explore`` study (``STUDY/points/ID``, the program named by its workload)."""
     root = Path(root)
     if not root.is_dir():
         raise CosimError(f"{root}: not a folder; give the folder of gem5 runs (PROGRAM/CLOCK/stats.txt)")
+    if (root / "study.journal").exists() or (root / "points").is_dir() and (root / "results.csv").exists():
+        return _study_runs(root)
     found = []
     # two levels, links followed (a RUNS folder of links to runs elsewhere is a common way to pick runs)
     for folder in sorted([*root.glob("*/"), *root.glob("*/*/")]):
@@ -128,3 +131,30 @@ def _busy(stats, cluster):
     # idle cores make no accesses to a shared L2: its whole count is the busy cores'
     sharers = {l2: max(1, sum(1 for cpu in busy if cluster.l2.get(cpu) == l2)) for l2 in cluster.l2_sharers}
     return dataclasses.replace(cluster, cpus=tuple(busy), l2_sharers=sharers)
+
+
+def _study_runs(study: Path) -> list[tuple[str, Path]]:
+    """The finished points of an explore study, each named by its program: the workload's binary, without folder
+    or suffix (``.../security_sha.arm`` -> ``security_sha``), from the point's ``params.json`` or ``command.txt``."""
+    import json
+    import shlex
+
+    found = []
+    points = study / "points"
+    for folder in sorted(points.glob("*/")) if points.is_dir() else []:
+        if folder.name.startswith(".") or not any((folder / n).is_file() for n in STATS_NAMES):
+            continue  # a point still running, cut short, or failed before gem5 wrote its statistics
+        workload = ""
+        params = folder / "params.json"
+        if params.is_file():
+            workload = str(json.loads(params.read_text()).get("workload", ""))
+        if not workload and (folder / "command.txt").is_file():
+            lines = [ln for ln in (folder / "command.txt").read_text().splitlines() if ln and not ln.startswith("#")]
+            words = shlex.split(lines[-1]) if lines else []
+            workload = shlex.join(words[words.index("--") + 1 :]) if "--" in words else ""
+        if not workload:
+            raise CosimError(f"{folder}: a study point with no workload in params.json or command.txt; cannot tell its program")
+        found.append((Path(shlex.split(workload)[0]).stem, folder))
+    if not found:
+        raise CosimError(f"{study}: an explore study with no finished point (points/ID/stats.txt); run it first")
+    return found
