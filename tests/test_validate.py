@@ -284,3 +284,19 @@ def test_an_explore_study_names_each_point_by_its_workloads_program(tmp_path):
     (study / "points" / ".ccc.part-3").mkdir()  # a point still running: not a run yet
     (study / "study.journal").write_text("")
     assert find_runs(study) == [("security_sha", study / "points" / "aaa"), ("telecom_gsm", study / "points" / "bbb")]
+
+
+@needs_shared
+def test_real_powmon_rows_are_its_one_thread_rows():
+    from helpers import POWMON
+
+    rows, label = read_board(POWMON)
+    with open(POWMON, newline="") as f:
+        raw = [r for r in csv.DictReader(f, delimiter="\t") if r["Workload Name"] == "susan" and float(r["Frequency A15"]) == 1000]
+    one = [r for r in raw if ":" not in r["Core Mask"]]
+    assert label == "A15" and len(one) < len(raw)  # the 2-4 thread rows are left out
+    row = rows[("susan", 1000.0)]
+    assert row.power_w == pytest.approx(sum(float(r["Power A15"]) for r in one) / len(one))
+    cycles = sum(float(r["Average A15 CycleCount"]) for r in one)
+    assert row.per_cycle("0x1b") == pytest.approx(sum(float(r["Average A15 Event 0x1b"]) for r in one) / cycles)
+    assert math.isnan(row.ipc)  # Powmon has no INST_RETIRED
