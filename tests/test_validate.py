@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO, SHARED, needs_shared, run_cosim
 
-from cosim.errors import CosimError
+from cosim.errors import CosimError, CosimWarning
 from cosim.validate import compare, read_board, read_split
 from cosim.validate.board import BoardRow
 from cosim.validate.sim import SimRow, find_runs, read_sim
@@ -300,3 +301,10 @@ def test_real_powmon_rows_are_its_one_thread_rows():
     cycles = sum(float(r["Average A15 CycleCount"]) for r in one)
     assert row.per_cycle("0x1b") == pytest.approx(sum(float(r["Average A15 Event 0x1b"]) for r in one) / cycles)
     assert math.isnan(row.ipc)  # Powmon has no INST_RETIRED
+
+
+def test_a_run_priced_by_a_model_of_another_cluster_is_flagged_and_warned():
+    sim = dataclasses.replace(_sim("p", 1000.0), model="cortex-a7-gemstone2018")
+    with pytest.warns(CosimWarning, match="not a model of the board's A15 cluster"):
+        result = compare({("p", 1000.0): _board("p", 1000.0)}, [sim], excluded={})
+    assert "model_not_board_cluster" in result.rows[0]["flags"]

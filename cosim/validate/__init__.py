@@ -20,7 +20,7 @@ def validate(measured, runs, *, split=None) -> Validation:
     """
     from cosim.models.modelfile import load_model
 
-    board, _label = read_board(measured)
+    board, label = read_board(measured)
     found = find_runs(runs)
     from cosim.timeline.cpu import DEFAULT_MODELS
 
@@ -33,7 +33,7 @@ def validate(measured, runs, *, split=None) -> Validation:
     # one warning per cause, not one per run: 33 runs at three clocks say the same three things
     for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, CosimWarning)):
         warnings.warn(CosimWarning(f"{message} (gem5 runs under {runs})"), stacklevel=2)
-    return compare(board, sims, split=read_split(split) if split is not None else None)
+    return compare(board, sims, split=read_split(split) if split is not None else None, board_cluster=label)
 
 
 def read_split(path) -> dict[str, str]:

@@ -71,10 +71,13 @@ def compare(
     *,
     excluded: dict[str, str] | None = None,
     split: dict[str, str] | None = None,
+    board_cluster: str = "A15",
 ) -> Validation:
     """Pair board and gem5 rows by program and clock (within 1 %), price the board's rates, decompose the errors.
 
-    ``excluded``: program -> reason (default: :func:`excluded_programs`); ``split``: program -> ``train``/``test``.
+    ``excluded``: program -> reason (default: :func:`excluded_programs`); ``split``: program -> ``train``/``test``;
+    ``board_cluster``: the cluster the board measured (``A15``): a run priced by a model of another cluster is flagged
+    ``model_not_board_cluster`` and warned about.
     """
     from cosim.models.modelfile import load_model
 
@@ -82,6 +85,7 @@ def compare(
     split = split or {}
     rows, one_side, left_out = [], [], []
     matched: set[tuple[str, float]] = set()
+    mismatched: list[str] = []
     # the models' events, and any other event both the board and gem5 counted (0x03 for the A15: the A7 model's)
     both = {e for s in sims for e in s.counts} & {e for b in board.values() for e in b.counts}
     events = sorted(({e for s in sims for e in load_model(s.model).events} | {_INSTS} | both) - {_CYCLES})
@@ -100,6 +104,9 @@ def compare(
             left_out.append(f"{sim.program} at {key[1]:g} MHz ({board[key].samples} board samples): excluded, {excluded[sim.program]}")
             continue
         rows.append(_row(board[key], sim, events, split.get(sim.program, "")))
+        if board_cluster.lower() not in sim.model.lower():
+            rows[-1]["flags"] = ";".join(filter(None, [rows[-1]["flags"], "model_not_board_cluster"]))
+            mismatched.append(sim.model)
     by_program: dict[str, list[BoardRow]] = {}
     for key in sorted(set(board) - matched):
         by_program.setdefault(key[0], []).append(board[key])
@@ -112,6 +119,19 @@ def compare(
             others = sorted(s.clock_mhz for s in sims if s.program == program)
             gem5 = f"gem5 ran it at {', '.join(f'{c:g}' for c in others)} MHz" if others else "no gem5 run of it"
             one_side.append(f"{program} at {at} MHz: board only ({samples} samples); {gem5}")
+    if mismatched:
+        import warnings
+
+        from cosim.errors import CosimWarning
+
+        warnings.warn(
+            CosimWarning(
+                f"{len(mismatched)} gem5 run(s) priced with {', '.join(sorted(set(mismatched)))}, not a model of the board's "
+                f"{board_cluster} cluster (an in-order CPU gets the A7 model): their rows compare two clusters (flag "
+                "model_not_board_cluster); simulate the board's core"
+            ),
+            stacklevel=2,
+        )
     return Validation(rows=rows, one_side=one_side, excluded=left_out, events=tuple(events))
 
 
