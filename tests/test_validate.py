@@ -308,3 +308,15 @@ def test_a_run_priced_by_a_model_of_another_cluster_is_flagged_and_warned():
     with pytest.warns(CosimWarning, match="not a model of the board's A15 cluster"):
         result = compare({("p", 1000.0): _board("p", 1000.0)}, [sim], excluded={})
     assert "model_not_board_cluster" in result.rows[0]["flags"]
+
+
+@needs_shared
+def test_cli_refuses_when_nothing_is_on_both_sides(tmp_path):
+    runs = tmp_path / "runs" / "security_sha"
+    runs.mkdir(parents=True)
+    (runs / "600MHz").symlink_to(SHARED / "data" / "gem5" / "cosim-v24-se-o3-600MHz")
+    out = tmp_path / "v.csv"
+    result = run_cosim("validate", CBENCH, tmp_path / "runs", "-o", out)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "no program at a clock on both sides (security_sha at 599.88 MHz: gem5 only" in result.stderr
+    assert not out.exists()

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from cosim.cli._args import EXIT_PARTIAL
+from cosim.errors import CosimError
 
 _HELP = """\
 Compare gem5 runs priced by cosim (as `cosim power` prices them, no flags) with a
@@ -56,6 +57,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     result = validate(args.measured, args.runs, split=args.split)
     rows = result.rows
+    if not rows:
+        first = (result.one_side or result.excluded or ["nothing found"])[0]
+        raise CosimError(
+            f"{args.measured} against {args.runs}: no program at a clock on both sides ({first}); name the gem5 runs' "
+            "program folders as the board names the programs, at the board's clocks"
+        )
     keys = rows[0] if rows else ["program", "clock_mhz", "flags"]
     columns = (
         {key: np.array([r[key] for r in rows], dtype=object if isinstance(rows[0][key], str) else None) for key in keys}
@@ -77,15 +84,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"  one side only: {line}")
     s = result.summary()
     lacks = sorted({f.partition(":")[2] for r in rows for f in r["flags"].split(";") if f.startswith("board_lacks:")})
-    print(
-        f"  power MAPE {s['power_mape_pct']:.1f} %, energy per instruction MAPE {s['epi_mape_pct']:.1f} %, "
-        f"IPC MAPE {s['ipc_mape_pct']:.1f} % over {s['priced_rows']} priced row(s) of {s['rows']}"
-    )
-    print(
-        f"  gem5's IPC is {s['epi_ipc_share_pct']:.0f} % of the energy-per-instruction error (log shares); "
-        f"mean |what gem5's events cost| {s['events_cost_mean_abs_pct']:.1f} % of measured power, "
-        f"mean |model on the board's rates| {s['model_err_mean_abs_pct']:.1f} %"
-    )
+    if s["priced_rows"]:
+        print(
+            f"  power MAPE {s['power_mape_pct']:.1f} %, energy per instruction MAPE {_num(s['epi_mape_pct'], 1)} %, "
+            f"IPC MAPE {_num(s['ipc_mape_pct'], 1)} % over {s['priced_rows']} priced row(s) of {s['rows']}"
+        )
+        print(
+            f"  gem5's IPC is {_num(s['epi_ipc_share_pct'], 0)} % of the energy-per-instruction error (log shares); "
+            f"mean |what gem5's events cost| {s['events_cost_mean_abs_pct']:.1f} % of measured power, "
+            f"mean |model on the board's rates| {s['model_err_mean_abs_pct']:.1f} %"
+        )
+    else:
+        print(f"  no gem5 run could be priced, so no power figures; IPC MAPE {_num(s['ipc_mape_pct'], 1)} % over {s['rows']} row(s)")
     rates = ", ".join(
         f"{'IPC' if e == '0x08' else e} {s[f'rate_{e}_mape_pct']:.1f} % ({s[f'rate_{e}_mean_abs_diff']:.3g}/cycle)"
         for e in result.events

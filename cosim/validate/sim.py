@@ -71,7 +71,7 @@ def find_runs(root: str | Path) -> list[tuple[str, Path]]:
 
 def read_sim(program: str, folder: Path, *, events: tuple[str, ...]) -> SimRow:
     """The run in ``folder`` priced with no flags, and its busy cores' counts of ``events`` (plus 0x08, 0x11)."""
-    from cosim.counters.pmc import event_rates, stats_for
+    from cosim.counters.pmc import event_rates, load_event_map, stats_for
     from cosim.readers.gem5_stats import read_stats_table
     from cosim.run import open_run
     from cosim.timeline.cpu import frequency_mhz, resolve_cluster, stats_needed, timeline_columns
@@ -79,11 +79,12 @@ def read_sim(program: str, folder: Path, *, events: tuple[str, ...]) -> SimRow:
 
     run = open_run(folder)
     if len(run.clusters) != 1:
-        raise CosimError(f"{folder}: {len(run.clusters)} CPU clusters; a validation run has one (the board's measured cluster)")
+        raise CosimError(
+            f"{folder}: {len(run.clusters)} CPU clusters; a validation run simulates one, the board's measured cluster "
+            "(gem5's se.py with --num-cpus=4): leave this run out of RUNS"
+        )
     spec = run.clusters[0]
     cluster = resolve_cluster(run.config, spec, run.config.ticks_per_s)
-    from cosim.counters.pmc import load_event_map
-
     mapped = load_event_map("v20.1+").sources.keys() & load_event_map("pre-v20.1").sources.keys()
     wanted = {e for e in (*events, _INSTS, _CYCLES) if e in mapped}  # events gem5 has no stat for are left out
     needed = stats_needed(run.config, run.clusters) | stats_for(cluster, wanted) | cycle_stats(cluster)
@@ -125,7 +126,8 @@ def _busy(stats, cluster):
     columns = set(stats.columns)
     busy = []
     for cpu in cluster.cpus:
-        names = [f"{cpu}.{t.stat}" for s in emap.sources[_INSTS] for t in s.terms]
+        spellings = {cpu, re.sub(r"(?<=[A-Za-z_])0+(?=\d)", "", cpu)}  # config cpus00, stats cpus0
+        names = [f"{c}.{t.stat}" for c in spellings for s in emap.sources[_INSTS] for t in s.terms]
         if any(n in columns and np.nansum(stats[n]) > 0 for n in names):
             busy.append(cpu)
     # idle cores make no accesses to a shared L2: its whole count is the busy cores'
