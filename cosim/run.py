@@ -78,6 +78,7 @@ def open_run(
     clusters: Mapping[str, str] | None = None,
     voltages: Mapping[str, float] | None = None,
     voltage_model: bool = False,
+    powered_cores: Mapping[str, int] | None = None,
 ) -> Run:
     """Resolve the gem5 run at ``path`` (output folder or stats file) for pricing.
 
@@ -95,6 +96,9 @@ def open_run(
         ``{cluster name: voltage [V]}`` used instead of the model's V-f table.
     voltage_model
         Voltage under load from the model's voltage model (Walker et al. Section VIII).
+    powered_cores
+        ``{cluster name: cores}`` the physical cluster powers where the run simulates fewer (one gem5 CPU standing
+        for a board's four-core cluster): static power is that of this many cores.  Default: the CPUs simulated.
     """
     from cosim.models.modelfile import load_model
     from cosim.readers.gem5_config import read_config
@@ -141,9 +145,18 @@ def open_run(
     unknown = sorted(set(volts) - {name for name, _ in pairs})
     if unknown:
         raise CosimError(f"--voltage for unknown cluster(s) {', '.join(unknown)}; clusters: {', '.join(n for n, _ in pairs)}")
+    powered = dict(powered_cores or {})
+    unknown = sorted(set(powered) - {name for name, _ in pairs})
+    if unknown:
+        raise CosimError(f"--powered-cores for unknown cluster(s) {', '.join(unknown)}; clusters: {', '.join(n for n, _ in pairs)}")
     specs = tuple(
         ClusterSpec(
-            name=name, path=cpu_path, model=loaded[i if len(loaded) > 1 else 0], voltage_v=volts.get(name), voltage_model=voltage_model
+            name=name,
+            path=cpu_path,
+            model=loaded[i if len(loaded) > 1 else 0],
+            voltage_v=volts.get(name),
+            voltage_model=voltage_model,
+            powered_cores=powered.get(name),
         )
         for i, (name, cpu_path) in enumerate(pairs)
     )

@@ -71,7 +71,8 @@ def counter_maps() -> str:
                 label = f"{code} {event['name']}" if i == 0 else ""
                 kinds = ", ".join(source.get("cpus", [])) or "any"
                 note = source.get("substitute", "").replace("|", "/")
-                text.append(f"| {label} | `{source['expr']}` | {kinds} | {note} |")
+                bound = f" at most the cycles of `{source['clocked']}`" if "clocked" in source else ""
+                text.append(f"| {label} | `{source['expr']}`{bound} | {kinds} | {note} |")
         text.append("")
     return "\n".join(text)
 

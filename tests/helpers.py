@@ -178,9 +178,12 @@ LITTLE_PER_CYCLE = {
 def biglittle_dumps(*, big_periods: tuple[int, ...] = (BIG_PERIODS[0], BIG_PERIODS[0], BIG_PERIODS[1])) -> list[dict[str, float]]:
     """Three 1 ms epochs that tile time; by default the big cluster drops from 1.8 GHz to 1.0 GHz in the last one.
 
-    The counts obey what a real run obeys: each CPU counts every cycle its clock ticks in the epoch (``numCycles`` =
-    f * t, as gem5's O3 and Minor CPUs do, idle cycles included), of which 10-40 % are idle (epoch + CPU vary it), and
-    its events are fixed multiples of its active cycles, within what the core can issue per cycle.
+    The counts have the shape of gem5 v24's SE runs (``test_fixtures.py`` checks it against a recorded one): each CPU
+    is in power state ON the whole epoch (``power_state.pwrStateResidencyTicks::ON`` = the epoch's ticks: SE mode
+    has no WFI) and counts every cycle its clock ticks (``numCycles`` = f * t), of which 10-40 % (epoch + CPU vary
+    it) its pipeline sat stopped waiting on memory (``idleCycles``; a Minor CPU's ``tickCycles`` are the rest).  Those
+    stalled cycles are clocked: the cycle counter counts them.  Its events are fixed multiples of its ticked
+    cycles, within what the core can issue per cycle.
     """
     dumps = []
     for epoch, big_period in enumerate(big_periods):
@@ -199,8 +202,10 @@ def biglittle_dumps(*, big_periods: tuple[int, ...] = (BIG_PERIODS[0], BIG_PERIO
             cycles = EPOCH_TICKS // period  # whole clock periods in the epoch
             for i in range(2):
                 cpu = f"system.{cluster}.cpus{i}"
-                idle = cycles * (epoch + 1 + i) // 10  # 10 % to 40 % idle
-                d |= {f"{cpu}.numCycles": cycles, f"{cpu}.idleCycles": idle}
+                idle = cycles * (epoch + 1 + i) // 10  # 10 % to 40 % stalled
+                d |= {f"{cpu}.numCycles": cycles, f"{cpu}.idleCycles": idle, f"{cpu}.power_state.pwrStateResidencyTicks::ON": EPOCH_TICKS}
+                if cluster == "littleCluster":  # Minor: numCycles = tickCycles + idleCycles
+                    d[f"{cpu}.tickCycles"] = cycles - idle
                 d |= {f"{cpu}.{stat}": round(rate * (cycles - idle)) for stat, rate in per_cycle.items()}
         for cluster, scale in (("bigCluster", 1), ("littleCluster", 0.5)):
             l2 = f"system.{cluster}.l2"

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import GEM5_RUNS, biglittle_dumps, needs_shared, write_biglittle_run
+from helpers import (
+    BIG_PERIODS,
+    GEM5_RUNS,
+    LITTLE_PERIODS,
+    biglittle_config,
+    biglittle_dumps,
+    needs_shared,
+    write_biglittle_run,
+    write_stats,
+)
 
 from cosim import CosimError, load_model, read_config, read_stats
 from cosim.counters.pmc import GENERATIONS, event_rates, load_event_map, stats_for
@@ -57,8 +66,10 @@ def test_big_cluster_inputs_by_hand(biglittle):
     for epoch, d in enumerate(dumps):
         per_s = 1.0 / (4 * 1e-3 * freq[epoch])  # sum over CPUs / 4 model cores / 1 ms / f
         cpus = [f"system.bigCluster.cpus{i}" for i in range(2)]
-        active = sum(d[f"{c}.numCycles"] - d[f"{c}.idleCycles"] for c in cpus)
-        assert rates.eph["0x11"][epoch] == pytest.approx(active * per_s)
+        # clocked cycles: ON all epoch (power_state residency = the epoch), so every cycle counted, stalls included
+        assert all(d[f"{c}.power_state.pwrStateResidencyTicks::ON"] == d["simTicks"] for c in cpus)
+        clocked = sum(d[f"{c}.numCycles"] for c in cpus)
+        assert rates.eph["0x11"][epoch] == pytest.approx(clocked * per_s)
         assert rates.eph["0x1b"][epoch] == pytest.approx(sum(d[f"{c}.executeStats0.numInsts"] for c in cpus) * per_s)
         int_ops = sum(d[f"{c}.statIssuedInstType_0::IntAlu"] + d[f"{c}.statIssuedInstType_0::IntMult"] for c in cpus)
         assert rates.eph["0x73"][epoch] == pytest.approx(int_ops * per_s)
@@ -68,7 +79,7 @@ def test_big_cluster_inputs_by_hand(biglittle):
         assert rates.eph["0x50"][epoch] == pytest.approx(reads * per_s)
         assert rates.eph["0x19"][epoch] == pytest.approx((d[f"{l2}.overallMisses::total"] + d[f"{l2}.writebacks::total"]) * per_s)
     assert (rates.eph["0x6a"] == 0).all()
-    assert set(rates.substitutes) == {"0x11", "0x19", "0x6a", "0x73"}  # 0x1b, 0x14, 0x50 are exact
+    assert set(rates.substitutes) == {"0x19", "0x6a", "0x73"}  # 0x11 (clocked cycles), 0x1b, 0x14, 0x50 are exact
     assert "unaligned" in rates.substitutes["0x6a"]
 
 
@@ -133,8 +144,13 @@ def test_real_old_o3_run_counts(tmp_path):
     stats = read_stats(run / "stats.txt")
     cluster = next(iter(read_config(run / "config.ini").clusters().values()))
     rates = event_rates(stats, cluster, ["0x11", "0x14"], generation="pre-v20.1", cores_per_cluster=4, freq_mhz=np.array([2000.0]))
-    active = sum(stats[f"system.cpu{i}.numCycles"][0] - stats[f"system.cpu{i}.idleCycles"][0] for i in range(2))
-    assert rates.eph["0x11"][0] == pytest.approx(active / 4 / stats["duration_s"][0] / 2000.0)
+    # ARM FS with Linux's idle loop: the cycles clocked are those of the ON residency (stats.txt, 500 ticks a cycle):
+    # cpu0 335,827,401,167 ticks, numCycles 671,656,145 (its CLK_GATED 47,006,095,852,833 ticks = quiesceCycles
+    # 94,012,190,405 to 0.000 1 %, left out of numCycles); cpu1's the same way
+    clocked = sum(min(stats[f"system.cpu{i}.numCycles"][0], stats[f"system.cpu{i}.pwrStateResidencyTicks::ON"][0] / 500) for i in range(2))
+    assert stats["system.cpu0.pwrStateResidencyTicks::ON"][0] == 335827401167
+    assert rates.eph["0x11"][0] == pytest.approx(clocked / 4 / stats["duration_s"][0] / 2000.0)
+    assert {s.clocked.stat for s in rates.chosen["0x11"].values()} == {"pwrStateResidencyTicks::ON"}
     assert {s.expr for s in rates.chosen["0x14"].values()} == {"l1i.overall_accesses::total"}
 
 
@@ -142,7 +158,33 @@ def test_stats_for_lists_the_needed_names(biglittle):
     _, config = biglittle
     names = stats_for(config.cluster("big", "system.bigCluster"), ["0x11", "0x50"])
     assert "system.bigCluster.cpus1.numCycles" in names
-    assert "system.bigCluster.cpus0.idleCycles" in names
+    assert "system.bigCluster.cpus0.power_state.pwrStateResidencyTicks::ON" in names  # bounds 0x11 to the clocked cycles
     assert "system.bigCluster.l2.ReadSharedReq.accesses::total" in names  # v20.1+
     assert "system.bigCluster.l2.ReadSharedReq_accesses::total" in names  # pre-v20.1
     assert "system.bigCluster.clk_domain.clock" in names
+
+
+def test_cycles_in_wfi_do_not_count_stalls_do(tmp_path):
+    """0x11 counts the cycles a core is clocked.  A Minor CPU clock-gated (WFI) for 30 % of an epoch adds those cycles
+    to numCycles when it wakes, but its ON residency is 70 % of the epoch: 0.7 * f * t count.  Its stalled cycles
+    (idleCycles, power state ON) count.  An O3 CPU leaves quiesced cycles out of numCycles (gem5's FS runs:
+    numCycles + quiesceCycles = f * t), so its ON residency and numCycles agree."""
+    dumps = biglittle_dumps()
+    little, big = "system.littleCluster.cpus0", "system.bigCluster.cpus0"
+    d = dumps[0]
+    d[f"{little}.power_state.pwrStateResidencyTicks::ON"] = 0.7 * d["simTicks"]
+    d[f"{little}.power_state.pwrStateResidencyTicks::CLK_GATED"] = 0.3 * d["simTicks"]
+    d[f"{big}.numCycles"] = round(0.7 * d[f"{big}.numCycles"])
+    d[f"{big}.idleCycles"] = 0
+    d[f"{big}.power_state.pwrStateResidencyTicks::ON"] = 0.7 * d["simTicks"]
+    (tmp_path / "config.ini").write_text(biglittle_config())
+    stats = read_stats(write_stats(tmp_path / "stats.txt", dumps))
+    config = read_config(tmp_path / "config.ini")
+    for name, cpus, period in (("littleCluster", little, LITTLE_PERIODS[0]), ("bigCluster", big, BIG_PERIODS[0])):
+        f_mhz = 1e6 / period
+        rates = event_rates(
+            stats, config.cluster(name, f"system.{name}"), ["0x11"], generation="v20.1+", cores_per_cluster=4, freq_mhz=np.full(3, f_mhz)
+        )
+        other = cpus[:-1] + "1"
+        clocked = 0.7 * 1e9 / period + d[f"{other}.numCycles"]  # cpus0: 70 % of the epoch's cycles; cpus1 ON all epoch
+        assert rates.eph["0x11"][0] == pytest.approx(clocked / (4 * 1e-3 * f_mhz), rel=1e-6)

@@ -269,9 +269,11 @@ def test_whatif_against_real_gem5_runs_at_other_clocks():
         # measured: runtime +2.9 % down, -3.9 % up (+11.0 / -15.2 % before the LITTLE's store misses became a
         # floor, docs/explanation/whatif.md); energy -4.9 % / +5.5 %, big cluster -5.7 % / +7.0 %: the big
         # cluster's own finish is off by -14 / +21 % (gem5 switches its store misses to InvalidateReq at 1800 MHz),
-        # which the run's too-long runtime used to offset in static energy; the interval holds gem5's value both ways
+        # which the run's too-long runtime used to offset in static energy; the interval holds gem5's value both ways.
+        # Since 0.3.6's cycle rule (stalled cycles count) energy is -4.4 % / +4.6 % and the LITTLE's +2.4 % / -3.4 %,
+        # following its runtime error (+2.9 % / -3.7 %): its cycles are clocked for all its run
         assert abs(row["runtime_s"]) < 5 and abs(row["energy_j"]) < 6
-        assert abs(row["big_energy_j"]) < 8 and abs(row["little_energy_j"]) < 3
+        assert abs(row["big_energy_j"]) < 8 and abs(row["little_energy_j"]) < abs(row["little_runtime_s"]) + 0.5
         assert row["runtime_s_covered"] and row["energy_j_covered"]
     # the run ends with the LITTLE cluster at both clock pairs, and the what-if says so
     assert down["ends_with"] == up["ends_with"] == "little"

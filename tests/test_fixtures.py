@@ -131,7 +131,7 @@ def test_the_whatif_refuses_impossible_cycles_too(tmp_path):
 
 
 def test_active_cycles_are_bounded_too(tmp_path):
-    """Active cycles (numCycles - idleCycles, the model's 0x11 input) exceed the clock only with a negative idle count."""
+    """Ticked cycles (numCycles - idleCycles, the what-if's busy time) exceed the clock only with a negative idle count."""
     dumps = biglittle_dumps()
     dumps[2]["system.bigCluster.cpus1.idleCycles"] = -50_000  # 5 % above what 1 ms at 1 GHz holds
     with pytest.raises(CosimError, match=r"epoch 2, cluster 'big': system.bigCluster.cpus1.numCycles - idleCycles is 1050000"):
@@ -163,3 +163,56 @@ def test_cycles_a_cpu_slept_across_a_dump_are_accepted(tmp_path):
 
     little = pd.read_csv(tmp_path / "p.csv").query("cluster == 'littleCluster'")
     assert len(little) == 39 and not little["implausible"].any()
+
+
+CYCLE_STATS = ("numCycles", "idleCycles", "tickCycles", "power_state.pwrStateResidencyTicks::ON")
+
+
+def cycle_shape(stats, epochs_ticks, periods: dict[str, np.ndarray]) -> dict[str, tuple]:
+    """Per cluster of a gem5 SE run: which cycle statistics its CPUs print, and whether, in every epoch a CPU ran in
+    whole, it was ON the whole epoch, counted every clock cycle (f * t to 0.5 % + 1), its stalled cycles (idleCycles)
+    sat inside numCycles and, where it prints tickCycles (Minor), tickCycles + idleCycles = numCycles."""
+    shape = {}
+    for cluster, period in periods.items():
+        cpus = [f"system.{cluster}.cpus{i}" for i in range(2)]
+        printed = tuple(s for s in CYCLE_STATS if all(f"{c}.{s}" in stats for c in cpus))
+        facts = []
+        for c in cpus:
+            num = np.asarray(stats[f"{c}.numCycles"], dtype=float)
+            ticked = epochs_ticks / period
+            whole = num > 0.99 * ticked  # ran through the epoch (not its first/last partial one)
+            idle = np.asarray(stats[f"{c}.idleCycles"], dtype=float) if f"{c}.idleCycles" in stats else np.zeros_like(num)
+            on = np.asarray(stats[f"{c}.power_state.pwrStateResidencyTicks::ON"], dtype=float)
+            facts.append(
+                (
+                    bool(whole.any()),
+                    bool((on[whole] == epochs_ticks[whole]).all()),
+                    bool((num[whole] <= ticked[whole] * 1.005 + 1).all()),
+                    bool(((idle >= 0) & (idle <= num)).all()),
+                    bool((idle[whole] > 0).any()),  # some whole epochs have stalled cycles
+                    "tickCycles" not in printed or bool((stats[f"{c}.tickCycles"] + idle == num).all()),
+                )
+            )
+        shape[cluster] = (printed, all(all(f) for f in facts))
+    return shape
+
+
+def test_the_fixture_has_the_cycle_shape_of_a_recorded_gem5_run(tmp_path):
+    """#37 item 5: the hand-built run's cycle statistics look as the recorded gem5 v24 SE run beside it does (O3 big,
+    Minor LITTLE, traces/cosim-v24-se-biglittle-1800-1400MHz): no CPU is ever clock-gated in SE mode, every
+    running CPU counts every cycle of its clock, and its idle cycles are stalls inside those cycles, not WFI."""
+    from pathlib import Path
+
+    real = read_stats(Path(__file__).parents[1] / "traces" / "cosim-v24-se-biglittle-1800-1400MHz" / "stats.txt.gz")
+    periods = {c: np.asarray(real[PERIOD[c]], dtype=float) for c in PERIOD}
+    real_shape = cycle_shape(real, np.asarray(real["simTicks"], dtype=float), periods)
+    assert real_shape == {
+        "bigCluster": (("numCycles", "idleCycles", "power_state.pwrStateResidencyTicks::ON"), True),
+        "littleCluster": (CYCLE_STATS, True),
+    }
+    folder = tmp_path / "fixture"
+    folder.mkdir()
+    write_stats(folder / "stats.txt", biglittle_dumps())
+    ours = read_stats(folder / "stats.txt")
+    periods = {c: np.asarray(ours[PERIOD[c]], dtype=float) for c in PERIOD}
+    assert cycle_shape(ours, np.asarray(ours["simTicks"], dtype=float), periods) == real_shape

@@ -102,6 +102,8 @@ def test_cpu_that_never_ran_is_an_idle_core(tmp_path):
     per = 4 * 1032386000e-12 * 1000.0  # cores, seconds, MHz
     assert b["eph_0x04"].iloc[0] == pytest.approx(270651 / per, rel=1e-6)  # system.cpu0.dcache.overallAccesses::total
     assert b["eph_0x16"].iloc[0] == pytest.approx(34744 / per, rel=1e-6)  # system.l2.overallAccesses::total, all cpu0's
+    # clocked cycles: cpu0's numCycles 1032387, bounded by its ON residency 1032386000 ticks / 1000 (stalls count)
+    assert b["eph_0x11"].iloc[0] == pytest.approx(1032386 / per, rel=1e-9)
     assert b["n_cpus"].iloc[0] == 2 and a["n_cpus"].iloc[0] == 1
     assert b["static_w"].iloc[0] > a["static_w"].iloc[0]  # a second powered core leaks
 
@@ -182,3 +184,19 @@ def test_old_cpus_with_their_own_equal_clocks_are_one_cluster(tmp_path):
     one = cosim("power", GEM5_RUNS / "public-old2012-arm32-fs-o3-dual", "--cluster", "c1=system.cpu1", "-o", tmp_path / "c1.csv")
     assert one.returncode == 0, one.stderr
     assert (pd.read_csv(tmp_path / "c1.csv")["n_cpus"] == 1).all()
+
+
+def test_powered_cores_states_the_physical_cluster(tmp_path):
+    """se.py with one O3 CPU standing for the board's four-core cluster: --powered-cores 4 prices the static power of
+    four cores, the model's own cluster (scale 1 - phi + phi * 4/4 = 1 whatever phi is), and the dynamic power is
+    the one CPU's either way.  Fewer cores than ran is refused in one line."""
+    run = GEM5_RUNS / "cosim-v24-se-o3-600MHz" / "stats.txt"
+    one, four = tmp_path / "one.csv", tmp_path / "four.csv"
+    assert cosim("power", run, "-o", one).returncode == 0
+    result = cosim("power", run, "--powered-cores", "cpu_clk_domain=4", "-o", four)
+    assert result.returncode == 0, result.stderr
+    assert "[1 CPU(s) simulated, 4 cores powered (--powered-cores)]" in result.stdout
+    a, b = pd.read_csv(one), pd.read_csv(four)
+    assert (b["cores_scaled"] == 1.0).all() and (b["powered_cores"] == 4).all() and (a["powered_cores"] == 1).all()
+    assert np.allclose(a["dynamic_w"], b["dynamic_w"]) and (b["static_w"] > a["static_w"]).all()
+    assert_one_line_error(cosim("power", run, "--powered-cores", "cpu_clk_domain=0", "-o", tmp_path / "z.csv"), "whole number of cores")

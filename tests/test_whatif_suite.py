@@ -167,7 +167,9 @@ def test_pareto_plot_labels_every_point_and_marks_the_choice(tmp_path):
     ("setup", "runtime_within_5", "energy_within_5", "worst_runtime", "worst_energy"),
     [
         ("2c-epoch", 53, 48, 6.5, 7.0),  # measured: worst -6.0 % runtime, -6.8 % energy (ptrchase; mixed was -13.0 %)
-        ("2c-one", 51, 50, 9.0, 5.0),  # measured: worst -8.5 % runtime, -4.9 % energy (ptrchase; mixed was -7.9 %)
+        # measured: worst -8.5 % runtime, -5.2 % energy (ptrchase 1000/600 -> 1800/1400: its Minor cores' stalled
+        # cycles count since the cycle rule of 0.3.6, -4.9 % before; mixed was -7.9 %)
+        ("2c-one", 51, 49, 9.0, 5.5),
     ],
 )
 def test_two_plus_two_cores_held_out(setup, runtime_within_5, energy_within_5, worst_runtime, worst_energy):
@@ -190,12 +192,13 @@ def apart() -> pd.DataFrame:
 def test_clocks_moved_apart(apart):
     """The 1c-apart set-up: the clusters' clocks moved apart (1800/600 and 1000/1400 MHz, 1+1 cores, 100 us dumps),
     as a DVFS grid prices them, predicted from and to the 1c-epoch runs: 14 ordered pairs a program, 126.  Measured:
-    runtime within 5 % on 119, energy on 124, worst +7.0 % / -5.6 % (stream); the interval holds gem5's runtime on
-    95.2 % and its energy on 99.2 % (the compute programs at 1000/1400 MHz, where the big cluster ends the run, miss
-    by about 2 %)."""
+    runtime within 5 % on 119, energy on 122 (124 before 0.3.6's cycle rule: stream's Minor core stalls, and its
+    stalled cycles now cost energy, so the runtime error of +6.9 % reaches its energy), worst +7.0 % / -5.7 %
+    (stream); the interval holds gem5's runtime on 95.2 % and its energy on 99.2 % (the compute programs at
+    1000/1400 MHz, where the big cluster ends the run, miss by about 2 %)."""
     assert len(apart) == 9 * 14
     head = summary(apart)
-    assert head["runtime_s_within_5"] >= 119 and head["energy_j_within_5"] >= 124
+    assert head["runtime_s_within_5"] >= 119 and head["energy_j_within_5"] >= 122
     assert apart["runtime_s"].abs().max() < 7.5 and apart["energy_j"].abs().max() < 6
     assert head["runtime_s_coverage"] >= 0.9 and head["energy_j_coverage"] >= 0.9
 
@@ -264,15 +267,16 @@ def test_gem5s_own_se_py_with_one_o3_cpu():
 def test_gem5s_own_se_py_with_one_minor_cpu():
     """The se-minor set-up: se.py as a user of the in-order CPU runs it (one Minor CPU, --caches --l2cache, one
     dump) at 600, 1000 and 1400 MHz, 9 programs, 54 ordered pairs.  Measured: runtime within 5 % on 52, energy on
-    54; worst -7.6 % / +3.7 % (stream); the interval holds gem5's value on 100 % / 100 %, mean half-width 12.7 % /
-    7.9 %.  Before a Minor CPU's store misses overlapped as its memory slots allow and hid under only the load waits
+    52; worst -7.6 % / -6.3 % (stream); the interval holds gem5's value on 100 % / 98.1 %, mean half-width 12.7 % /
+    6.2 %.  Since 0.3.6's cycle rule a Minor core's stalled cycles cost energy, so stream's runtime error (-7.6 %,
+    1400 -> 600 MHz) reaches its energy (-6.3 %; 54 within 5 %, worst +3.7 % before).  Before a Minor CPU's store misses overlapped as its memory slots allow and hid under only the load waits
     that leave a slot free: 46 and 52 within 5 %, worst +15.8 % / +10.3 % (stream from 600 to 1400 MHz, where the
     floor was 0 and its drains, 7.08 ms at 600 MHz, were held as recorded) and -13.4 % (ptrchase, 1400 -> 600 MHz)."""
     rows = suite_rows(RUNS, "se-minor")
     assert len(rows) == 9 * 3 * 2
     head = summary(rows)
-    assert head["runtime_s_within_5"] >= 52 and head["energy_j_within_5"] >= 54
-    assert rows["runtime_s"].abs().max() < 8 and rows["energy_j"].abs().max() < 4
+    assert head["runtime_s_within_5"] >= 52 and head["energy_j_within_5"] >= 52
+    assert rows["runtime_s"].abs().max() < 8 and rows["energy_j"].abs().max() < 7
     assert head["runtime_s_coverage"] >= 0.9 and head["energy_j_coverage"] >= 0.9
     assert head["runtime_s_mean_width"] < 13 and head["energy_j_mean_width"] < 8.5
     # stream, 600 -> 1400 MHz: outside the interval until the drains' store L2 cycles were read on the clock

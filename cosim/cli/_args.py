@@ -57,10 +57,17 @@ def _open_run(args: argparse.Namespace):
         clusters=_pairs(args.cluster, "--cluster"),
         voltages=voltages,
         voltage_model=getattr(args, "voltage_model", False),
+        powered_cores={k: _cores(k, v) for k, v in _pairs(getattr(args, "powered_cores", []), "--powered-cores").items()},
     )
     for note in run.notes:
         print(f"cosim: {note}", file=sys.stderr)
     return run
+
+
+def _cores(name: str, text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise CosimError(f"--powered-cores {name}={text}: expected a whole number of cores, e.g. 4")
+    return int(text)
 
 
 def _volts(name: str, text: str) -> float:

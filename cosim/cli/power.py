@@ -38,6 +38,14 @@ def add_parsers(sub) -> None:
         action="store_true",
         help="voltage under load from the model's voltage model (when only nominal voltages are known)",
     )
+    p.add_argument(
+        "--powered-cores",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="cluster NAME's physical cluster powers N cores where the run simulates fewer (static power of N cores; "
+        "default: the CPUs simulated, those that never ran included)",
+    )
     p.add_argument("--strict", action="store_true", help="refuse operating points not in the model's V-f table or training range")
     _add_trust_flags(p)
     p.add_argument("-o", "--output", type=Path, default=Path("power.csv"), help="CSV, or .parquet (default: power.csv)")
@@ -168,9 +176,11 @@ def _standing(rows) -> str:
     else:
         where = "[inside training range]"
     scale = float(rows["cores_scaled"][0])
-    n = int(rows["n_cpus"][0])
+    n, powered = int(rows["n_cpus"][0]), int(rows["powered_cores"][0])
+    if powered != n:
+        where += f" [{n} CPU(s) simulated, {powered} cores powered (--powered-cores)]"
     if scale != 1.0:
-        where += f" [{n} of {int(rows['model_cores'][0])} cores: static scaled by {scale:.3g}]"
+        where += f" [{powered} of {int(rows['model_cores'][0])} cores: static scaled by {scale:.3g}]"
     idle = sorted({f for text in rows["flags"] for f in text.split(";") if f.startswith("idle_cpu:")})
     if idle:  # gem5's se.py -n 4 with one program: the board's cluster, one core busy and the rest powered idle
         where += f" [{n} cores powered: {n - len(idle)} ran, {len(idle)} never ran (idle: static power, no activity)]"

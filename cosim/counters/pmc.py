@@ -47,6 +47,9 @@ class Source:
     require_all: bool
     substitute: str | None  # why this is not the exact PMU event; None when it is
     cpus: tuple[str, ...] = ()  # CPU kinds (o3, minor, simple, ...) it is for; () means any
+    # a residency in ticks (``cpu.power_state.pwrStateResidencyTicks::ON``) that bounds the count: the cycles of it
+    # at the epoch's clock; the source needs it in the run
+    clocked: Term | None = None
 
     def applies_to(self, kind: str) -> bool:
         return not self.cpus or kind in self.cpus
@@ -112,7 +115,13 @@ def _source(spec: dict) -> Source:
                 raise ValueError(f"bad term '{token}' in '{expr}'")
             terms.append(Term(sign, scope, stat))
     kinds = spec.get("cpus", [])
-    return Source(expr, tuple(terms), spec.get("require", "all") == "all", spec.get("substitute"), tuple(kinds))
+    clocked = None
+    if "clocked" in spec:
+        scope, _, stat = spec["clocked"].partition(".")
+        if scope != "cpu" or not stat:
+            raise ValueError(f"bad clocked residency '{spec['clocked']}' in '{expr}'")
+        clocked = Term(1.0, scope, stat)
+    return Source(expr, tuple(terms), spec.get("require", "all") == "all", spec.get("substitute"), tuple(kinds), clocked)
 
 
 def _objects(cluster: Cluster, cpu: str, scope: str) -> tuple[str, ...]:
@@ -153,7 +162,7 @@ def stats_for(cluster: Cluster, events: Iterable[str], generations: Sequence[str
         emap = load_event_map(gen)
         for event in events:
             for source in emap.sources.get(event, ()):
-                for term in source.terms:
+                for term in source.terms + ((source.clocked,) if source.clocked else ()):
                     for cpu in cluster.cpus:
                         for obj in _objects(cluster, cpu, term.scope):
                             wanted.update(_names(obj, term.stat))
@@ -194,6 +203,8 @@ def event_rates(
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = 1.0 / (cores_per_cluster * duration_s * np.asarray(freq_mhz, dtype=float))
     columns = set(stats.columns)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        period_ticks = cluster.ticks_per_s / (np.asarray(freq_mhz, dtype=float) * 1e6)  # the clock's period per epoch
     eph: dict[str, np.ndarray] = {}
     chosen: dict[str, dict[str, Any]] = {}  # event -> CPU -> the source that counted it
     absent: dict[str, list[str]] = {}
@@ -207,7 +218,7 @@ def event_rates(
             for source in emap.sources[event]:
                 if not source.applies_to(cluster.kind(cpu)):
                     continue
-                found = _count(stats, columns, cluster, cpu, source, counted)
+                found = _count(stats, columns, cluster, cpu, source, counted, period_ticks)
                 if found is not None:
                     total += found
                     chosen[event][cpu] = source
@@ -273,12 +284,24 @@ def _known(cluster: Cluster, cpu: str, scope: str) -> bool:
 
 
 def _count(
-    stats: StatsLike, columns: set[str], cluster: Cluster, cpu: str, source: Source, counted: set[tuple[str, str]]
+    stats: StatsLike,
+    columns: set[str],
+    cluster: Cluster,
+    cpu: str,
+    source: Source,
+    counted: set[tuple[str, str]],
+    period_ticks: np.ndarray,
 ) -> np.ndarray | None:
     """One CPU's count per epoch (its share of a shared L2), or None if the source's stats are absent."""
     total = np.zeros(len(stats))
     if not source.terms:  # the constant 0 of an event gem5 cannot count
         return total
+    bound = None
+    if source.clocked is not None:
+        residency = next((n for n in _names(cpu, source.clocked.stat) if n in columns), None)
+        if residency is None:
+            return None
+        bound = np.asarray(stats[residency], dtype=float) / period_ticks  # the residency's cycles at the epoch's clock
     core = cluster.core_of(cpu)
     found_any = False
     for term in source.terms:
@@ -294,4 +317,6 @@ def _count(
         counted.add((column, core))
         share = 1.0 / cluster.sharers(obj) if term.scope == "l2" else 1.0
         total += term.sign * share * np.asarray(stats[column])
+    if bound is not None and found_any:
+        total = np.minimum(total, bound)
     return total if found_any else None

@@ -49,6 +49,9 @@ class ClusterActivity:
     whole_line_s: np.ndarray | None = None
     cores_scale: float = 1.0  # static power scale for the cores present (cosim.models.envelope.cores_factor)
     flags: tuple[str, ...] = ()  # what every row says of this cluster (core_kind_mismatch:<name>)
+    # the time its busiest CPU was clocked per epoch [s]: its CPU_CYCLES (0x11) count / f, stalls included, WFI and
+    # a halted CPU not (counters/maps: numCycles bounded by the ON residency); None: its busy time
+    clocked_s: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

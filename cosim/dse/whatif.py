@@ -179,6 +179,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 whole_line,
                 cores_factor(model, cluster.n_cpus),
                 _cluster_flags(cluster, model, unread_stores=unread_stores),
+                _clocked_s(stats, cluster, generation=meta.generation, freq_mhz=freq),
             )
         )
     dram = dram_objects(config)
@@ -258,11 +259,17 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         # gem5 writing more or fewer store lines whole: the core keeps ticking, so its cycles' energy moves too
         whole_line = whole_line_shift_s(c.whole_line_s, ratio=ratio, last=last)
         span = slice(0, last + 1)
-        active_mhz_s = float((c.busy_s * c.freq_mhz)[span].sum())  # the recorded active cycles [MHz s]
-        cycle_w = op.voltage_v**2 * levels * (float(c.cycle_coeff[span].sum()) / active_mhz_s if active_mhz_s > 0 else 0.0)
-        # active cycles at f': core cycles stay, cycles spent waiting on other clocks shrink with the clock
+        clocked_s = c.busy_s if c.clocked_s is None else c.clocked_s
+        clocked_mhz_s = float((clocked_s * c.freq_mhz)[span].sum())  # the recorded clocked cycles [MHz s]
+        cycle_w = op.voltage_v**2 * levels * (float(c.cycle_coeff[span].sum()) / clocked_mhz_s if clocked_mhz_s > 0 else 0.0)
+        # the cycles counted at f': a core is clocked while it runs, stalls included.  Its clocked time moves by what
+        # the new clock does to its time on that clock (core cycles, waits on its L2); its stalls off the clock
+        # (memory bus, DRAM) hold their time, and so are more cycles at a higher clock.  Time after it halted is not
+        # clocked at any clock.  The busiest CPU's ratio holds for the cluster's (an idle CPU's 0 stays 0).
+        recorded = c.busy_s + wait_clk + store_drain  # ``busy`` at the recorded clock (ratio 1)
+        moved = np.maximum(clocked_s + busy - recorded, 0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
-            cycles = np.where(c.busy_s > 0, (fixed * levels[:, None] + (c.busy_s - fixed) * c.freq_mhz) / (c.busy_s * c.freq_mhz), 1.0)
+            cycles = np.where(clocked_s > 0, moved * levels[:, None] / (clocked_s * c.freq_mhz), 1.0)
         dyn_j = (c.dyn_coeff + c.cycle_coeff * cycles) * op.voltage_v[:, None] ** 2
         static_w = envelope_static_w(c.model, levels, op.voltage_v) * c.cores_scale
         # the static power's slope in V [W/V], for the model's interval where the voltage is continued above the table
@@ -370,6 +377,19 @@ def _cluster_flags(cluster, model: Model, *, unread_stores: bool) -> tuple[str, 
     store lines the stats do not count: the interval cannot read gem5 writing them whole (``store_lines_unread``)."""
     flags = (f"core_kind_mismatch:{cluster.name}",) if other_core_kind(cluster, model) else ()
     return flags + ((f"store_lines_unread:{cluster.name}",) if unread_stores else ())
+
+
+def _clocked_s(stats: pd.DataFrame, cluster, *, generation: str, freq_mhz: np.ndarray) -> np.ndarray:
+    """The time the cluster's busiest CPU was clocked per epoch [s]: its CPU_CYCLES count (the counter map's rule)
+    over the clock."""
+    import dataclasses
+
+    out = np.zeros(len(stats))
+    for cpu in cluster.cores:
+        one = dataclasses.replace(cluster, cpus=(cpu, *(c for c, p in cluster.partner.items() if p == cpu)))
+        rates = event_rates(stats, one, ["0x11"], generation=generation, cores_per_cluster=1, freq_mhz=freq_mhz)
+        out = np.maximum(out, rates.eph["0x11"] * stats["duration_s"].to_numpy() / 1e6)  # E = cycles / (t * f [MHz])
+    return out
 
 
 def _beta_e(model, rates, n: int, *, cycles: bool) -> np.ndarray:

@@ -32,7 +32,7 @@ from cosim.models.plausibility import blank_implausible, implausible_reasons, re
 from cosim.models.voltage import voltage_under_load
 from cosim.readers.gem5_config import Cluster, Gem5Config
 from cosim.readers.stats_table import StatsMeta
-from cosim.timeline.cycles import checked_cycles, cycle_stats, idle_cpus
+from cosim.timeline.cycles import checked_cycles, cycle_stats, idle_cpus, powered_cores
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,6 +49,8 @@ class ClusterSpec:
     model: Model
     voltage_v: float | None = None  # user-supplied voltage [V]; None: the model's V-f table
     voltage_model: bool = False  # voltage under load from the model's voltage model (Walker Section VIII)
+    # cores the physical cluster powers where the run simulates fewer (its static power); None: the CPUs simulated
+    powered_cores: int | None = None
 
 
 def resolve_cluster(config: Gem5Config, spec: ClusterSpec, ticks_per_s: float) -> Cluster:
@@ -280,8 +282,9 @@ def _cluster_timeline(
         _check_operating_point(cluster, model, freq, op, spec, strict)
     if not extrapolate:
         refuse_beyond_band(model, freq, lambda i: f"{meta.path}: epoch {np.asarray(stats['epoch'])[i]}, cluster '{cluster.name}'")
-    # per-core static parts follow the cores present, shared ones do not (dynamic already sums the present cores)
-    scale = cores_factor(model, cluster.n_cpus)
+    # per-core static parts follow the cores powered, shared ones do not (dynamic already sums the present cores)
+    powered = powered_cores(stats, cluster, spec.powered_cores, path=meta.path)
+    scale = cores_factor(model, powered)
     power = envelope_power_w(model, rates.eph, freq, op.voltage_v, static_scale=scale)
     slope = power.pop("dpower_dv_w_per_v")
     missing = ~np.isfinite(power["power_w"])  # nan or inf in the stats: no value, not a huge one
@@ -297,6 +300,7 @@ def _cluster_timeline(
         "end_s": np.asarray(stats["end_tick"]) / meta.ticks_per_s,
         "duration_s": duration,
         "n_cpus": np.full(rows, cluster.n_cpus, dtype=np.int64),
+        "powered_cores": np.full(rows, powered, dtype=np.int64),
         "freq_mhz": freq,
         "voltage_v": op.voltage_v,
         "power_w": power["power_w"],

@@ -19,6 +19,7 @@ import re
 
 import numpy as np
 
+from cosim.errors import CosimError
 from cosim.models.plausibility import refuse_implausible
 from cosim.readers.gem5_config import Cluster
 from cosim.readers.stats_table import StatsLike
@@ -78,6 +79,21 @@ def idle_cpus(stats: StatsLike, cluster: Cluster) -> tuple[str, ...]:
         if not any(counts):
             out.append(cpu)
     return tuple(out)
+
+
+def powered_cores(stats: StatsLike, cluster: Cluster, requested: int | None, *, path: str) -> int:
+    """The cores whose static power a cluster draws: the CPUs the run simulates, those that never ran included (a
+    board powers its idle cores), or ``requested`` (``--powered-cores``) where the physical cluster has more (or has
+    some off); never fewer than the CPUs that ran."""
+    if requested is None:
+        return cluster.n_cpus
+    ran = cluster.n_cpus - len(idle_cpus(stats, cluster))
+    if not ran <= requested <= 64:
+        raise CosimError(
+            f"{path}: --powered-cores {cluster.name}={requested}: cluster '{cluster.name}' has {ran} CPU(s) that ran, "
+            f"so it powers from {ran} to 64 cores"
+        )
+    return requested
 
 
 def cycle_stats(cluster: Cluster) -> set[str]:
