@@ -24,6 +24,16 @@ def test_2022_cpu_cluster_4ghz_with_cluster_l2():
 
 
 @needs_shared
+def test_cpus_whose_ports_go_to_the_memory_bus_have_no_cache():
+    """starter_se.py --cpu atomic: config.ini connects each CPU's dcache_port and icache_port to system.membus."""
+    config = read_config(GEM5_RUNS / "cosim-v24-starter-se-atomic-4cores-1000MHz" / "config.ini")
+    (cluster,) = config.clusters().values()
+    assert config.objects["system.cpu_cluster.cpus0"]["dcache_port"].startswith("system.membus.")
+    assert cluster.no_cache == {cpu: ("l1d", "l1i") for cpu in cluster.cpus} and not cluster.l1d and not cluster.l2
+    assert read_config(GEM5_RUNS / "cosim-v24-se-o3-2cpu-1process-1000MHz" / "config.ini").clusters()["cpu_clk_domain"].no_cache == {}
+
+
+@needs_shared
 def test_2016_dual_o3_one_clock_domain_private_l2():
     config = read_config(GEM5_RUNS / "public-old2016-arm64-fs-o3-dual" / "config.ini")
     (cluster,) = config.clusters().values()

@@ -200,3 +200,18 @@ def test_powered_cores_states_the_physical_cluster(tmp_path):
     assert (b["cores_scaled"] == 1.0).all() and (b["powered_cores"] == 4).all() and (a["powered_cores"] == 1).all()
     assert np.allclose(a["dynamic_w"], b["dynamic_w"]) and (b["static_w"] > a["static_w"]).all()
     assert_one_line_error(cosim("power", run, "--powered-cores", "cpu_clk_domain=0", "-o", tmp_path / "z.csv"), "whole number of cores")
+
+
+def test_a_cache_that_never_missed_counts_zero(tmp_path):
+    """gem5 prints no miss statistics for a cache that never missed (a short run): cpu0's L1D write-miss counters
+    taken out of a real run, its L1D exists in config.ini, so the event (0x43) counts 0, flagged absent_zero."""
+    src = GEM5_RUNS / "cosim-v24-se-o3-2cpu-1process-1000MHz"
+    shutil.copy(src / "config.ini", tmp_path / "config.ini")
+    lines = (src / "stats.txt").read_text().splitlines(True)
+    kept = [line for line in lines if not line.startswith(("system.cpu0.dcache.WriteReq.mshrMisses", "system.cpu0.dcache.WriteReq.misses"))]
+    assert len(kept) < len(lines)
+    (tmp_path / "stats.txt").write_text("".join(kept))
+    result = cosim("power", tmp_path / "stats.txt", "-o", tmp_path / "p.csv")
+    assert result.returncode == 0, result.stderr
+    t = pd.read_csv(tmp_path / "p.csv")
+    assert (t["eph_0x43"] == 0).all() and t["flags"].str.contains("absent_zero:0x43").all()

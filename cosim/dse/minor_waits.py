@@ -2,8 +2,9 @@
 its store misses' floor under its store-bound time (:mod:`cosim.dse.whatif`; the suite that checks each step is in
 docs/explanation/whatif.md).
 
-Minor quiesces while it waits on a load miss, so its waits are idle cycles, outside its busy time; the rest of its
-idle time is its store buffer draining (or, in its last active epoch, time after it finished)."""
+Minor's pipeline stops while it waits on a load miss (gem5's ``idleCycles`` = ``numCycles - tickCycles``, power state
+ON: clocked cycles, counted by CPU_CYCLES), so its waits are idle cycles, outside its busy (ticked) time; the rest of
+its idle time is its store buffer draining (or, in its last active epoch, time after it finished)."""
 
 from __future__ import annotations
 

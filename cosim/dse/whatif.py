@@ -15,9 +15,13 @@ last busy cycle (the idle rest of its last active epoch is after it finished):
   wait_c  = the rest of the epoch, t - busy_c: time the cluster waited with no
             active cycle (a Minor CPU stops ticking while it waits on a miss)
 The run ends when the last cluster finishes, plus the recorded time after every
-cluster had finished.  The active cycles (the CPU_CYCLES input) become
-(busy_c - mem_c) * f_c + mem_c * f_c': a core waiting on memory spends fewer
-cycles doing so at a lower clock.
+cluster had finished.  busy_c reads gem5's ticked cycles (numCycles - idleCycles:
+a Minor CPU's pipeline stops while it waits on memory, an O3 CPU's tick stops
+with no activity); its CPU_CYCLES input is its clocked cycles (the counter map:
+numCycles at most the ON residency, stalls included), which at f' are its
+clocked time moved by what f' does to busy_c, times f': its waits off the clock
+hold their time, so they are fewer cycles at a lower clock, and a core that had
+halted stays at 0.
 
 What is memory time, from gem5's own statistics (docs/explanation/whatif.md has
 the suite that checks each step):
@@ -35,7 +39,7 @@ the suite that checks each step):
   store-miss latency falls by those cycles as the clock rises) run on the
   cluster clock; misses in flight together overlap them too: the on-clock part
   is the L2 cycles times memory time / the misses' summed latency;
-- Minor (its waits are idle cycles): the load-miss part of wait_c (its L1s'
+- Minor (its waits are its pipeline's idle cycles): the load-miss part of wait_c (its L1s'
   read-miss latency) splits as that latency does between the cluster clock (L2
   hits, the L2's own cycles) and the fixed part.  Its store buffer drains its
   misses in order, so their latency is a floor under its busy time and the
@@ -82,7 +86,8 @@ from cosim.timeline.cycles import checked_cycles
 
 __all__ = ["ClusterActivity", "RecordedRun", "cluster_done_s", "dvfs_grid", "recorded_run", "whatif", "whatif_stats"]
 
-# CPU kinds whose idle cycles include the cycles they wait for memory (MinorCPU quiesces on a miss)
+# CPU kinds whose idle cycles include the cycles they wait for memory (a MinorCPU's pipeline stops on a miss; the
+# cycles stay clocked: they count in CPU_CYCLES, not in its busy time)
 _QUIESCE_ON_MISS = {"minor", "inorder"}
 
 
