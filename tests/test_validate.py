@@ -52,6 +52,19 @@ def test_board_skips_each_runs_first_sample_also_at_a_new_clock(tmp_path):
     assert slow.per_s("0x11") == pytest.approx(500 / 0.5)  # not over the 8 s gap between the clocks
 
 
+def test_board_voltage_is_power_over_current_where_it_lies_in_the_logged_tenth(tmp_path):
+    header = _HEADER.replace("A15 Power(W)", "A15 Current(A)\tA15 Power(W)")
+    lines = [
+        (0, "prog", 1, 1000, 0.9, 0.600, 0.586, 500, 600, 50),  # first: skipped
+        (500_000_000, "prog", 1, 1000, 0.9, 0.600, 0.586, 500, 600, 50),  # 0.586 / 0.600 = 0.9767 V, in 0.9's tenth
+        (1_000_000_000, "prog", 1, 1000, 0.9, 0.100, 0.586, 500, 600, 50),  # 5.86 V: not in 0.9's tenth, 0.9 kept
+    ]
+    log = tmp_path / "log.data"
+    log.write_text(header + "\n" + "\n".join("\t".join(str(c) for c in line) for line in lines) + "\n")
+    (row,) = read_board(log)[0].values()
+    assert row.voltage_v == pytest.approx((0.586 / 0.600 + 0.9) / 2)
+
+
 def test_board_refuses_a_log_out_of_order_naming_the_line(tmp_path):
     log = _armpm_log(
         tmp_path / "log.data",
@@ -107,6 +120,30 @@ def test_compare_decomposes_power_and_energy_errors_by_hand():
     assert row["rate_0x04_board"] == pytest.approx(0.3 / 0.9) and row["rate_0x04_gem5"] == pytest.approx(0.25)
     assert "board_lacks:0x1b" in row["flags"] and "board_lacks:0x04" not in row["flags"]
     assert row["board_samples"] == 7
+
+
+def test_events_cost_splits_into_cycles_counted_and_uncounted_events_that_add_up():
+    board = BoardRow(
+        program="prog", clock_mhz=1000.0, samples=7, runs=2, power_w=0.6, voltage_v=0.977, duration_s=1.0,
+        counts={"0x11": 0.9e9, "0x08": 1.2e9, "0x04": 0.3e9},
+    )  # fmt: skip
+    sim_counts = {"0x11": 1e6, "0x08": 1.0e6, "0x04": 0.25e6, "0x14": 0.3e6, "0x1b": 1.4e6, "0x73": 1.1e6, "0x43": 1e3, "0x16": 2e3}
+    # gem5's cluster inputs: its busy core clocked all the time, 1e9 cycles/s over 4 cores at 1000 MHz
+    gem5_eph = {e: n / sim_counts["0x11"] * 1e9 / 4 / 1000 for e, n in sim_counts.items() if e != "0x08"}
+    sim = SimRow(program="prog", clock_mhz=1000.0, folder=Path("runs/prog/1000MHz"), model="cortex-a15-gemstone2018",
+                 counts=sim_counts, power_w=_model_power_w(gem5_eph, 1000.0, 0.954), voltage_v=0.954, eph=gem5_eph)  # fmt: skip
+    (row,) = compare({("prog", 1000.0): board}, [sim], excluded={}).rows
+    e08 = 1.2e9 / 4 / 1000
+    eph = {"0x11": 0.9e9 / 4 / 1000, "0x04": 0.3e9 / 4 / 1000}
+    eph |= {e: sim_counts[e] / sim_counts["0x08"] * e08 for e in ("0x14", "0x1b", "0x73", "0x43", "0x16")}
+    p_board_rates = _model_power_w(eph, 1000.0, 0.954)
+    p_cycles = _model_power_w(eph | {"0x11": gem5_eph["0x11"]}, 1000.0, 0.954)
+    p_counted = _model_power_w(eph | {"0x11": gem5_eph["0x11"], "0x04": gem5_eph["0x04"]}, 1000.0, 0.954)
+    assert row["events_cost_cycles_w"] == pytest.approx(p_cycles - p_board_rates, rel=1e-9)
+    assert row["events_cost_counted_w"] == pytest.approx(p_counted - p_cycles, rel=1e-9)
+    assert row["events_cost_uncounted_w"] == pytest.approx(sim.power_w - p_counted, rel=1e-9)
+    parts = row["events_cost_cycles_w"] + row["events_cost_counted_w"] + row["events_cost_uncounted_w"]
+    assert parts == pytest.approx(row["events_cost_w"], rel=1e-9)
 
 
 def _board(program: str, clock: float) -> BoardRow:
@@ -195,6 +232,10 @@ def test_real_armpm_row_matches_the_raw_samples():
     assert row.ipc == pytest.approx(sum(float(r["INST_RETIRED"]) for r in raw) / sum(float(r["CPU_CYCLES"]) for r in raw))
     assert row.power_w == pytest.approx(sum(float(r["A15 Power(W)"]) for r in raw) / len(raw))
     assert row.per_cycle("0x04") == pytest.approx(sum(float(r["L1D_CACHE_ACCESS"]) for r in raw) / sum(float(r["CPU_CYCLES"]) for r in raw))
+    # the log's voltage column reads 0.9 (cut to 0.1 V); the sensor's power / current is the rail's voltage
+    assert {float(r["A15 Voltage(V)"]) for r in raw} == {0.9}
+    sensed = [float(r["A15 Power(W)"]) / float(r["A15 Current(A)"]) for r in raw]
+    assert row.voltage_v == pytest.approx(sum(sensed) / len(sensed)) and 0.97 < row.voltage_v < 0.99
 
 
 def _stat(path: Path, name: str) -> float:

@@ -94,6 +94,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
             f"mean |what gem5's events cost| {s['events_cost_mean_abs_pct']:.1f} % of measured power, "
             f"mean |model on the board's rates| {s['model_err_mean_abs_pct']:.1f} %"
         )
+        print(
+            f"  what gem5's events cost, taken apart (mean |part| of measured power): cycles clocked "
+            f"{_num(s['events_cost_cycles_mean_abs_pct'], 1)} %, other events the board counted "
+            f"{_num(s['events_cost_counted_mean_abs_pct'], 1)} %, events it did not count (gem5's IPC) "
+            f"{_num(s['events_cost_uncounted_mean_abs_pct'], 1)} %"
+        )
     else:
         print(f"  no gem5 run could be priced, so no power figures; IPC MAPE {_num(s['ipc_mape_pct'], 1)} % over {s['rows']} row(s)")
     rates = ", ".join(

@@ -4,7 +4,10 @@ Two measured formats, read by :mod:`cosim.readers`:
 
 - ARMPM's concatenated logs (``xu3_cset_perfcpu_cBench_eMMC_big.data``): one ~0.5 s sample per line with the A15
   cluster's power and the busy core's raw PMU counts since the previous sample (ARMPM counts the core the program
-  is pinned to; the three idle cores sit in WFI, where the Cortex counters stop).  A board run is a stretch of
+  is pinned to; the three idle cores sit in WFI, where the Cortex counters stop).  Its voltage column is written
+  to 0.1 V, cut down (0.9 V at 1000 MHz for a rail at 0.977 V); the INA231 sensor's power is its current times the
+  bus voltage it measured, so power / current gives that voltage to 0.1 % and is used where the current is logged.
+  A board run is a stretch of
   consecutive lines with one program, run number and clock; its first sample is skipped (its counts start before
   the program does, and no previous sample of the run bounds its interval).
 - Powmon/GemStone tables (``asrtpm-A15-powmon-data.csv``): one row per workload, clock and core mask, already
@@ -26,6 +29,7 @@ from cosim.readers.armpm import EVENT_CODES
 from cosim.readers.measured import read_table_with_lines
 
 _TIME, _FREQ, _VOLT, _POWER = "#Timestamp", "CPU(4) Frequency(MHz)", "A15 Voltage(V)", "A15 Power(W)"
+_CURRENT = "A15 Current(A)"
 _CYCLES, _INSTS = "0x11", "0x08"
 
 
@@ -38,7 +42,7 @@ class BoardRow:
     samples: int  # board samples the row is computed from (first sample of each board run skipped)
     runs: int  # board runs (stretches of one program at one clock) the samples come from
     power_w: float  # mean measured cluster power [W]
-    voltage_v: float  # mean measured cluster voltage [V]
+    voltage_v: float  # mean measured cluster voltage [V] (ARMPM: power / current, its voltage column is cut to 0.1 V)
     duration_s: float  # time the kept samples cover [s]
     counts: dict[str, float] = field(default_factory=dict)  # event -> the cluster's count over the kept samples
     note: str = ""
@@ -98,6 +102,12 @@ def _armpm_rows(path: Path, table, lines: np.ndarray) -> dict[tuple[str, float],
     freq = _numbers(path, table, _FREQ, lines)
     volt = _numbers(path, table, _VOLT, lines)
     power = _numbers(path, table, _POWER, lines)
+    if _CURRENT in table.columns:
+        current = _numbers(path, table, _CURRENT, lines)
+        # the sensor's power is current x its measured bus voltage; the logged voltage is cut to one decimal, so
+        # power / current is used where it lies in the logged value's 0.1 V step (with the 3-decimal rounding)
+        sensed = power / np.where(current > 0, current, np.nan)
+        volt = np.where((sensed >= volt - 0.005) & (sensed < volt + 0.105), sensed, volt)
     counts = {code: _numbers(path, table, col, lines) for code, col in events.items()}
     program = table["Benchmark"].astype(str).to_numpy()
     run = table["Run(#)"].astype(str).to_numpy() if "Run(#)" in table.columns else np.full(len(table), "1")

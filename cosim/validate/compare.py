@@ -7,7 +7,10 @@ event rates (``power_model_board_w``) and with gem5's (``power_gem5_w``).  Their
 cost; the rest, ``power_model_board_w - power_board_w``, is the model's own error on this board.  An event the board
 did not count (flag ``board_lacks:EVENT``) takes gem5's count per instruction times the board's instructions (per
 cycle times the board's cycles where the board did not count instructions): the board's activity, gem5's mix, so
-that event's part of the events' cost is only what gem5's IPC adds.
+that event's part of the events' cost is only what gem5's IPC adds.  The events' cost is taken apart into three
+parts that add up to it: gem5's cycles clocked per second against the board's (``events_cost_cycles_w``: the board's
+core also sleeps in WFI while it waits on its I/O), the other events the board counted (``events_cost_counted_w``),
+and the events it did not count (``events_cost_uncounted_w``: gem5's IPC against the board's).
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ class Validation:
         log_pow = [abs(math.log1p(r["power_err_pct"] / 100)) for r in priced if math.isfinite(r["epi_err_from_ipc_pct"])]
         total = sum(log_ipc) + sum(log_pow)
         out["epi_ipc_share_pct"] = 100 * sum(log_ipc) / total if total > 0 else float("nan")
-        for key in ("events_cost_w", "model_err_w"):
+        for key in ("events_cost_w", "model_err_w", "events_cost_cycles_w", "events_cost_counted_w", "events_cost_uncounted_w"):
             vals = [abs(r[key]) / r["power_board_w"] * 100 for r in priced if math.isfinite(r[key])]
             out[f"{key[:-2]}_mean_abs_pct"] = float(np.mean(vals)) if vals else float("nan")
         for event in self.events:
@@ -157,7 +160,21 @@ def _row(board: BoardRow, sim: SimRow, events: list[str], split: str) -> dict:
         else:
             flags.append(f"board_lacks:{event}")
             eph[event] = np.array([sim.counts.get(event, np.nan) / sim.counts[per] * board_eph_per])
-    p_model_board = float(envelope_power_w(model, eph, f, np.array([voltage]), static_scale=sim.static_scale)["power_w"][0])
+
+    def price(rates) -> float:
+        return float(envelope_power_w(model, rates, f, np.array([voltage]), static_scale=sim.static_scale)["power_w"][0])
+
+    p_model_board = price(eph)
+    # what gem5's events cost, taken apart by swapping in gem5's inputs one group at a time (the parts add up):
+    # cycles clocked (the board's core also waits on its I/O in WFI), the other events the board counted, and
+    # the events it did not count (gem5's own mix; only gem5's IPC moves them)
+    gem5_eph = {e: np.array([sim.eph[e]]) for e in model.events if e in sim.eph}
+    if len(gem5_eph) == len(model.events):
+        with_cycles = price({**eph, **{e: v for e, v in gem5_eph.items() if e == _CYCLES}})
+        counted = price({**eph, **{e: gem5_eph[e] for e in model.events if e in board.counts}})
+        parts = (with_cycles - p_model_board, counted - with_cycles, sim.power_w - counted)
+    else:
+        parts = (float("nan"),) * 3
     if sim.not_priced:
         flags.append("not_priced")
     ipc_b, ipc_g = board.ipc, sim.ipc
@@ -186,6 +203,9 @@ def _row(board: BoardRow, sim: SimRow, events: list[str], split: str) -> dict:
         "power_model_board_w": p_model_board,
         "events_cost_w": sim.power_w - p_model_board,  # gem5's events against the board's, at one operating point
         "model_err_w": p_model_board - board.power_w,  # the model on the board's own rates
+        "events_cost_cycles_w": parts[0],  # of events_cost_w: gem5's cycles clocked per second against the board's
+        "events_cost_counted_w": parts[1],  # the other events the board counted (0x04 for the A15)
+        "events_cost_uncounted_w": parts[2],  # events the board did not count: gem5's IPC against the board's
     }
     for event in events:
         row[f"rate_{event}_board"] = board.per_cycle(event)
