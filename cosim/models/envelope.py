@@ -1,6 +1,10 @@
 """One trust envelope for every model: priced as trained, priced by physical extrapolation, or refused.
 
-- Inside the trained clocks the model is used as published.
+- Inside the trained clocks the model is used as published at its V-f table's points.  Between them the
+  voltage is interpolated, which puts the static polynomial off the V-f curve it was fitted along, where it
+  swings with V at a fixed clock (GemStone's A15: 8-25 W/V; +8/+16/+15 % at 1500/1600/1700 MHz between its
+  1400 and 1800 MHz points): there the static power is the physical form below, fitted to the polynomial at
+  the table's points (2 mW rms for that model), as above the top (docs/explanation/validation.md).
 - Above its top trained clock, up to ``band`` times it (the model file's ``envelope.band_x_top_clock``):
   voltage from the model's published operating points beyond its table where it lists them, else the
   mean of two continuations of its V-f table (a line through the top two points, a parabola through the
@@ -144,8 +148,18 @@ def _nnls2(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return best
 
 
+def between_table_points(model, freq_mhz: np.ndarray) -> np.ndarray:
+    """Rows inside the trained clocks whose clock is none of the V-f table's (gem5's tick rounding counts as equal)."""
+    f = np.asarray(freq_mhz, dtype=float)
+    table_f = np.array([p[0] for p in model.vf_points])
+    flat = f.reshape(-1)
+    on_table = (np.abs(flat[:, None] - table_f[None, :]) <= _TOL * table_f[None, :]).any(axis=1).reshape(f.shape)
+    lo, hi = model.train_freq_mhz
+    return ~on_table & (f >= lo * (1 - _TOL)) & (f <= hi * (1 + _TOL))
+
+
 def envelope_static_w(model, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
-    """Static power [W]: the model's polynomial inside its trained clocks, the physical form above them."""
+    """Static power [W]: the model's polynomial at its V-f table's clocks, the physical form between and above them."""
     f = np.asarray(freq_mhz, dtype=float)
     v = np.asarray(voltage_v, dtype=float)
     out = static_power_w(f, v, model.static)
@@ -153,6 +167,14 @@ def envelope_static_w(model, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.
     if up.any():
         out = np.array(out, dtype=float)
         out[up] = static_fit(model).static_w(f[up], np.broadcast_to(v, f.shape)[up])
+    between = between_table_points(model, f)
+    if between.any():
+        try:
+            fit = static_fit(model)
+        except CosimError:
+            return out  # a static term not positive at the table's points has no physical form: priced as published
+        out = np.array(out, dtype=float)
+        out[between] = fit.static_w(f[between], np.broadcast_to(v, f.shape)[between])
     return out
 
 
