@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 
 from _kernel_validation import kernel_validation_table
+from _silicon import silicon_table
 from _validation import validation_table
 
 
@@ -19,6 +20,7 @@ def generate_all(out: Path) -> None:
     (out / "validation-table.md").write_text(validation_table())
     (out / "kernel-physics-maps.md").write_text(kernel_physics_maps())
     (out / "kernel-validation-table.md").write_text(kernel_validation_table())
+    (out / "silicon-table.md").write_text(silicon_table(plot=out / "silicon.png"))
     figures(out)
 
 

@@ -23,7 +23,13 @@ project = "cosim"
 release = version = cosim.__version__
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
-exclude_patterns = ["_build", "_generated/*.png", "_generated/validation-table.md", "_generated/kernel-*.md"]  # included by explanation/validation.md
+exclude_patterns = [
+    "_build",
+    "_generated/*.png",
+    "_generated/validation-table.md",
+    "_generated/silicon-table.md",
+    "_generated/kernel-*.md",
+]  # included by explanation/validation.md and the kernel how-tos
 myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3
 html_theme = "alabaster"

@@ -403,13 +403,18 @@ def attach_power(
             "spare_cpus": [c.path() for c in _spare_cpus(system, clk)],
         }
         wanted = online.get(name, False) if isinstance(online, dict) else online
-        top = max(model["training"]["freq_mhz"])
-        above = [tps / p / 1e6 for p in periods if tps / p / 1e6 > top * 1.003]
-        if wanted and above:
-            # online power evaluates the raw static polynomial, which cosim never uses above the top trained clock
+        lo, top = min(model["training"]["freq_mhz"]), max(model["training"]["freq_mhz"])
+        table_f = [float(pt[0]) for pt in model["vf_table"]["points_mhz_v"]]
+        clocks = [tps / p / 1e6 for p in periods]
+        above = [f for f in clocks if f > top * 1.003]
+        # between the V-f table's points too: the polynomial at an interpolated voltage is off its fitted curve
+        between = [f for f in clocks if lo * 0.997 <= f <= top * 1.003 and not any(abs(f - t) <= 0.003 * t for t in table_f)]
+        if wanted and (above or between):
+            # online power evaluates the raw static polynomial, which cosim uses only at the V-f table's clocks
+            where = f"above {model['name']}'s top trained clock {top:g} MHz" if above else f"between {model['name']}'s V-f table points"
             warnings.warn(
-                f"cosim: cluster {name} stays offline: {above[0]:.0f} MHz is above {model['name']}'s top trained clock "
-                f"{top:g} MHz; cosim power prices it offline by the model's envelope",
+                f"cosim: cluster {name} stays offline: {(above or between)[0]:.0f} MHz is {where}; cosim power prices it offline "
+                "by the model's envelope",
                 stacklevel=2,
             )
             wanted = False

@@ -34,6 +34,44 @@ def test_static_above_the_top_clock_rises_with_voltage_and_clock(name):
     assert fit.a >= 0 and fit.b >= 0 and 0 <= fit.k <= 10
 
 
+def test_static_at_a_table_clock_is_the_published_polynomial():
+    # GemStone's gs-A15.params static terms at its 1400 MHz, 1.042 V point, written out by hand
+    c = (-681.604059986, 0.117551170367, 2277.16890778, -0.491846201277, -2528.1574686, 0.645456768269, 932.937276293, -0.271180478671)
+    f, v = 1400.0, 1.042
+    by_hand = c[0] + c[1] * f + c[2] * v + c[3] * f * v + c[4] * v**2 + c[5] * f * v**2 + c[6] * v**3 + c[7] * f * v**3
+    model = load_model("cortex-a15-gemstone2018")
+    assert float(envelope_static_w(model, np.array([f]), np.array([v]))[0]) == pytest.approx(by_hand, rel=1e-9)
+
+
+@needs_shared
+def test_static_between_sparse_table_points_follows_the_boards_idle_power():
+    """GemStone's A15 table has points 400 MHz apart; at 1600 MHz its polynomial, off the V-f curve it was fitted
+    along, overshoots.  The board's measured idle cluster (Powmon 'idle', one thread) is the check: the priced idle
+    power's error at 1600 MHz must lie between its errors at the table's 1400 and 1800 MHz (+13 %, +27 %); the raw
+    polynomial at the interpolated voltage is +41 %."""
+    model = load_model("cortex-a15-gemstone2018")
+    table = pd.read_csv(POWMON, sep="\t")
+    idle = table[(table["Workload Name"] == "idle") & (table["Core Mask"] == "4,5,6,7")].set_index("Frequency A15")
+    beta_cycles = next(t.coefficient for t in model.dynamic if t.name == "0x11")
+
+    def error(f_mhz: float, static_w: float) -> float:
+        v = float(np.interp(f_mhz, [p[0] for p in model.vf_points], [p[1] for p in model.vf_points]))
+        # the idle cores' few cycles: EPH = per-core cycles/s / MHz, priced by the model's 0x11 term
+        dynamic_w = beta_cycles * idle.loc[f_mhz, "Average A15 CycleCount"] / f_mhz * v**2 * f_mhz
+        return (static_w + dynamic_w) / idle.loc[f_mhz, "Power A15"] - 1
+
+    def priced(f_mhz: float) -> float:
+        v = float(np.interp(f_mhz, [p[0] for p in model.vf_points], [p[1] for p in model.vf_points]))
+        return float(envelope_static_w(model, np.array([f_mhz]), np.array([v]))[0])
+
+    lo, hi = error(1400.0, priced(1400.0)), error(1800.0, priced(1800.0))
+    assert 0.10 < lo < hi < 0.30
+    assert lo < error(1600.0, priced(1600.0)) < hi
+    v1600 = float(np.interp(1600.0, [1400.0, 1800.0], [1.042, 1.183]))
+    raw = float(static_power_w(np.array([1600.0]), np.array([v1600]), model.static)[0])
+    assert error(1600.0, raw) > 0.35
+
+
 def test_walker_polynomial_is_never_used_above_its_range():
     model = load_model("cortex-a15-walker2017")
     raw = float(static_power_w(np.array([2000.0]), np.array([1.2521]), model.static)[0])

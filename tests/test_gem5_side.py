@@ -172,6 +172,19 @@ def test_online_power_is_nan_where_cycles_exceed_clock_times_time(tmp_path):
         assert np.isfinite(power) == finite, (cycles, power)
 
 
+def test_online_stays_offline_at_a_clock_between_the_models_table_points(tmp_path):
+    """Online power is the raw static polynomial; cosim prices static power between the A7 table's 1000 and 1400 MHz
+    by the envelope's form, so a LITTLE cluster at 1200 MHz (its configured voltage kept: the table has no 1200 MHz)
+    stays offline, priced offline, with a warning."""
+    system = build_system()
+    system.littleCluster.clk_domain = SrcClockDomain(clock=["1.2GHz"], voltage_domain=system.littleCluster.voltage_domain)
+    for cpu in system.littleCluster.cpus:
+        cpu.clk_domain = system.littleCluster.clk_domain
+    with pytest.warns(UserWarning, match=r"cluster little stays offline: 1200 MHz is between cortex-a7-gemstone2018's V-f table points"):
+        run = cosim_gem5.attach_power(system, models={"little": MODELS["little"]}, outdir=str(tmp_path), online=True, set_voltages=False)
+    assert run.online == {"little": False}
+
+
 def test_online_refused_where_a_stat_is_a_vector_stays_offline(tmp_path):
     system = build_system()
     with pytest.warns(UserWarning, match=r"cluster big stays offline: .*0x73 \(DP_SPEC\).*statIssuedInstType_0::IntAlu") as seen:

@@ -1,0 +1,137 @@
+"""``cosim validate``: gem5 + cosim against a board's measurements of the same programs."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from cosim.cli._args import EXIT_PARTIAL
+from cosim.errors import CosimError
+
+_HELP = """\
+Compare gem5 runs priced by cosim (as `cosim power` prices them, no flags) with a
+board's measurements of the same programs: one row per program and clock with
+measured and simulated IPC, power [W], energy per instruction [nJ], each model
+event per cycle on both sides, and the power error split into what gem5's events
+cost (the model on gem5's rates against the model on the board's) and the model's
+own error on the board's rates.  Rates, not run lengths, are compared: a board
+run's input differs from a gem5 run's.  Each board run's first sample is skipped.
+
+MEASURED: ARMPM's concatenated log (Concatenated_Data/cBench/*_big.data) or a
+Powmon table (*-powmon-data.csv).  RUNS: a folder of gem5 runs laid out as
+PROGRAM/CLOCK/ (e.g. automotive_susan_c/1000MHz/ with stats.txt, config.ini),
+or a `cosim explore` study (each finished point named by its workload's program,
+its clock read from its config).
+Programs or clocks on one side only are listed one line each; programs that are
+I/O-bound on the board (cosim/validate/excluded.toml) are left out and named.
+
+example:
+  cosim validate ../shared/data/armpm/Concatenated_Data/cBench/xu3_cset_perfcpu_cBench_eMMC_big.data \\
+      ../shared/data/gem5/xu3-mibench-train -o validate.csv --plot validate.png
+"""
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser(
+        "validate",
+        help="gem5 + cosim against a board's measured power, IPC and event rates",
+        description=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("measured", type=Path, help="measured board data: an ARMPM .data log or a Powmon .csv table")
+    p.add_argument("runs", type=Path, help="folder of gem5 runs (PROGRAM/CLOCK/stats.txt), or an explore study folder")
+    p.add_argument("--split", type=Path, help="ARMPM split file (cbench_split.data): marks each row train or test")
+    p.add_argument("-o", "--output", type=Path, default=Path("validate.csv"), help="table .csv or .parquet (default: validate.csv)")
+    p.add_argument("--plot", type=Path, help="write measured against simulated power and per-event rate errors (PNG/SVG/PDF)")
+    p.add_argument("--allow-partial", action="store_true", help="exit 0 even if some gem5 runs could not be priced")
+    p.set_defaults(run=cmd_validate)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from cosim.output import write_table
+    from cosim.validate import validate
+
+    result = validate(args.measured, args.runs, split=args.split)
+    rows = result.rows
+    if not rows:
+        first = (result.one_side or result.excluded or ["nothing found"])[0]
+        raise CosimError(
+            f"{args.measured} against {args.runs}: no program at a clock on both sides ({first}); name the gem5 runs' "
+            "program folders as the board names the programs, at the board's clocks"
+        )
+    keys = rows[0] if rows else ["program", "clock_mhz", "flags"]
+    columns = (
+        {key: np.array([r[key] for r in rows], dtype=object if isinstance(rows[0][key], str) else None) for key in keys}
+        if rows
+        else {key: np.array([], dtype=object) for key in keys}
+    )
+    write_table(columns, args.output)
+    print(f"{args.measured} against {args.runs}: {len(rows)} program x clock row(s) -> {args.output}")
+    print(f"  {'program':<22} {'MHz':>5} {'samples':>7} {'IPC b/g':>11} {'power b/g [W]':>13} {'err':>6} {'nJ/inst b/g':>11} {'err':>6}")
+    for r in rows:
+        print(
+            f"  {r['program']:<22} {r['clock_mhz']:>5g} {r['board_samples']:>7d} {r['ipc_board']:>5.2f}/{_num(r['ipc_gem5'], 2):<5} "
+            f"{r['power_board_w']:>6.3f}/{_num(r['power_gem5_w'], 3):<6} {_pct(r['power_err_pct'])} "
+            f"{r['epi_board_nj']:>5.2f}/{_num(r['epi_gem5_nj'], 2):<5} {_pct(r['epi_err_pct'])}"
+        )
+    for line in result.excluded:
+        print(f"  left out: {line}")
+    for line in result.one_side:
+        print(f"  one side only: {line}")
+    s = result.summary()
+    lacks = sorted({f.partition(":")[2] for r in rows for f in r["flags"].split(";") if f.startswith("board_lacks:")})
+    if s["priced_rows"]:
+        print(
+            f"  power MAPE {s['power_mape_pct']:.1f} %, energy per instruction MAPE {_num(s['epi_mape_pct'], 1)} %, "
+            f"IPC MAPE {_num(s['ipc_mape_pct'], 1)} % over {s['priced_rows']} priced row(s) of {s['rows']}"
+        )
+        print(
+            f"  gem5's IPC is {_num(s['epi_ipc_share_pct'], 0)} % of the energy-per-instruction error (log shares); "
+            f"mean |what gem5's events cost| {s['events_cost_mean_abs_pct']:.1f} % of measured power, "
+            f"mean |model on the board's rates| {s['model_err_mean_abs_pct']:.1f} %"
+        )
+        print(
+            f"  what gem5's events cost, taken apart (mean |part| of measured power): cycles clocked "
+            f"{_num(s['events_cost_cycles_mean_abs_pct'], 1)} %, other events the board counted "
+            f"{_num(s['events_cost_counted_mean_abs_pct'], 1)} %, events it did not count (gem5's IPC) "
+            f"{_num(s['events_cost_uncounted_mean_abs_pct'], 1)} %"
+        )
+    else:
+        print(f"  no gem5 run could be priced, so no power figures; IPC MAPE {_num(s['ipc_mape_pct'], 1)} % over {s['rows']} row(s)")
+    rates = ", ".join(
+        f"{'IPC' if e == '0x08' else e} {s[f'rate_{e}_mape_pct']:.1f} % ({s[f'rate_{e}_mean_abs_diff']:.3g}/cycle)"
+        for e in result.events
+        if math.isfinite(s[f"rate_{e}_mape_pct"])
+    )
+    print(f"  per-event rate error per cycle, mean |gem5/board - 1| (mean |gem5 - board|): {rates or 'no event on both sides'}")
+    if lacks:
+        print(
+            f"  the board did not count {', '.join(lacks)}: for the model on the board's rates, gem5's count per instruction "
+            "times the board's instructions stands in (flag board_lacks)"
+        )
+    if args.plot is not None:
+        from cosim.plots.validate import plot_validation
+
+        plot_validation(rows, result.events, args.plot)
+        print(f"  plot -> {args.plot}")
+    unpriced = [r for r in rows if r["not_priced"]]
+    if unpriced:
+        print(
+            f"cosim: error: {len(unpriced)} of {len(rows)} gem5 run(s) could not be priced ({unpriced[0]['gem5_run']}: "
+            f"{unpriced[0]['not_priced']}); their power columns are written empty",
+            file=sys.stderr,
+        )
+        return 0 if args.allow_partial else EXIT_PARTIAL
+    return 0
+
+
+def _num(value: float, digits: int) -> str:
+    return f"{value:.{digits}f}" if math.isfinite(value) else "-"
+
+
+def _pct(value: float) -> str:
+    return f"{value:>+5.1f}%" if math.isfinite(value) else f"{'-':>6}"
