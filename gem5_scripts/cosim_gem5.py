@@ -168,7 +168,13 @@ def _count_expr(source: dict, layout: ClusterLayout, cpu: str, formulas: set[str
 
 
 def cpu_expressions(
-    model: dict, layout: ClusterLayout, *, generation: str, ticks_per_s: float = 1e12, maps_dir: Path = MAPS
+    model: dict,
+    layout: ClusterLayout,
+    *,
+    generation: str,
+    ticks_per_s: float = 1e12,
+    maps_dir: Path = MAPS,
+    periods_ticks: list[int] | None = None,
 ) -> dict[str, tuple[str, str]]:
     """``{cpu path: (dyn, st)}`` MathExprPowerModel expressions for each CPU of ``layout``.
 
@@ -176,7 +182,9 @@ def cpu_expressions(
     share of a shared L2); its static power is the cluster's static power divided by
     the cluster's CPUs, so the CPUs add up to the cluster model.  ``voltage`` and
     ``clock_period`` [ticks] are MathExpr's own variables; rates are per
-    ``simSeconds`` (stats are reset at every dump).
+    ``simSeconds`` (stats are reset at every dump).  Given the clock domain's
+    ``periods_ticks``, the static terms take the V-f table's clock at each of them
+    (:func:`table_clock_expr`), as cosim power does.
 
     Raises ExpressionError naming each event that has no source MathExpr can read.
     """
@@ -210,7 +218,8 @@ def cpu_expressions(
             )
             # beta * E * V^2 * f with E = count / simSeconds / cores / f, so f cancels
             dyn.append((term["coefficient"], f"({counts}) / simSeconds / {cores} * voltage * voltage"))
-        static = [(t["coefficient"], f"{_power(f_mhz, t['f_exp'])} * {_power('voltage', t['v_exp'])}") for t in model["static_terms"]]
+        f_static = table_clock_expr(model, periods_ticks, ticks_per_s) if periods_ticks else f_mhz
+        static = [(t["coefficient"], f"{_power(f_static, t['f_exp'])} * {_power('voltage', t['v_exp'])}") for t in model["static_terms"]]
         guard = _cycles_guard(cpu, ticks_per_s)
         out[cpu] = (f"({_signed(dyn)}) * {guard}", f"({_signed(static)}) * {_num(scale)} / {len(layout.cpus)} * {guard}")
     return out
@@ -418,7 +427,7 @@ def attach_power(
                 stacklevel=2,
             )
             wanted = False
-        run.online[name] = wanted and _attach_online(cluster_obj, model, layout, generation, tps)
+        run.online[name] = wanted and _attach_online(cluster_obj, model, layout, generation, tps, periods)
         sidecar["clusters"][name]["online"] = run.online[name]
     if not full_stats:
         run.wanted = _wanted_stats(system, sidecar["clusters"], generation)
@@ -455,12 +464,35 @@ def _memories(system) -> list:
     return [o for o in system.descendants() if kinds and isinstance(o, kinds)]
 
 
-def _attach_online(cluster_obj, model: dict, layout: ClusterLayout, generation: str, tps: float) -> bool:
+def table_clock_expr(model: dict, periods_ticks: list[int], ticks_per_s: float) -> str:
+    """The clock [MHz] the static polynomial is evaluated at, as a MathExpr of ``clock_period``: the V-f table's clock
+    where the period's clock is within gem5's tick rounding (0.3 %) of it, else its own (cosim.models.envelope's
+    trained_clock_mhz).  One period: a constant; several (DVFS): the polynomial through each (period, clock) point,
+    exact at every period the domain can take, written with positive constants only (MathExpr reads no signs)."""
+    table_f = [float(pt[0]) for pt in model["vf_table"]["points_mhz_v"]]
+    points = {}
+    for p in sorted(set(periods_ticks)):
+        f = ticks_per_s / p / 1e6
+        points[p] = next((t for t in table_f if abs(f - t) <= 0.003 * t), f)
+    if len(points) == 1:
+        return _num(next(iter(points.values())))
+    terms = []
+    for p_i, f_i in points.items():
+        factors = [
+            f"(clock_period - {_num(p_j)}) / {_num(p_i - p_j)}" if p_i > p_j else f"({_num(p_j)} - clock_period) / {_num(p_j - p_i)}"
+            for p_j in points
+            if p_j != p_i
+        ]
+        terms.append(f"{_num(f_i)} * " + " * ".join(factors))
+    return "(" + " + ".join(terms) + ")"
+
+
+def _attach_online(cluster_obj, model: dict, layout: ClusterLayout, generation: str, tps: float, periods: list[int]) -> bool:
     """One MathExprPowerModel per CPU and power state; False (and a warning) where the model cannot run online."""
     from m5.objects import MathExprPowerModel, PowerModel
 
     try:
-        exprs = cpu_expressions(model, layout, generation=generation, ticks_per_s=tps)
+        exprs = cpu_expressions(model, layout, generation=generation, ticks_per_s=tps, periods_ticks=periods)
     except ExpressionError as err:
         warnings.warn(f"cosim: cluster {layout.name} stays offline: {err}", stacklevel=3)
         return False

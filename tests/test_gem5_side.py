@@ -278,3 +278,14 @@ def test_example_configs_compile():
 
     for path in sorted((REPO / "gem5_scripts" / "examples").glob("*.py")):
         py_compile.compile(str(path), doraise=True)
+
+
+def test_static_clock_is_the_vf_tables_at_each_dvfs_period():
+    """gem5's whole-tick periods 556, 714 and 1000 ticks are 1798.56, 1400.56 and 1000 MHz; the A15 table has 1800,
+    1400 and 1000 MHz, so the static polynomial is evaluated there at each period (and at a clock off the table, 1250
+    ticks = 800 MHz, which is the A15 walker table's own point too)."""
+    model = json.loads((REPO / "models" / "cortex-a15-walker2017.json").read_text())
+    expr = cosim_gem5.table_clock_expr(model, [556, 714, 1000, 1250], 1e12)
+    for period, table_mhz in ((556, 1800), (714, 1400), (1000, 1000), (1250, 800)):
+        assert eval(expr.replace("clock_period", str(period))) == pytest.approx(table_mhz, rel=1e-12)  # noqa: S307
+    assert cosim_gem5.table_clock_expr(model, [556], 1e12) == "1800"
