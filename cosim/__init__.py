@@ -47,7 +47,7 @@ _LAZY = {
     "read_ocelot_trace": "cosim.readers.ocelot",
     "sweep": "cosim.dse.sweep",
     "find_runs": "cosim.dse.sweep",
-    "ClusterSpec": "cosim.timeline.cpu",
+    "ClusterSpec": "cosim.timeline.clusters",
     "Run": "cosim.run",
     "open_run": "cosim.run",
     "price_run": "cosim.run",

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from cosim.columns import Columns
     from cosim.readers.gem5_config import Gem5Config
     from cosim.readers.stats_table import StatsTable
-    from cosim.timeline.cpu import ClusterSpec
+    from cosim.timeline.clusters import ClusterSpec
 
 STATS_NAMES = ("stats.txt", "stats.txt.gz")
 CONFIG_NAMES = ("config.ini", "config.json")
@@ -102,7 +102,7 @@ def open_run(
     """
     from cosim.models.modelfile import load_model
     from cosim.readers.gem5_config import read_config
-    from cosim.timeline.cpu import ClusterSpec
+    from cosim.timeline.clusters import ClusterSpec
 
     stats_path = find_stats(path)
     folder = stats_path.parent
@@ -208,7 +208,7 @@ def _first_dump(stats_path: Path) -> str:
 
 def _default_models(config: Gem5Config, named: dict[str, str]) -> tuple[list[str], dict[str, str], list[str]]:
     """One shipped model per cluster, chosen by CPU type, with a note saying so."""
-    from cosim.timeline.cpu import default_model
+    from cosim.timeline.core_kind import default_model
 
     found = [config.cluster(name, cpu_path) for name, cpu_path in named.items()] if named else list(config.clusters().values())
     if not found:
@@ -237,7 +237,8 @@ def price_run(
     The same path ``cosim power`` takes; :func:`cosim.power_timeline` gives the timeline as a DataFrame.
     """
     from cosim.readers.gem5_stats import read_stats_table
-    from cosim.timeline.cpu import stats_needed, timeline_columns
+    from cosim.timeline.clusters import stats_needed
+    from cosim.timeline.cpu import timeline_columns
 
     stats = read_stats_table(run.stats_path, stats=stats_needed(run.config, run.clusters), progress=progress)
     timeline = timeline_columns(

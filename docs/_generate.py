@@ -111,7 +111,8 @@ def figures(out: Path) -> None:
     from cosim.plots.cpu import plot_timeline
     from cosim.readers.gem5_config import read_config
     from cosim.readers.gem5_stats import read_stats
-    from cosim.timeline.cpu import ClusterSpec, power_timeline
+    from cosim.timeline.clusters import ClusterSpec
+    from cosim.timeline.cpu import power_timeline
 
     run = find_demo_run()
     if run is None:

@@ -137,7 +137,7 @@ def _demo_whatif() -> str:
     from cosim.models.modelfile import load_model
     from cosim.readers.gem5_config import read_config
     from cosim.readers.gem5_stats import read_stats
-    from cosim.timeline.cpu import ClusterSpec
+    from cosim.timeline.clusters import ClusterSpec
 
     run = find_demo_run()
     assert run is not None, "the bundled gem5 run in traces/ is missing"

@@ -88,7 +88,7 @@ def main() -> None:
 
     from cosim import ClusterSpec, load_model, read_config
     from cosim.dse.whatif import whatif_stats
-    from cosim.timeline.cpu import stats_needed
+    from cosim.timeline.clusters import stats_needed
 
     slow = dumps(SLOW / "stats.txt", DUMP, 2)
     fast = dumps(FAST / "stats.txt", DUMP + 1, 2)

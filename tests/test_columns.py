@@ -16,7 +16,8 @@ from cosim.models.modelfile import load_model
 from cosim.output import write_table
 from cosim.readers.gem5_config import read_config
 from cosim.readers.gem5_stats import read_stats, read_stats_table
-from cosim.timeline.cpu import ClusterSpec, power_timeline, stats_needed, timeline_columns
+from cosim.timeline.clusters import ClusterSpec, stats_needed
+from cosim.timeline.cpu import power_timeline, timeline_columns
 
 RUNS = sorted(p for p in (REPO / "traces").glob("cosim-v24-*") if (p / "stats.txt.gz").exists())
 PANDAS_CSV = {"index": False, "float_format": "%.9g", "lineterminator": "\n"}

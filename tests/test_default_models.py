@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from helpers import BIGLITTLE_ARGS, GEMSTONE, POWMON, REPO, needs_shared, run_cosim, write_biglittle_run
 
-from cosim.timeline.cpu import DEFAULT_MODELS
+from cosim.timeline.core_kind import DEFAULT_MODELS
 
 DATE18 = GEMSTONE / "sample-input-data" / "date-18-A15-experiment-breakdown.csv"
 METHODOLOGY = REPO / "docs" / "explanation" / "methodology.md"

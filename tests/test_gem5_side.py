@@ -98,7 +98,7 @@ def test_cheap_dumps_hold_every_stat_cosim_reads(tmp_path):
     from cosim.counters.pmc import stats_for
     from cosim.dse.roofline import _OP_CLASS_FAMILIES
     from cosim.dse.whatif import whatif_stats
-    from cosim.timeline.cpu import resolve_cluster, stats_needed
+    from cosim.timeline.clusters import resolve_cluster, stats_needed
 
     write_biglittle_run(tmp_path)
     run = cosim_gem5.attach_power(build_system(), models=MODELS, outdir=str(tmp_path))

@@ -11,7 +11,7 @@ import pytest
 from helpers import GEM5_RUNS, REPO, gem5_run, needs_gem5, needs_shared, run_cosim
 
 from cosim import CosimError, open_run, price_run
-from cosim.timeline.cpu import DEFAULT_MODELS
+from cosim.timeline.core_kind import DEFAULT_MODELS
 
 O3_MODEL, INORDER_MODEL = DEFAULT_MODELS["o3"], DEFAULT_MODELS["minor"]  # the shipped default per CPU kind
 

@@ -123,7 +123,7 @@ def slim(stats: Path, out: Path, clusters=None) -> None:
 
     from cosim import ClusterSpec, load_model, read_config  # noqa: PLC0415
     from cosim.dse.whatif import whatif_stats  # noqa: PLC0415
-    from cosim.timeline.cpu import stats_needed  # noqa: PLC0415
+    from cosim.timeline.clusters import stats_needed  # noqa: PLC0415
 
     config = read_config(out / "config.ini")
     specs = [ClusterSpec(n, p, load_model(m)) for n, p, m in clusters or CLUSTERS]

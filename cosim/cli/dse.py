@@ -79,7 +79,9 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     from cosim.dse.whatif import dvfs_grid, recorded_run, whatif, whatif_stats
     from cosim.output import write_table
     from cosim.readers.gem5_stats import read_stats
-    from cosim.timeline.cpu import check_cpu_types, check_isa, core_kind_mismatch, resolve_cluster
+    from cosim.timeline.clusters import resolve_cluster
+    from cosim.timeline.core_kind import core_kind_mismatch
+    from cosim.timeline.model_checks import check_cpu_types, check_isa
 
     resolved = _open_run(args)
     config, specs = resolved.config, list(resolved.clusters)

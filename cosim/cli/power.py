@@ -239,7 +239,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from cosim.models.modelfile import load_model
     from cosim.readers.gem5_config import read_config
     from cosim.run import Run
-    from cosim.timeline.cpu import ClusterSpec
+    from cosim.timeline.clusters import ClusterSpec
 
     specs = tuple(ClusterSpec(name=name, path=path, model=load_model(model)) for name, path, model in run.clusters)
     resolved = Run(folder=run.stats.parent, stats_path=run.stats, config=read_config(run.config), clusters=specs)

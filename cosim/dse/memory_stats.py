@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.readers.gem5_config import Gem5Config
-from cosim.timeline.cpu import ClusterSpec, resolve_cluster
+from cosim.timeline.clusters import ClusterSpec, resolve_cluster
 
 # L2 demand miss latency (sum over misses, ticks) and miss count in both naming generations
 MISS_LATENCY = ("demandMissLatency::total", "demand_miss_latency::total")

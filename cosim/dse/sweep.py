@@ -60,7 +60,7 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
     import warnings
 
     from cosim.run import price_run
-    from cosim.timeline.cpu import resolve_cluster
+    from cosim.timeline.clusters import resolve_cluster
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # flags stay in the table; a sweep prints one line per run at most

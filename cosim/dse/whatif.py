@@ -77,13 +77,13 @@ from cosim.dse.memory_stats import (
 from cosim.dse.minor_waits import memory_slots, minor_waits
 from cosim.dse.peak import dump_period_s, peak_power_w
 from cosim.dse.recorded import ClusterActivity, RecordedRun, cluster_done_s, cluster_finish, last_active
+from cosim.dse.whatif_refusals import refuse_clock_change, refuse_implausible_clocks
 from cosim.errors import CosimError
 from cosim.models.envelope import above_top, cores_factor, envelope_static_dv_w_per_v, envelope_static_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
-from cosim.models.plausibility import static_reasons
 from cosim.readers.gem5_config import Gem5Config
-from cosim.timeline.clock_change import clock_change
-from cosim.timeline.cpu import ClusterSpec, frequency_mhz, other_core_kind, resolve_cluster
+from cosim.timeline.clusters import ClusterSpec, frequency_mhz, resolve_cluster
+from cosim.timeline.core_kind import other_core_kind
 from cosim.timeline.cycles import checked_cycles
 
 __all__ = ["ClusterActivity", "RecordedRun", "cluster_done_s", "dvfs_grid", "recorded_run", "whatif", "whatif_stats"]
@@ -387,39 +387,9 @@ class _ClusterPrediction(NamedTuple):
     model_part: tuple
 
 
-def refuse_clock_change(stats: pd.DataFrame, cluster, *, freq_mhz: np.ndarray, duration_s: np.ndarray, path: str) -> None:
-    """Refuse a run whose clock changed inside an epoch (:mod:`cosim.timeline.clock_change`): the what-if rescales each
-    epoch from the one clock it ran at."""
-    change = clock_change(stats, cluster, freq_mhz=freq_mhz, duration_s=duration_s)
-    bad = np.flatnonzero(change.split | (change.reasons != ""))
-    if bad.size:
-        i = int(bad[0])
-        epoch = stats["epoch"].to_numpy()[i]
-        prev = freq_mhz[i - 1] if i > 0 else freq_mhz[i]
-        raise CosimError(
-            f"{path}: epoch {epoch}, cluster '{cluster.name}': the clock changed from {prev:g} to {freq_mhz[i]:g} MHz inside this "
-            "epoch, and the what-if rescales each epoch from the one clock it ran at; price the run as recorded with "
-            "cosim power (which splits that epoch between the two clocks), or dump the stats at each clock change in gem5"
-        )
-
-
-def refuse_implausible_clocks(name: str, model: Model, freq_mhz: np.ndarray, voltage_v: np.ndarray, static_w: np.ndarray) -> None:
-    """Refuse a clock whose static power [W] (the model's own curve) the rule ``cosim power`` applies calls implausible
-    (:func:`cosim.models.plausibility.static_reasons`): the what-if writes no row ``cosim power`` would refuse."""
-    reasons = static_reasons(model, static_w=static_w, freq_mhz=freq_mhz, voltage_v=voltage_v)
-    bad = np.flatnonzero(reasons != "")
-    if bad.size:
-        i = int(bad[0])
-        more = f" (and {bad.size - 1} more clock(s))" if bad.size > 1 else ""
-        raise CosimError(
-            f"--freqs {name}={freq_mhz[i]:g} ({model.name}): {reasons[i]}{more}; drop it from --freqs "
-            f"(the model was trained at {model.train_freq_mhz[0]:g}-{model.train_freq_mhz[1]:g} MHz), or price it with another --model"
-        )
-
-
 def _cluster_flags(cluster, model: Model, *, unread_stores: bool) -> tuple[str, ...]:
     """A model measured on the other kind of core than the cluster's (in-order, out-of-order): the command warns
-    once (:func:`cosim.timeline.cpu.core_kind_mismatch`), the rows say so; an O3 cluster with store misses whose
+    once (:func:`cosim.timeline.core_kind.core_kind_mismatch`), the rows say so; an O3 cluster with store misses whose
     store lines the stats do not count: the interval cannot read gem5 writing them whole (``store_lines_unread``)."""
     flags = (f"core_kind_mismatch:{cluster.name}",) if other_core_kind(cluster, model) else ()
     return flags + ((f"store_lines_unread:{cluster.name}",) if unread_stores else ())

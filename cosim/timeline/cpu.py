@@ -11,206 +11,30 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cosim import columns as cols
-from cosim.counters.pmc import event_rates, stats_for
+from cosim.counters.pmc import event_rates
 from cosim.errors import CosimError, CosimWarning
-from cosim.models.envelope import (
-    above_top,
-    cores_factor,
-    envelope_power_w,
-    interval_flags,
-    interval_half_width_w,
-    refuse_beyond_band,
-)
-from cosim.models.modelfile import Model, operating_point
+from cosim.models.envelope import cores_factor, envelope_power_w, interval_half_width_w, refuse_beyond_band
+from cosim.models.modelfile import operating_point
 from cosim.models.plausibility import blank_implausible, implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
 from cosim.readers.gem5_config import Cluster, Gem5Config
 from cosim.readers.stats_table import StatsMeta
-from cosim.timeline.clock_change import ClockChange, clock_change
-from cosim.timeline.cycles import checked_cycles, cycle_stats, idle_cpus, powered_cores
+from cosim.timeline.clock_change import clock_change
+from cosim.timeline.clusters import ClusterSpec, frequency_mhz, resolve_cluster
+from cosim.timeline.core_kind import core_kind_mismatch, other_kind_epochs
+from cosim.timeline.cpu_flags import flag_cumulative, flag_text, warn_clock_change
+from cosim.timeline.cycles import checked_cycles, idle_cpus, powered_cores
+from cosim.timeline.model_checks import check_cpu_types, check_isa, check_operating_point
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from cosim.readers.stats_table import StatsLike
-
-
-@dataclass(frozen=True)
-class ClusterSpec:
-    """Which CPUs form a cluster and which model prices them."""
-
-    name: str
-    path: str | None  # CPU path prefix in the config (``system.bigCluster``); None: the clock-domain cluster `name`
-    model: Model
-    voltage_v: float | None = None  # user-supplied voltage [V]; None: the model's V-f table
-    voltage_model: bool = False  # voltage under load from the model's voltage model (Walker Section VIII)
-    # cores the physical cluster powers where the run simulates fewer (its static power); None: the CPUs simulated
-    powered_cores: int | None = None
-
-
-def resolve_cluster(config: Gem5Config, spec: ClusterSpec, ticks_per_s: float) -> Cluster:
-    """The config's :class:`Cluster` for ``spec``, with frequencies at the run's tick rate."""
-    if spec.path is not None:
-        cluster = config.cluster(spec.name, spec.path)
-    else:
-        auto = config.clusters()
-        if spec.name not in auto:
-            raise CosimError(
-                f"{config.path}: no cluster '{spec.name}'; clusters by clock domain: {', '.join(auto) or 'none'} "
-                "(or name CPUs with --cluster NAME=PATH)"
-            )
-        cluster = auto[spec.name]
-    return dataclasses.replace(cluster, ticks_per_s=ticks_per_s)
-
-
-def stats_needed(config: Gem5Config, specs: Sequence[ClusterSpec]) -> set[str]:
-    """The stat names the clusters' models read: give them to ``read_stats(stats=...)`` to parse nothing else."""
-    wanted: set[str] = set()
-    for spec in specs:
-        cluster = resolve_cluster(config, spec, config.ticks_per_s)
-        wanted |= stats_for(cluster, spec.model.events) | cycle_stats(cluster)
-    return wanted
-
-
-# With no --model, the most detailed CPU kind in a cluster picks the model: one whose every event gem5
-# counts.  cortex-a15-walker2017 needs 0x6a, which gem5 cannot count (docs/explanation/methodology.md,
-# "Default models": no measured data shows it more accurate than cortex-a15-gemstone2018 with that term at 0).
-DEFAULT_MODELS = {
-    "o3": "cortex-a15-gemstone2018",
-    "minor": "cortex-a7-gemstone2018",
-    "inorder": "cortex-a7-gemstone2018",
-    "simple": "cortex-a7-gemstone2018",
-}
-_DETAIL = ("o3", "minor", "inorder", "simple")
-
-
-def default_model(cluster: Cluster) -> tuple[str, str]:
-    """The shipped model for ``cluster``'s CPUs and why: out-of-order -> Cortex-A15, in-order -> Cortex-A7."""
-    kinds = {cluster.kind(c) for c in cluster.cpus}
-    kind = next((k for k in _DETAIL if k in kinds), None)
-    if kind is None:
-        types = ", ".join(sorted(set(cluster.cpu_types.values()))) or "unknown"
-        raise CosimError(f"cluster '{cluster.name}': no shipped model fits its CPU type(s) {types}; give --model")
-    words = "out-of-order" if kind == "o3" else "in-order"
-    types = ", ".join(sorted({t for c, t in cluster.cpu_types.items() if cluster.kind(c) == kind}))
-    why = f"{cluster.n_cpus} x {types} ({words})"
-    others = sorted({t for c, t in cluster.cpu_types.items() if cluster.kind(c) != kind})
-    if others:  # switched-out stand-ins of other kinds run the same cores in their turn (switcheroo)
-        why += f", switched in turn with {', '.join(others)}: the model is for its {types}"
-    return DEFAULT_MODELS[kind], why
-
-
-def _kind_words(kind: str) -> str:
-    return "out-of-order" if kind == "o3" else "in-order"
-
-
-def other_kind_cpus(cluster: Cluster, model: Model) -> tuple[str, ...]:
-    """The CPUs of ``cluster`` of the other kind (``in-order``, ``out-of-order``) than ``model`` was measured on: every
-    CPU that may run the cluster's cores, switched-out stand-ins included (each runs a core in its turn, as
-    :func:`default_model` counts them); () when the model states no ``core_kind``.
-
-    O3 is out-of-order; Minor and the simple CPUs are in-order (the kinds :data:`DEFAULT_MODELS` follows).
-    """
-    if model.core_kind is None:
-        return ()
-    return tuple(c for c in cluster.cpus if cluster.kind(c) in _DETAIL and _kind_words(cluster.kind(c)) != model.core_kind)
-
-
-def other_core_kind(cluster: Cluster, model: Model) -> str | None:
-    """The kind of ``cluster``'s CPUs where ``model`` was measured on the other kind (:func:`other_kind_cpus`); None
-    when none is."""
-    cpus = other_kind_cpus(cluster, model)
-    return _kind_words(cluster.kind(cpus[0])) if cpus else None
-
-
-def core_kind_mismatch(cluster: Cluster, model: Model) -> tuple[str, ...]:
-    """Warn, naming them, about the CPUs of ``cluster`` of the other kind than ``model`` was measured on
-    (:func:`other_kind_cpus`); returns them: the epochs they ran are flagged ``core_kind_mismatch``."""
-    cpus = other_kind_cpus(cluster, model)
-    if not cpus:
-        return ()
-    kind = _kind_words(cluster.kind(cpus[0]))
-    ours = DEFAULT_MODELS["o3" if kind == "out-of-order" else "minor"]
-    rest = [c for c in cluster.cpus if c not in cpus and cluster.kind(c) in _DETAIL]
-    if not rest:  # every CPU of the cluster is of the other kind
-        types = ", ".join(sorted({cluster.cpu_types[c] for c in cpus if c in cluster.cpu_types}))
-        who, what = f"its CPUs are {kind} ({types})", "its power is the other kind's; price it"
-        rows = "rows flagged core_kind_mismatch"
-    else:  # a core switched between kinds (switcheroo): name the CPUs of the other kind, flag the epochs they ran
-        named = ", ".join(f"{c} ({cluster.cpu_types.get(c, '?')})" for c in cpus)
-        who = f"{named} {'is' if len(cpus) == 1 else 'are'} {kind}"
-        what = (
-            f"the power of the epochs {'it' if len(cpus) == 1 else 'they'} ran is the other kind's (its other CPUs, "
-            f"{', '.join(rest)}, are {model.core_kind}, as the model); price {'it' if len(cpus) == 1 else 'them'}"
-        )
-        rows = "those epochs flagged core_kind_mismatch"
-    warnings.warn(
-        CosimWarning(
-            f"cluster '{cluster.name}': {who} but {model.name} was measured on {model.core_kind} cores, so {what} with a model "
-            f"of {kind} cores ({ours}: one --model per --cluster, in order); {rows}"
-        ),
-        stacklevel=4,
-    )
-    return cpus
-
-
-def _ran_in(stats: StatsLike, cpus: Sequence[str]) -> np.ndarray | None:
-    """Per epoch, whether any of ``cpus`` counted a cycle in it; None where none of them has a cycle count."""
-    from cosim.timeline.cycles import CYCLE_STATS, _column
-
-    ran, counted = np.zeros(len(stats), dtype=bool), False
-    for cpu in cpus:
-        for stat in CYCLE_STATS:
-            column = _column(stats, cpu, stat)
-            if column is not None:
-                counted = True
-                ran |= np.nan_to_num(np.asarray(stats[column], dtype=float), nan=0.0) > 0
-    return ran if counted else None
-
-
-def other_kind_epochs(stats: StatsLike, cluster: Cluster, other: Sequence[str]) -> np.ndarray:
-    """The epochs priced as the other kind's: where a CPU of ``other`` ran, or no CPU of the model's kind did (every
-    epoch where the cycle counts cannot tell)."""
-    rest = [c for c in cluster.cpus if c not in other and cluster.kind(c) in _DETAIL]
-    theirs, ours = _ran_in(stats, other), _ran_in(stats, rest)
-    if not rest:
-        return np.ones(len(stats), dtype=bool)
-    if theirs is None or ours is None:
-        return np.ones(len(stats), dtype=bool)
-    return theirs | ~ours
-
-
-def check_isa(config: Gem5Config, models: Sequence[Model], *, any_isa: bool = False) -> bool:
-    """Refuse models trained on another ISA than the run's; True when rows must carry ``isa_mismatch``.
-
-    The run's ISA comes from its config (ISA, TLB, MMU or System objects).  A
-    config that names none cannot be checked: a warning says so.
-    """
-    isa = config.isa
-    mismatch = False
-    for model in models:
-        if isa is None:
-            warnings.warn(
-                CosimWarning(
-                    f"{config.path}: no ISA, TLB, MMU or System object names the run's ISA, so "
-                    f"{model.name} ({model.isa}) is applied unchecked; rows are flagged isa_unknown"
-                ),
-                stacklevel=3,
-            )
-        elif isa != model.isa:
-            if not any_isa:
-                raise CosimError(
-                    f"{config.path}: the run is {isa.upper()} but {model.name} was trained on {model.isa.upper()} cores, "
-                    f"so its number would mean nothing; pass --any-isa to price it anyway (every row flagged isa_mismatch)"
-                )
-            mismatch = True
-    return mismatch
 
 
 def power_timeline(
@@ -268,35 +92,6 @@ def power_timeline(
 #: how an implausible epoch's refusal starts its ways out (cosim explore replaces them with a study's own)
 IMPLAUSIBLE_WAYS_OUT = "price it where the model was trained (cosim whatif --freqs"
 
-#: Stat groups only one kind of gem5 CPU writes: O3's reorder buffer, issue/execute and rename stages; Minor's fetch2
-_KIND_GROUPS = {"o3": frozenset({"rob", "iew", "rename"}), "minor": frozenset({"fetch2"}), "simple": frozenset()}
-_KIND_NAMES = {"o3": "out-of-order (O3)", "minor": "in-order Minor"}
-
-
-def check_cpu_types(config: Gem5Config, clusters: Sequence[ClusterSpec], stats_path: str) -> None:
-    """Refuse a config whose CPU types contradict the stats: Minor-only statistics under an O3 CPU, or the reverse.
-
-    A model priced on the wrong kind of CPU reads the wrong stats (and defaults to the wrong model).
-    """
-    from pathlib import Path
-
-    from cosim.readers.gem5_stats import cpu_stat_groups
-
-    if not Path(stats_path).is_file():
-        return
-    groups = cpu_stat_groups(stats_path)
-    for spec in clusters:
-        cluster = resolve_cluster(config, spec, config.ticks_per_s)
-        for cpu in cluster.cores:
-            kind, found = cluster.kind(cpu), groups.get(cpu, set())
-            if kind not in _KIND_GROUPS or not found or found & _KIND_GROUPS[kind]:
-                continue
-            written_by = "o3" if found & _KIND_GROUPS["o3"] else "minor"
-            raise CosimError(
-                f"{stats_path}: {cpu} has {_KIND_NAMES[written_by]} statistics ({', '.join(f'{g}.*' for g in sorted(found))}) but "
-                f"{config.path} says it is a {cluster.cpu_types.get(cpu)}; are they from the same run? Give this run's config with --config"
-            )
-
 
 def timeline_columns(
     stats: StatsLike,
@@ -328,7 +123,7 @@ def timeline_columns(
     # every part has the same epochs in order: taking their rows in turn, clusters by name,
     # sorts the table by epoch, then cluster name (stable)
     for part in parts:
-        _flag_cumulative(part, getattr(meta, "cumulative_dumps", []))
+        flag_cumulative(part, getattr(meta, "cumulative_dumps", []))
     order = sorted(range(len(parts)), key=lambda i: clusters[i].name)
     return cols.interleave([parts[i] for i in order])
 
@@ -374,7 +169,7 @@ def _cluster_timeline(
     epochs = np.asarray(stats["epoch"])
     for f, _, o in ops:
         if strict:
-            _check_operating_point(cluster, model, f, o, spec, strict)
+            check_operating_point(cluster, model, f, o, spec, strict)
         if not extrapolate:
             refuse_beyond_band(
                 model, f, lambda i: f"{meta.path}: epoch {epochs[i]}, cluster '{cluster.name}'", other_model=f"another {model_option}"
@@ -453,8 +248,8 @@ def _cluster_timeline(
     blank_implausible({k: v for k, v in out.items() if k.endswith("_w") or k == "energy_j"}, bad)
     if not strict:
         for f, _, o in ops:
-            _check_operating_point(cluster, model, f, o, spec, strict)  # warn only once the rows are kept
-    _warn_clock_change(change, epochs, cluster, freq)
+            check_operating_point(cluster, model, f, o, spec, strict)  # warn only once the rows are kept
+    warn_clock_change(change, epochs, cluster, freq)
     out["implausible"] = bad
     out["implausible_reason"] = reasons
     # a split epoch carries the flags of both its operating points
@@ -479,7 +274,7 @@ def _cluster_timeline(
     missing += [f"idle_cpu:{cpu}" for cpu in idle]
     missing += [f"absent_zero:{e}" for e, by in sorted(rates.absent.items()) if set(by) - set(idle) and e not in rates.missing]
     top = np.maximum(freq, change.before_mhz)  # a split epoch is extrapolated where either of its clocks is
-    out["flags"] = np.array(_flag_text(op, subst, nan_input, bad, model, cluster, extra_flags + missing, top), dtype=object)
+    out["flags"] = np.array(flag_text(op, subst, nan_input, bad, model, cluster, extra_flags + missing, top), dtype=object)
     for i in np.flatnonzero(change.split | change.unplaced):
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "clock_change_split" if change.split[i] else "clock_change_unplaced"]))
     if nan_input.any():
@@ -497,109 +292,3 @@ def _mix(values: list[np.ndarray], weights: list[np.ndarray]) -> np.ndarray:
     """Per epoch, the operating points' values weighted by their shares of it (a part with no share adds nothing, nan
     included)."""
     return np.asarray(sum(np.where(w > 0, w * v, 0.0) for v, w in zip(values, weights)), dtype=float)
-
-
-def _warn_clock_change(change: ClockChange, epochs: np.ndarray, cluster: Cluster, freq: np.ndarray) -> None:
-    """Say which epochs were split between two clocks, and which had a change no core's cycles place."""
-    split = np.flatnonzero(change.split)
-    if split.size:
-        i = int(split[0])
-        more = f" (and {split.size - 1} more epoch(s))" if split.size > 1 else ""
-        warnings.warn(
-            CosimWarning(
-                f"cluster '{cluster.name}': the clock changed inside epoch {epochs[i]}{more}, from {change.before_mhz[i]:g} to "
-                f"{freq[i]:g} MHz after {change.share_before[i]:.1%} of it (from the cycles its busiest core counted); "
-                "priced at both operating points, each for its share (flag clock_change_split)"
-            ),
-            stacklevel=4,
-        )
-    unplaced = np.flatnonzero(change.unplaced)
-    if unplaced.size:
-        i = int(unplaced[0])
-        warnings.warn(
-            CosimWarning(
-                f"cluster '{cluster.name}': the clock changed to {freq[i]:g} MHz during or at the end of epoch {epochs[i]}, in which "
-                "no core counted a cycle, so the change cannot be placed; priced at the end clock (flag clock_change_unplaced)"
-            ),
-            stacklevel=4,
-        )
-
-
-def _flag_cumulative(part: cols.Columns, dumps: list[int]) -> None:
-    """Flag ``cumulative_dump`` on rows the reader differenced from cumulative counts (no stats reset)."""
-    for i in np.flatnonzero(np.isin(part["epoch"], dumps)):
-        part["flags"][i] = ";".join(filter(None, [part["flags"][i], "cumulative_dump"]))
-
-
-def frequency_mhz(stats: StatsLike, cluster: Cluster) -> np.ndarray:
-    """Per-epoch frequency [MHz]: the clock-domain period dumped in stats.txt (follows DVFS), else the config's."""
-    column = f"{cluster.clk_domain}.clock"
-    freq = np.full(len(stats), cluster.freq_mhz)
-    if column in stats:
-        period = np.asarray(stats[column])
-        ok = np.isfinite(period) & (period > 0)
-        freq[ok] = cluster.ticks_per_s / period[ok] / 1e6
-    return freq
-
-
-def _check_operating_point(cluster: Cluster, model: Model, freq: np.ndarray, op, spec: ClusterSpec, strict: bool) -> None:
-    table = ", ".join(f"{f:g}" for f, _ in model.vf_points)
-    lo_f, hi_f = model.train_freq_mhz
-    lo_v, hi_v = model.train_voltage_v
-    problems = []
-    if op.voltage_not_in_table.any():
-        f = freq[op.voltage_not_in_table][0]
-        problems.append(
-            f"{f:g} MHz is not in the V-f table of {model.name} ({table} MHz), so its voltage "
-            f"{op.voltage_v[op.voltage_not_in_table][0]:.4f} V is interpolated/extrapolated; give --voltage {cluster.name}=V"
-        )
-    if op.freq_outside_training.any():
-        f = freq[op.freq_outside_training][0]
-        problems.append(f"{f:g} MHz is outside the model's training range {lo_f:g}-{hi_f:g} MHz")
-    if op.voltage_outside_training.any():
-        v = op.voltage_v[op.voltage_outside_training][0]
-        problems.append(f"{v:.4f} V is outside the model's training voltages {lo_v:g}-{hi_v:g} V")
-    if cluster.n_cpus > model.cores_per_cluster:
-        problems.append(f"{cluster.n_cpus} CPUs but the model is for a {model.cores_per_cluster}-core cluster")
-    if not problems:
-        return
-    message = f"cluster '{cluster.name}': " + "; ".join(problems)
-    if strict:
-        raise CosimError(message + " (--strict)")
-    warnings.warn(CosimWarning(message + "; affected epochs are flagged"), stacklevel=4)
-
-
-def _flag_text(
-    op,
-    substitutes: dict[str, str],
-    nan_input: np.ndarray,
-    implausible: np.ndarray,
-    model: Model,
-    cluster: Cluster,
-    extra: list[str],
-    freq: np.ndarray,
-) -> list[str]:
-    common = extra + [f"subst:{e}" for e in sorted(substitutes)]
-    up = above_top(model, freq)
-    only_extrapolation = interval_flags(model, freq)
-    if cluster.n_cpus > model.cores_per_cluster:
-        common.append("more_cpus_than_model")
-    flags = []
-    for i in range(len(nan_input)):
-        f = []
-        if op.freq_outside_training[i]:
-            f.append("freq_outside_training")
-        if up[i]:
-            f.append("extrapolated")
-        if only_extrapolation[i]:
-            f.append("interval_extrapolation_only")
-        if op.voltage_outside_training[i]:
-            f.append("voltage_outside_training")
-        if op.voltage_not_in_table[i]:
-            f.append("voltage_not_in_vf_table")
-        if nan_input[i]:
-            f.append("nan_input")
-        if implausible[i]:
-            f.append("implausible")
-        flags.append(";".join(f + common))
-    return flags

@@ -22,7 +22,7 @@ def validate(measured, runs, *, split=None) -> Validation:
 
     board, label = read_board(measured)
     found = find_runs(runs)
-    from cosim.timeline.cpu import DEFAULT_MODELS
+    from cosim.timeline.core_kind import DEFAULT_MODELS
 
     events = tuple(sorted({e for name in set(DEFAULT_MODELS.values()) for e in load_model(name).events}))
     import warnings

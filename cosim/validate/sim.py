@@ -74,7 +74,8 @@ def read_sim(program: str, folder: Path, *, events: tuple[str, ...]) -> SimRow:
     from cosim.counters.pmc import event_rates, load_event_map, stats_for
     from cosim.readers.gem5_stats import read_stats_table
     from cosim.run import open_run
-    from cosim.timeline.cpu import frequency_mhz, resolve_cluster, stats_needed, timeline_columns
+    from cosim.timeline.clusters import frequency_mhz, resolve_cluster, stats_needed
+    from cosim.timeline.cpu import timeline_columns
     from cosim.timeline.cycles import cycle_stats
 
     run = open_run(folder)

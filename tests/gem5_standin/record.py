@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cosim.dse.whatif import whatif_stats
 from cosim.run import open_run
-from cosim.timeline.cpu import stats_needed
+from cosim.timeline.clusters import stats_needed
 
 
 def kept(line: str, needed: set) -> bool:
