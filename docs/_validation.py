@@ -63,7 +63,7 @@ def bench_value(row: dict, measured: dict | None = None) -> str:
     fields = [(name, spec) for _, name, spec, _ in string.Formatter().parse(row["show"]) if name]
     runs = [r for r in runs if all(r.get(name) is not None for name, _ in fields)]
     if not runs:
-        return f"not measured yet (`{row['bench']}`: `pytest tests/bench --benchmark-enable`)"
+        return f"not measured yet (`{row['bench']}`: `pytest tests/bench --benchmark-enable -n 0`)"
     text = row["show"]
     for name, spec in fields:
         values = [format(r[name], spec) for r in runs]

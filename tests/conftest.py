@@ -27,7 +27,7 @@ def pytest_configure(config):
 
 
 def pytest_ignore_collect(collection_path, config):
-    """The timing benchmarks are measurements, not tests: they run only with ``pytest tests/bench --benchmark-enable``
+    """The timing benchmarks are measurements, not tests: they run only with ``pytest tests/bench --benchmark-enable -n 0``
     (README's "Measured" table); what they guard is tested in the default run by cheap tests of behaviour."""
     if Path(collection_path).resolve() == BENCH and not config.getoption("benchmark_enable", default=False):
         return True

@@ -1,7 +1,7 @@
 """DSE speed (issue #5): 1,000 DVFS points over 10,000 epochs in under 2 s, and the sweep's
 process-pool scaling over 50 run folders (ratio of 2 workers to 1 reported).
 
-Run with ``pytest tests/bench --benchmark-enable -s`` to see the numbers.
+Run with ``pytest tests/bench --benchmark-enable -n 0 -s`` to see the numbers.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ dump) and its config.ini.  Reported, per point:
 - the wall-time overhead: (wall x workers - the workers' own time in gem5 and pricing) / points, which
   also counts the time a worker waits for the driver (inflated when the machine is shared).
 
-Run with ``pytest tests/bench/test_explore_overhead.py --benchmark-enable -s``; COSIM_BENCH_POINTS changes N.
+Run with ``pytest tests/bench/test_explore_overhead.py --benchmark-enable -n 0 -s``; COSIM_BENCH_POINTS changes N.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ driver and the stand-in; its score at k runs is the share of the full grid's Par
 first k gem5 runs reach (reference point: 10 % beyond the grid's worst runtime and energy).  Median over
 10 seeds, at 25 % and 50 % of the grid's runs; the goal is >= 95 % of the hypervolume with <= 40 % of the runs.
 
-Run with ``pytest tests/bench/test_explore_search.py --benchmark-enable -s``.
+Run with ``pytest tests/bench/test_explore_search.py --benchmark-enable -n 0 -s``.
 """
 
 from __future__ import annotations

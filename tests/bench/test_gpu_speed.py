@@ -1,7 +1,7 @@
 """GPU path speed: parse a 10,000-launch GPU Ocelot trace and price it with the Tegra K1 rail model
 (including the idle stretches between launches), and with the access-rate model.
 
-Run with ``pytest tests/bench --benchmark-enable -s`` to see the numbers.
+Run with ``pytest tests/bench --benchmark-enable -n 0 -s`` to see the numbers.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Targets (README's "Measured" table): full parse >= 1.8 M lines/s, filtered parse (~50 names) >= 3.5 M lines/s,
 and a 4x larger file needing <= 1.1x the peak memory filtered; each asserted when timed
-(``pytest tests/bench --benchmark-enable``).
+(``pytest tests/bench --benchmark-enable -n 0``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Start-up time: `cosim --help` against a bare `python -c pass` (pytest tests/bench --benchmark-enable)."""
+"""Start-up time: `cosim --help` against a bare `python -c pass` (pytest tests/bench --benchmark-enable -n 0)."""
 
 from __future__ import annotations
 
