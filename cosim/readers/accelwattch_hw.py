@@ -42,27 +42,17 @@ def looks_like_hw_perf(head: str) -> bool:
 def read_hw_perf(path: str | Path) -> pd.DataFrame:
     """One row per line: ``benchmark``, ``kernel``, ``line`` and one column per counter (its name as written)."""
     path = Path(path)
-    text = read_text(path, missing_hint="give AccelWattch's hw_perf.csv", empty_hint="give AccelWattch's hw_perf.csv")
-    lines = text.splitlines()
-    if ends_mid_line(text) and len(lines) > 1:  # a cut row: its last value is short of digits
-        lines.pop()
-        left_out(path, len(lines) + 1, "the last row", "the file ends mid-line", kept=len(lines) - 1, unit="row")
+    lines = _complete_lines(
+        path, read_text(path, missing_hint="give AccelWattch's hw_perf.csv", empty_hint="give AccelWattch's hw_perf.csv")
+    )
     header = next(csv.reader(io.StringIO(lines[0])))
     if tuple(header[:2]) != KEYS:
         raise CosimError(f"{path}:1: expected the hw_perf.csv header Benchmark,Kernel,<counters>")
     rows = []
-    for lineno, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        fields = next(csv.reader(io.StringIO(line)))
-        if len(fields) != len(header):
-            raise CosimError(f"{path}:{lineno}: {len(fields)} field(s) under a header of {len(header)}; is the file intact?")
+    for lineno, fields in _fields(path, lines, len(header)):
         row: dict = {"benchmark": fields[0], "kernel": fields[1], "line": lineno}
         for name, raw in zip(header[2:], fields[2:]):
-            try:
-                value = float(raw)
-            except ValueError:
-                raise CosimError(f"{path}:{lineno}: {name} is '{raw}', not a number") from None
+            value = _number(path, lineno, name, raw)
             if not math.isfinite(value) or value < 0 and name not in SIGNED:
                 raise CosimError(f"{path}:{lineno}: {name} is {raw}; counts, cycles and voltages are finite and >= 0")
             row[name] = value
@@ -84,27 +74,16 @@ def read_hw_power(path: str | Path) -> pd.DataFrame:
     ``power_var_w2`` [W^2] and ``samples``; ``attrs['hw_power']['columns']`` maps them to the file's names."""
     path = Path(path)
     text = read_text(path, missing_hint="give AccelWattch's hw_power_validation CSV", empty_hint="give AccelWattch's power CSV")
-    lines = text.splitlines()
-    if ends_mid_line(text) and len(lines) > 1:
-        lines.pop()
-        left_out(path, len(lines) + 1, "the last row", "the file ends mid-line", kept=len(lines) - 1, unit="row")
+    lines = _complete_lines(path, text)
     header = [h.strip() for h in next(csv.reader(io.StringIO(lines[0])))]
     names = {"mean HW_power": "power_w", "st_dev": "power_sd_w", "var": "power_var_w2", "#samples": "samples"}
     if header[1:] != list(names):
         raise CosimError(f"{path}:1: expected the header ,mean HW_power,st_dev,var,#samples")
     rows = []
-    for lineno, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        fields = next(csv.reader(io.StringIO(line)))
-        if len(fields) != len(header):
-            raise CosimError(f"{path}:{lineno}: {len(fields)} field(s) under a header of {len(header)}; is the file intact?")
+    for lineno, fields in _fields(path, lines, len(header)):
         row: dict = {"kernel": fields[0], "line": lineno}
         for name, raw in zip(names.values(), fields[1:]):
-            try:
-                value = float(raw)
-            except ValueError:
-                raise CosimError(f"{path}:{lineno}: {name} is '{raw}', not a number") from None
+            value = _number(path, lineno, name, raw)
             if not math.isfinite(value) or value < 0:
                 raise CosimError(f"{path}:{lineno}: {name} is {raw}; a measured power and its spread are finite and >= 0")
             row[name] = value
@@ -114,3 +93,30 @@ def read_hw_power(path: str | Path) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     out.attrs["hw_power"] = {"path": str(path), "columns": {v: k for k, v in names.items()}}
     return out
+
+
+def _complete_lines(path: Path, text: str) -> list[str]:
+    """The file's lines without a last row cut mid-line (its last value may be short of digits), which is reported."""
+    lines = text.splitlines()
+    if ends_mid_line(text) and len(lines) > 1:
+        lines.pop()
+        left_out(path, len(lines) + 1, "the last row", "the file ends mid-line", kept=len(lines) - 1, unit="row")
+    return lines
+
+
+def _fields(path: Path, lines: list[str], width: int):
+    """(line number, fields) of each non-blank row under the header; a row of another width is refused."""
+    for lineno, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        fields = next(csv.reader(io.StringIO(line)))
+        if len(fields) != width:
+            raise CosimError(f"{path}:{lineno}: {len(fields)} field(s) under a header of {width}; is the file intact?")
+        yield lineno, fields
+
+
+def _number(path: Path, lineno: int, name: str, raw: str) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        raise CosimError(f"{path}:{lineno}: {name} is '{raw}', not a number") from None

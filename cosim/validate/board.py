@@ -27,14 +27,15 @@ import numpy as np
 from cosim.errors import CosimError
 from cosim.readers.armpm import EVENT_CODES
 from cosim.readers.measured import read_table_with_lines
+from cosim.validate.rates import CYCLES as _CYCLES
+from cosim.validate.rates import PerCycle
 
 _TIME, _FREQ, _VOLT, _POWER = "#Timestamp", "CPU(4) Frequency(MHz)", "A15 Voltage(V)", "A15 Power(W)"
 _CURRENT = "A15 Current(A)"
-_CYCLES, _INSTS = "0x11", "0x08"
 
 
 @dataclass(frozen=True)
-class BoardRow:
+class BoardRow(PerCycle):
     """One program at one clock on the board, over the samples kept."""
 
     program: str
@@ -46,17 +47,6 @@ class BoardRow:
     duration_s: float  # time the kept samples cover [s]
     counts: dict[str, float] = field(default_factory=dict)  # event -> the cluster's count over the kept samples
     note: str = ""
-
-    @property
-    def ipc(self) -> float:
-        """Instructions per cycle of the busy core (INST_RETIRED / CPU_CYCLES); nan without INST_RETIRED."""
-        return self.per_cycle(_INSTS)
-
-    def per_cycle(self, event: str) -> float:
-        """``event`` per CPU_CYCLES cycle of the busy core; nan when the board did not count it."""
-        if event not in self.counts or self.counts.get(_CYCLES, 0.0) <= 0:
-            return float("nan")
-        return self.counts[event] / self.counts[_CYCLES]
 
     def per_s(self, event: str) -> float:
         """``event`` per second, summed over the cluster's cores [events/s]; nan when the board did not count it."""

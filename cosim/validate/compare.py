@@ -23,9 +23,10 @@ from importlib import resources
 import numpy as np
 
 from cosim.validate.board import BoardRow
+from cosim.validate.rates import CYCLES as _CYCLES
+from cosim.validate.rates import INSTS as _INSTS
 from cosim.validate.sim import SimRow
 
-_CYCLES, _INSTS = "0x11", "0x08"
 _CLOCK_REL_TOL = 0.01  # gem5's ticks round a clock: 1500 MHz is a 667 ps period, 1499.25 MHz
 
 

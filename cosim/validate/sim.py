@@ -16,13 +16,15 @@ import numpy as np
 
 from cosim.errors import CosimError
 from cosim.run import STATS_NAMES
+from cosim.validate.rates import CYCLES as _CYCLES
+from cosim.validate.rates import INSTS as _INSTS
+from cosim.validate.rates import PerCycle
 
 _CLOCK_DIR = re.compile(r"^(\d+(?:\.\d+)?)\s*MHz$", re.IGNORECASE)
-_CYCLES, _INSTS = "0x11", "0x08"
 
 
 @dataclass(frozen=True)
-class SimRow:
+class SimRow(PerCycle):
     """One gem5 run of a program at a clock."""
 
     program: str
@@ -35,16 +37,6 @@ class SimRow:
     static_scale: float = 1.0  # the static term's core-count scale cosim applied
     eph: dict[str, float] = field(default_factory=dict)  # model inputs of the whole cluster, time-weighted
     not_priced: str = ""  # why ``cosim power`` refused the run ("" when priced)
-
-    @property
-    def ipc(self) -> float:
-        return self.per_cycle(_INSTS)
-
-    def per_cycle(self, event: str) -> float:
-        """``event`` per CPU_CYCLES cycle of the busy cores."""
-        if event not in self.counts or self.counts.get(_CYCLES, 0.0) <= 0:
-            return float("nan")
-        return self.counts[event] / self.counts[_CYCLES]
 
 
 def find_runs(root: str | Path) -> list[tuple[str, Path]]:
