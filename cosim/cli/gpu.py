@@ -138,15 +138,7 @@ def cmd_gpu(args: argparse.Namespace) -> int:
     _refuse_flags_of_the_other_model(args, kind_of_model)
     gpu = _open(args, args.model)
     if gpu.model_kind == "rail":
-        timeline = price_gpu(
-            gpu,
-            **_clocks(args),
-            activity=args.activity,
-            launch_times=args.launch_times,
-            gpu_trace=args.gpu_trace,
-            gap_s=args.gap_s,
-            railgate_delay_s=args.railgate_delay_s,
-        )
+        timeline = price_gpu(gpu, **_rail_options(args))
     else:
         idle = _idle_power(args)
         timeline = price_gpu(
@@ -241,15 +233,7 @@ def cmd_soc(args: argparse.Namespace) -> int:
     args.input = args.gpu
     gpu_in = _open(args, RAIL_MODEL)
     model = gpu_in.model
-    gpu = price_gpu(
-        gpu_in,
-        **_clocks(args),
-        activity=args.activity,
-        launch_times=args.launch_times,
-        gpu_trace=args.gpu_trace,
-        gap_s=args.gap_s,
-        railgate_delay_s=args.railgate_delay_s,
-    )
+    gpu = price_gpu(gpu_in, **_rail_options(args))
     background = rail_background(gpu_in, **_clocks(args), activity=args.activity)
     try:
         busy = dram_busy_cycles(stats) / stats["duration_s"].to_numpy()
@@ -302,3 +286,15 @@ def cmd_rate_baseline(args: argparse.Namespace) -> int:
         fig.colorbar(im, ax=ax, label="(rate-based - rail model) / rail model [%]")
         print(f"  plot -> {save_figure(fig, args.plot)}")
     return 0
+
+
+def _rail_options(args: argparse.Namespace) -> dict:
+    """The rail model's options as price_gpu takes them (cosim gpu and cosim soc share them)."""
+    return {
+        **_clocks(args),
+        "activity": args.activity,
+        "launch_times": args.launch_times,
+        "gpu_trace": args.gpu_trace,
+        "gap_s": args.gap_s,
+        "railgate_delay_s": args.railgate_delay_s,
+    }
