@@ -208,6 +208,13 @@ def test_find_runs_refuses_a_folder_without_runs(tmp_path):
         find_runs(tmp_path)
 
 
+def test_find_runs_says_one_run_needs_a_program_folder(tmp_path):
+    """A user's first try: one gem5 output folder, which names no program the board's data could match."""
+    (tmp_path / "stats.txt").write_text("x\n")
+    with pytest.raises(CosimError, match=r"one gem5 run, named by no program; put it in a folder of runs as RUNS/PROGRAM/CLOCK"):
+        find_runs(tmp_path)
+
+
 # --- on the real data in ../shared ---------------------------------------------------------------------------
 
 

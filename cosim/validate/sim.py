@@ -56,6 +56,11 @@ def find_runs(root: str | Path) -> list[tuple[str, Path]]:
             raise CosimError(f"{folder}: a run with no program folder above it; lay runs out as RUNS/PROGRAM/CLOCK/stats.txt")
         program = folder.parent.name if _CLOCK_DIR.match(folder.name) else folder.name
         found.append((program, folder))
+    if not found and any((root / name).is_file() for name in STATS_NAMES):
+        raise CosimError(
+            f"{root}: one gem5 run, named by no program; put it in a folder of runs as RUNS/PROGRAM/CLOCK/stats.txt "
+            "(PROGRAM as the board names it) and give RUNS"
+        )
     if not found:
         raise CosimError(f"{root}: no stats.txt under it; give the folder of gem5 runs (PROGRAM/CLOCK/stats.txt)")
     return found
