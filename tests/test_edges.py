@@ -329,6 +329,28 @@ def test_every_suggested_way_out_exists_and_runs(tmp_path, refused, says, ways):
         assert taken.returncode == 0, (command, option, taken.stderr)
 
 
+@needs_shared
+def test_apply_beyond_the_band_names_ways_out_it_has(tmp_path):
+    """cosim apply of a model trained up to 1400 MHz to the Powmon rows at 1600 and 1800 MHz (beyond 1.125 x 1400 =
+    1575 MHz): refused, naming --extrapolate (an option apply has, which then prices the rows) and another MODEL
+    (the shipped A15 model, trained to 1800 MHz, prices them)."""
+    import json
+
+    from helpers import POWMON
+
+    model = json.loads((REPO / "models" / "cortex-a15-walker2017.json").read_text())
+    model["name"], model["training"]["freq_mhz"] = "a15-to-1400", [200.0, 1400.0]
+    low = tmp_path / "a15-to-1400.json"
+    low.write_text(json.dumps(model))
+    result = cosim("apply", low, POWMON, "-o", tmp_path / "refused.csv")
+    assert_one_line_error(result, "beyond its extrapolation band (1.125x, up to 1575 MHz)", "--extrapolate", "another MODEL")
+    advice = result.stderr.split("; ")[-1]
+    assert {m["opt"] for m in _WAY.finditer(advice)} == {"--extrapolate"}
+    assert "--extrapolate" in cosim("apply", "--help").stdout
+    assert cosim("apply", low, POWMON, "--extrapolate", "-o", tmp_path / "a.csv").returncode == 0
+    assert cosim("apply", "cortex-a15-walker2017", POWMON, "-o", tmp_path / "b.csv").returncode == 0
+
+
 def test_a_clock_change_whose_cycles_cannot_place_it_is_refused_naming_the_epoch(tmp_path):
     """Epoch 1 with its big cores at 150,000 cycles in 200 us: fewer than even the 200,000 that 1000 MHz ticks (they
     also slept), so the time at each clock is unknown: refused in one line naming the epoch; --keep-implausible keeps
