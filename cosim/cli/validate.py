@@ -63,12 +63,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             f"{args.measured} against {args.runs}: no program at a clock on both sides ({first}); name the gem5 runs' "
             "program folders as the board names the programs, at the board's clocks"
         )
-    keys = rows[0] if rows else ["program", "clock_mhz", "flags"]
-    columns = (
-        {key: np.array([r[key] for r in rows], dtype=object if isinstance(rows[0][key], str) else None) for key in keys}
-        if rows
-        else {key: np.array([], dtype=object) for key in keys}
-    )
+    columns = {key: np.array([r[key] for r in rows], dtype=object if isinstance(rows[0][key], str) else None) for key in rows[0]}
     write_table(columns, args.output)
     print(f"{args.measured} against {args.runs}: {len(rows)} program x clock row(s) -> {args.output}")
     print(f"  {'program':<22} {'MHz':>5} {'samples':>7} {'IPC b/g':>11} {'power b/g [W]':>13} {'err':>6} {'nJ/inst b/g':>11} {'err':>6}")

@@ -144,14 +144,14 @@ def _objects(cluster: Cluster, cpu: str, scope: str) -> tuple[str, ...]:
     return tuple(p.format(cpu=core, cluster=prefix) for p in _FALLBACK[scope])
 
 
-def _unpadded(path: str) -> str:
+def unpadded(path: str) -> str:
     """gem5 zero-pads vector indices in config paths (cpus00) but not in stat names (cpus0)."""
     return re.sub(r"(?<=[A-Za-z_])0+(?=\d)", "", path)
 
 
 def _names(obj: str, stat: str) -> tuple[str, ...]:
     name = f"{obj}.{stat}"
-    short = _unpadded(obj)
+    short = unpadded(obj)
     return (name,) if short == obj else (name, f"{short}.{stat}")
 
 
@@ -247,7 +247,7 @@ def _unprinted(stats: StatsLike, columns: set[str], cluster: Cluster, cpu: str, 
             f"map to PMU events; it reads gem5's classic caches. Event {event} ({emap.names[event]}) has no source here; "
             "price a classic-cache run"
         )
-    prefixes = tuple(f"{name}." for name in dict.fromkeys((cpu, _unpadded(cpu))))
+    prefixes = tuple(f"{name}." for name in dict.fromkeys((cpu, unpadded(cpu))))
     if not any(c.startswith(prefixes) for c in columns):
         raise CosimError(
             f"{path}: the stats have no statistic of CPU {cpu} ({cluster.cpu_types.get(cpu) or 'unknown type'}), which the "

@@ -15,10 +15,9 @@ No CPU can count more in total than its clock ticked up to the end of an epoch.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
+from cosim.counters.pmc import unpadded
 from cosim.errors import CosimError
 from cosim.models.plausibility import refuse_implausible
 from cosim.readers.gem5_config import Cluster
@@ -125,7 +124,7 @@ def _cycle_counts(stats: StatsLike, cpu: str) -> list[tuple[str, np.ndarray]]:
 
 def _spellings(cpu: str) -> tuple[str, ...]:
     """``cpu`` as named in the config (cpus00) and as gem5 names its stats (cpus0)."""
-    return tuple(dict.fromkeys((cpu, re.sub(r"(?<=[A-Za-z_])0+(?=\d)", "", cpu))))
+    return tuple(dict.fromkeys((cpu, unpadded(cpu))))
 
 
 def _column(stats: StatsLike, cpu: str, stat: str) -> str | None:

@@ -92,7 +92,8 @@ def compare(
     mismatched: list[str] = []
     # the models' events, and any other event both the board and gem5 counted (0x03 for the A15: the A7 model's)
     both = {e for s in sims for e in s.counts} & {e for b in board.values() for e in b.counts}
-    events = sorted(({e for s in sims for e in load_model(s.model).events} | {_INSTS} | both) - {_CYCLES})
+    models = {name: load_model(name) for name in {s.model for s in sims}}  # each model file read and checked once
+    events = sorted(({e for s in sims for e in models[s.model].events} | {_INSTS} | both) - {_CYCLES})
     for sim in sorted(sims, key=lambda s: (s.program, s.clock_mhz)):
         key = next(
             (k for k in board if k[0] == sim.program and abs(k[1] - sim.clock_mhz) <= _CLOCK_REL_TOL * k[1]),
@@ -107,7 +108,7 @@ def compare(
         if sim.program in excluded:
             left_out.append(f"{sim.program} at {key[1]:g} MHz ({board[key].samples} board samples): excluded, {excluded[sim.program]}")
             continue
-        rows.append(_row(board[key], sim, events, split.get(sim.program, "")))
+        rows.append(_row(board[key], sim, models[sim.model], events, split.get(sim.program, "")))
         if board_cluster.lower() not in sim.model.lower():
             rows[-1]["flags"] = ";".join(filter(None, [rows[-1]["flags"], "model_not_board_cluster"]))
             mismatched.append(sim.model)
@@ -143,11 +144,10 @@ def _pct(sim: float, board: float) -> float:
     return (sim / board - 1) * 100 if board and math.isfinite(board) and math.isfinite(sim) else float("nan")
 
 
-def _row(board: BoardRow, sim: SimRow, events: list[str], split: str) -> dict:
+def _row(board: BoardRow, sim: SimRow, model, events: list[str], split: str) -> dict:
     from cosim.models.envelope import envelope_power_w
-    from cosim.models.modelfile import load_model, operating_point
+    from cosim.models.modelfile import operating_point
 
-    model = load_model(sim.model)
     f = np.array([sim.clock_mhz])
     voltage = sim.voltage_v if math.isfinite(sim.voltage_v) else float(operating_point(model, f).voltage_v[0])
     flags = []

@@ -73,7 +73,6 @@ def read_sim(program: str, folder: Path, *, events: tuple[str, ...]) -> SimRow:
     from cosim.run import open_run
     from cosim.timeline.clusters import frequency_mhz, resolve_cluster, stats_needed
     from cosim.timeline.cpu import timeline_columns
-    from cosim.timeline.cycles import cycle_stats
 
     run = open_run(folder)
     if len(run.clusters) != 1:
@@ -85,7 +84,7 @@ def read_sim(program: str, folder: Path, *, events: tuple[str, ...]) -> SimRow:
     cluster = resolve_cluster(run.config, spec, run.config.ticks_per_s)
     mapped = load_event_map("v20.1+").sources.keys() & load_event_map("pre-v20.1").sources.keys()
     wanted = {e for e in (*events, _INSTS, _CYCLES) if e in mapped}  # events gem5 has no stat for are left out
-    needed = stats_needed(run.config, run.clusters) | stats_for(cluster, wanted) | cycle_stats(cluster)
+    needed = stats_needed(run.config, run.clusters) | stats_for(cluster, wanted)  # stats_needed has the cycle stats
     stats = read_stats_table(run.stats_path, stats=needed)
     meta = stats.attrs["gem5"]
     cluster = resolve_cluster(run.config, spec, meta.ticks_per_s)
@@ -118,13 +117,13 @@ def read_sim(program: str, folder: Path, *, events: tuple[str, ...]) -> SimRow:
 
 def _busy(stats, cluster):
     """``cluster`` cut to the CPUs that committed instructions; a cache they share counts once for them alone."""
-    from cosim.counters.pmc import load_event_map
+    from cosim.counters.pmc import load_event_map, unpadded
 
     emap = load_event_map(stats.attrs["gem5"].generation)
     columns = set(stats.columns)
     busy = []
     for cpu in cluster.cpus:
-        spellings = {cpu, re.sub(r"(?<=[A-Za-z_])0+(?=\d)", "", cpu)}  # config cpus00, stats cpus0
+        spellings = {cpu, unpadded(cpu)}  # config cpus00, stats cpus0
         names = [f"{c}.{t.stat}" for c in spellings for s in emap.sources[_INSTS] for t in s.terms]
         if any(n in columns and np.nansum(stats[n]) > 0 for n in names):
             busy.append(cpu)
