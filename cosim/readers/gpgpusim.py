@@ -265,12 +265,6 @@ def _rows(path: Path, blocks: list[dict], core_mhz: float) -> list[dict]:
     return rows
 
 
-def _report_cut(rows: list[dict]) -> bool:
-    """Whether a power report ends inside its last kernel's block: GPUWattch and AccelWattch end every kernel's
-    block with the run's totals ("Accumulative Power Statistics Over Previous Kernels")."""
-    return not rows[-1].get("_ended")
-
-
 _POWER_STAT = re.compile(
     r"^\s*(?P<name>[A-Za-z_][\w]*)\s*,?\s*=\s*(?P<value>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|-?nan|-?inf)\s*$"
 )
@@ -300,8 +294,6 @@ def read_power_report(path: str | Path) -> pd.DataFrame:
             current["_ended"] = section == "power"  # the run's totals end each kernel's block
         elif (m := _POWER_STAT.match(line)) and section:
             name, value = m["name"], float(m["value"])
-            current.setdefault("_sections", {}).setdefault(section, 0)
-            current["_sections"][section] += 1
             if not math.isfinite(value) or value < 0 and name.endswith("power"):
                 raise CosimError(f"{path}:{lineno}: {name} = {m['value']}; a power report needs finite powers >= 0")
             if name in ("kernel_avg_power", "gpu_avg_power"):
@@ -312,7 +304,9 @@ def read_power_report(path: str | Path) -> pd.DataFrame:
                 current["min_power_w"] = value
             elif section == "average" and name.startswith("gpu_avg_"):
                 current[name] = value
-    if rows and _report_cut(rows):
+    # GPUWattch and AccelWattch end every kernel's block with the run's totals ("Accumulative Power Statistics Over
+    # Previous Kernels"): a report without them after its last block ends inside it
+    if rows and not rows[-1].get("_ended"):
         last = rows.pop()
         why = "the report ends before the block's Accumulative Power Statistics"
         left_out(path, last["line"], f"kernel '{last['kernel']}'", why, kept=sum(1 for r in rows if "power_w" in r))

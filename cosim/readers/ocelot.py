@@ -134,12 +134,11 @@ def read_ocelot_trace(path: str | Path, *, class_map: dict[str, str] | None = No
             raise CosimError(f"{path}:{lineno}: class '{label.strip()}' appears twice in the kernel block of line {current['line']}")
         current["_seen"][cls] = lineno
         current[f"n_{cls}"] = count
-    if rows and (ends_mid_line(text) or not rows[-1]["_seen"]):  # the trace ends inside its last block
+    # the trace ends inside its last block (a last block without counts is cut, not refused as _close would)
+    if rows and (ends_mid_line(text) or not rows[-1]["_seen"]):
         last = rows.pop()
         why = "the trace ends mid-line" if ends_mid_line(text) else "the trace ends before its class counts"
         left_out(path, last["line"], f"kernel '{last['kernel']}'", why, kept=len(rows), unit="launch")
-        current = None
-    _close(path, current)
     if not rows:
         raise CosimError(f"{path}: no 'Kernel name:' line; is this a GPU Ocelot instruction-class trace?")
     out = pd.DataFrame(rows).drop(columns="_seen")
