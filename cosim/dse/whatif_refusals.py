@@ -8,7 +8,7 @@ import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.models.modelfile import Model
-from cosim.models.plausibility import static_reasons
+from cosim.models.plausibility import refuse_implausible, static_reasons
 from cosim.timeline.clock_change import clock_change
 
 
@@ -31,12 +31,11 @@ def refuse_clock_change(stats: pd.DataFrame, cluster, *, freq_mhz: np.ndarray, d
 def refuse_implausible_clocks(name: str, model: Model, freq_mhz: np.ndarray, voltage_v: np.ndarray, static_w: np.ndarray) -> None:
     """Refuse a clock whose static power [W] (the model's own curve) the rule ``cosim power`` applies calls implausible
     (:func:`cosim.models.plausibility.static_reasons`): the what-if writes no row ``cosim power`` would refuse."""
-    reasons = static_reasons(model, static_w=static_w, freq_mhz=freq_mhz, voltage_v=voltage_v)
-    bad = np.flatnonzero(reasons != "")
-    if bad.size:
-        i = int(bad[0])
-        more = f" (and {bad.size - 1} more clock(s))" if bad.size > 1 else ""
-        raise CosimError(
-            f"--freqs {name}={freq_mhz[i]:g} ({model.name}): {reasons[i]}{more}; drop it from --freqs "
-            f"(the model was trained at {model.train_freq_mhz[0]:g}-{model.train_freq_mhz[1]:g} MHz), or price it with another --model"
-        )
+    refuse_implausible(
+        static_reasons(model, static_w=static_w, freq_mhz=freq_mhz, voltage_v=voltage_v),
+        lambda i: f"--freqs {name}={freq_mhz[i]:g} ({model.name})",
+        f"drop it from --freqs (the model was trained at {model.train_freq_mhz[0]:g}-{model.train_freq_mhz[1]:g} MHz), "
+        "or price it with another --model",
+        unit="clock",
+        keep=None,  # the what-if writes no implausible row
+    )

@@ -26,13 +26,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from cosim.errors import CosimError
+from cosim.models.clocks import FREQ_REL_TOL
 from cosim.models.walker import cluster_power_w, static_power_w
 
 DEFAULT_BAND = 1.125  # the validated distance: 1600 -> 1800 MHz on the A15's own measured data
 # Relative error added per unit of (f / f_top - 1): 90 % of the A15's 1800 MHz rows priced from 1600 MHz lie within
 # 2 SER + 0.8 * 0.125 * P (+ the voltage term); checked on 1400 -> 1600 MHz (docs/explanation/limits.md)
 DEFAULT_REL_ERROR_PER_X = 0.8
-_TOL = 0.003  # gem5 tick rounding, as in cosim.models.modelfile
+_TOL = FREQ_REL_TOL  # gem5 tick rounding
 _K_GRID = np.arange(0.0, 10.01, 0.5)  # leakage exponent [1/V]: 0 (no V dependence) to 10 /V
 
 

@@ -17,13 +17,11 @@ from typing import Any
 import numpy as np
 
 from cosim.errors import CosimError
+from cosim.models.clocks import FREQ_REL_TOL
 from cosim.models.walker import DynamicTerm, StaticTerm
 from cosim.readers._files import read_text
 
 SCHEMA = "cosim-model/1"
-# gem5 keeps clock periods in whole ticks: at 1e12 ticks/s 1.8 GHz becomes 556 ticks = 1798.6 MHz.
-# Half a tick is at most 0.2 % at 4 GHz, so frequencies within 0.3 % count as equal.
-_FREQ_REL_TOL = 0.003
 CORE_KINDS = ("in-order", "out-of-order")  # a model file's optional 'core_kind'
 
 
@@ -205,7 +203,7 @@ def operating_point(model: Model, freq_mhz: np.ndarray, voltage_v: float | np.nd
     f = np.asarray(freq_mhz, dtype=float)
     table_f = np.array([p[0] for p in model.vf_points])
     table_v = np.array([p[1] for p in model.vf_points])
-    in_table = (np.abs(f[:, None] - table_f[None, :]) <= _FREQ_REL_TOL * table_f[None, :]).any(axis=1)
+    in_table = (np.abs(f[:, None] - table_f[None, :]) <= FREQ_REL_TOL * table_f[None, :]).any(axis=1)
     u = np.zeros(f.shape)
     if voltage_v is not None:
         v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape).copy()
@@ -222,7 +220,7 @@ def operating_point(model: Model, freq_mhz: np.ndarray, voltage_v: float | np.nd
     lo_v, hi_v = model.train_voltage_v
     return OperatingPoint(
         voltage_v=v,
-        freq_outside_training=(f < lo_f * (1 - _FREQ_REL_TOL)) | (f > hi_f * (1 + _FREQ_REL_TOL)),
+        freq_outside_training=(f < lo_f * (1 - FREQ_REL_TOL)) | (f > hi_f * (1 + FREQ_REL_TOL)),
         voltage_outside_training=(v < lo_v - 1e-9) | (v > hi_v + 1e-9),
         voltage_not_in_table=not_in_table,
         voltage_u_v=u,

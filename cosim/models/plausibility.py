@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from cosim.errors import CosimError
+from cosim.models.clocks import FREQ_REL_TOL
 from cosim.models.envelope import static_anchor, trained_clock_mhz
 from cosim.models.modelfile import Model
 
@@ -120,7 +121,7 @@ def static_reasons(model: Model, *, static_w: np.ndarray, freq_mhz: np.ndarray, 
     lo_f, hi_f = model.train_freq_mhz
     lo_v, hi_v = model.train_voltage_v
     fa, va, sa = static_anchor(model, f, v)
-    off_clock = (f > hi_f) | (f < lo_f * (1 - 0.003))
+    off_clock = (f > hi_f) | (f < lo_f * (1 - FREQ_REL_TOL))
     off_volts = (v < lo_v - 1e-9) | (v > hi_v + 1e-9)
     off = off_clock | off_volts
     up = off & (f >= fa) & (v >= va)
@@ -131,7 +132,7 @@ def static_reasons(model: Model, *, static_w: np.ndarray, freq_mhz: np.ndarray, 
     def where(i: int) -> str:
         if f[i] > hi_f:
             return f"{freq_mhz[i]:g} MHz is {f[i] / hi_f:.3g}x the model's top clock {hi_f:g} MHz"
-        if f[i] < lo_f * (1 - 0.003):
+        if f[i] < lo_f * (1 - FREQ_REL_TOL):
             return f"{freq_mhz[i]:g} MHz is below the model's lowest clock {lo_f:g} MHz"
         return f"{v[i]:.4g} V at {freq_mhz[i]:g} MHz is outside the model's training voltages {lo_v:g}-{hi_v:g} V"
 

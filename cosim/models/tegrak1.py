@@ -21,7 +21,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cosim.errors import CosimError
-from cosim.models.modelfile import _FREQ_REL_TOL, read_model_json
+from cosim.models.clocks import FREQ_REL_TOL
+from cosim.models.modelfile import read_model_json
 
 SCHEMA = "cosim-rail-model/1"
 
@@ -132,7 +133,7 @@ def clock_voltage_v(model: RailModel, clock: str, freq_mhz: float) -> tuple[floa
     table_v = np.array([p[1] for p in points])
     if not np.isfinite(freq_mhz):
         raise CosimError(f"{clock} clock {freq_mhz} MHz is not a number; give one of {_steps(table_f)} MHz")
-    near = np.abs(table_f - freq_mhz) <= _FREQ_REL_TOL * table_f
+    near = np.abs(table_f - freq_mhz) <= FREQ_REL_TOL * table_f
     if near.any():
         return float(table_v[near.argmax()]), False
     if clock in model.complete_tables or not table_f[0] <= freq_mhz <= table_f[-1]:
@@ -191,7 +192,7 @@ def rail_power_w(
         out["clock_w"] = rail.clock_c * freq_mhz * 1e6 * v2
     else:
         out["clock_w"] = np.zeros_like(v)
-    offset = next((w for f, w in rail.offsets_w.items() if freq_mhz is not None and abs(f - freq_mhz) <= _FREQ_REL_TOL * f), 0.0)
+    offset = next((w for f, w in rail.offsets_w.items() if freq_mhz is not None and abs(f - freq_mhz) <= FREQ_REL_TOL * f), 0.0)
     out["offset_w"] = np.full(v.shape, offset)
     total = out["static_w"] + out["clock_w"] + out["offset_w"]
     for name, c in rail.coefficients.items():

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cosim.errors import CosimError
+from cosim.models.clocks import FREQ_REL_TOL
 from cosim.models.walker import cluster_power_w
 
 
@@ -15,8 +16,9 @@ def load_voltage(points: Sequence[Sequence[float]] | np.ndarray, freq_mhz: np.nd
     table = np.asarray(points, dtype=float)
     f = np.asarray(freq_mhz, dtype=float)
     idx = np.abs(f[:, None] - table[None, :, 0]).argmin(axis=1)
-    if np.any(np.abs(table[idx, 0] - f) > 0.003 * table[idx, 0]):
-        missing = sorted(set(np.round(f[np.abs(table[idx, 0] - f) > 0.003 * table[idx, 0]], 1)))
+    off = np.abs(table[idx, 0] - f) > FREQ_REL_TOL * table[idx, 0]
+    if np.any(off):
+        missing = sorted(set(np.round(f[off], 1)))
         raise CosimError(f"the voltage model has no entry for {', '.join(map(str, missing))} MHz; it is fitted per frequency")
     return table[idx, 1] + table[idx, 2] * np.asarray(p_dyn_at_target_w)
 

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cosim.models.clocks import FREQ_REL_TOL
 from cosim.readers.gem5_config import Cluster
 from cosim.readers.stats_table import StatsLike
 from cosim.timeline.cycles import CYCLE_EDGE, CYCLE_SLACK, _column
 
 #: clocks closer than this (relative) are one clock: gem5 rounds periods to whole ticks
-_SAME_CLOCK = 0.003
+_SAME_CLOCK = FREQ_REL_TOL
 
 
 @dataclass(frozen=True)

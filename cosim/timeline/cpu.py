@@ -178,7 +178,8 @@ def _cluster_timeline(
     powered = powered_cores(stats, cluster, spec.powered_cores, path=meta.path)
     scale = cores_factor(model, powered)
     parts = [envelope_power_w(model, rates.eph, f, o.voltage_v, static_scale=scale) for f, _, o in ops]
-    power = {k: _mix([p[k] for p in parts], [w for _, w, _ in ops]) for k in parts[0] if k != "dpower_dv_w_per_v"}
+    weights = [w for _, w, _ in ops]  # each operating point's share of the epoch
+    power = {k: _mix([p[k] for p in parts], weights) for k in parts[0] if k != "dpower_dv_w_per_v"}
     missing = ~np.isfinite(power["power_w"])  # nan or inf in the stats: no value, not a huge one
     for values in power.values():
         values[missing] = np.nan
@@ -193,7 +194,7 @@ def _cluster_timeline(
         "n_cpus": np.full(rows, cluster.n_cpus, dtype=np.int64),
         "powered_cores": np.full(rows, powered, dtype=np.int64),
         "freq_mhz": ticked_mhz,
-        "voltage_v": _mix([o.voltage_v for _, _, o in ops], [w for _, w, _ in ops]),
+        "voltage_v": _mix([o.voltage_v for _, _, o in ops], weights),
         "power_w": power["power_w"],
         "dynamic_w": power["dynamic_w"],
         "static_w": power["static_w"],
@@ -212,7 +213,7 @@ def _cluster_timeline(
                 static_scale=scale,
             )
         )
-    half = _mix(halves, [w for _, w, _ in ops])
+    half = _mix(halves, weights)
     out["power_lo_w"] = np.maximum(out["power_w"] - half, 0.0)  # power is never negative
     out["power_hi_w"] = out["power_w"] + half
     out["energy_j"] = out["power_w"] * duration
@@ -222,7 +223,7 @@ def _cluster_timeline(
     for event in model.events:
         out[f"eph_{event}"] = rates.eph[event]
     nan_input = np.isnan(out["power_w"])
-    reasons = np.where(change.reasons != "", change.reasons, "")
+    reasons = change.reasons.copy()
     for (f, w, o), p in zip(ops, parts):
         judged = implausible_reasons(
             model,
