@@ -148,10 +148,10 @@ def fit_physics(rows: pd.DataFrame) -> dict:
     from cosim.kernels.features import physics_inputs as read_inputs
 
     tool = physics_tool(rows)
-    raw = read_inputs(rows, tool)["dram"]
-    positive = raw[raw > 0]
+    x = read_inputs(rows, tool)  # read (and range-checked) once: the scale is taken from the same values it divides
+    positive = x["dram"][x["dram"] > 0]
     model: dict[str, Any] = {"features": tool, "dram_scale": float(np.median(positive)) if len(positive) else 1.0}
-    x = physics_inputs(model, rows)
+    x["dram"] = x["dram"] / model["dram_scale"]  # as physics_inputs does for a fitted model
     model["runtime"] = fit_physics_runtime(rows, x)
     model["power"] = fit_physics_power(rows, x)
     return model
