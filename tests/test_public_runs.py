@@ -42,6 +42,11 @@ OUTCOMES = [
     ("public-old2016-arm-se-minor-mcf", (), 2, "2000 MHz is 1.43x cortex-a7-gemstone2018's top trained clock 1400 MHz"),
     ("public-old2016-arm64-fs-o3-dual", A15, 0, "extrapolated"),
     ("public-old2016-null-dram-lowp-28dumps", A15, 2, "this run has no CPU"),
+    # Ruby caches (gem5 2016 regression references). The ARMv8 one's source ships no config.ini; the x86 one is
+    # x86, and its Ruby controllers' stats are not classic caches
+    ("public-old2016-arm64-fs-timingsimple-ruby-moesi", A15, 2, "no config.ini/config.json beside it"),
+    ("public-old-x86-fs-timingsimple-ruby-mesi", A15, 2, "the run is X86 but cortex-a15-walker2017 was trained on ARM"),
+    ("public-old-x86-fs-timingsimple-ruby-mesi", (*A15, "--any-isa"), 2, "uses Ruby (RubySequencer)"),
     # runs made for cosim with gem5 v24 (see ../shared/data/gem5/README.md). A CPU that exists and never ran
     # (numCycles 0, its other counters never printed) is an idle core: priced, flagged
     ("cosim-v24-se-o3-2cpu-1process-1000MHz", (), 0, "idle_cpu:system.cpu1"),
@@ -62,7 +67,7 @@ def test_every_public_run_has_an_expected_outcome():
     assert {run.split("/")[0] for run, *_ in OUTCOMES} == {p.name for p in GEM5_RUNS.iterdir() if p.is_dir()}
 
 
-@pytest.mark.parametrize(("run", "args", "code", "says"), OUTCOMES, ids=[f"{r}{'-a15' if a else ''}" for r, a, *_ in OUTCOMES])
+@pytest.mark.parametrize(("run", "args", "code", "says"), OUTCOMES, ids=[f"{r}{'-' + '-'.join(x.strip('-')[:9] for x in a if x.startswith('--')) if a else ''}" for r, a, *_ in OUTCOMES])
 def test_public_run(run, args, code, says, tmp_path):
     out = tmp_path / "p.csv"
     result = cosim("power", GEM5_RUNS / run / "stats.txt", *args, "-o", out)
