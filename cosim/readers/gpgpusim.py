@@ -166,6 +166,8 @@ def read_gpgpusim(path: str | Path) -> pd.DataFrame:
             f"{path}: no kernel statistics blocks (kernel_name = ... then gpu_sim_cycle = ...); "
             "is this the stdout of a GPGPU-Sim or Accel-Sim run that finished a kernel?"
         )
+    for b in blocks:
+        _one_launch(path, b["line"], b["kernel"], b.get("uid", ""))
     core_mhz = _core_mhz(path, options)
     out = pd.DataFrame(_rows(path, blocks, core_mhz))
     empty = out[(out["kernel"] == "") & (out.get("gpu_sim_insn", 0) == 0)]
@@ -184,6 +186,18 @@ def read_gpgpusim(path: str | Path) -> pd.DataFrame:
         "raw": [{"line": b["line"], "kernel": b["kernel"], **{k: v for k, (v, _) in b["stats"].items()}} for b in blocks],
     }
     return out
+
+
+def _one_launch(path: Path, line: int, kernel: str, uid: str) -> None:
+    """Refuse a block that covers several launches (``kernel_launch_uid = 1 3``: kernels of several streams ended
+    together, and the simulator printed one block for them); its counters cannot be split per launch."""
+    uids = uid.split()
+    if len(uids) > 1:
+        raise CosimError(
+            f"{path}:{line}: one statistics block for {len(uids)} launches (kernel_launch_uid = {' '.join(uids)}, kernel_name = "
+            f"{kernel[:80]}): they ran at once, and their counters cannot be split per launch; simulate with "
+            "-gpgpu_max_concurrent_kernel 1 so each launch gets its own block"
+        )
 
 
 def _core_mhz(path: Path, options: dict[str, str]) -> float:
@@ -311,6 +325,8 @@ def read_power_report(path: str | Path) -> pd.DataFrame:
         why = "the report ends before the block's Accumulative Power Statistics"
         left_out(path, last["line"], f"kernel '{last['kernel']}'", why, kept=sum(1 for r in rows if "power_w" in r))
     rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows if "power_w" in r]
+    for r in rows:
+        _one_launch(path, r["line"], r["kernel"], r["uid"])
     if not rows:
         raise CosimError(f"{path}: no 'Kernel Average Power Data' with kernel_avg_power; is this a GPUWattch/AccelWattch report?")
     out = pd.DataFrame(rows)
