@@ -436,6 +436,8 @@ def beside_report(timeline: pd.DataFrame, path: str | Path, run: pd.DataFrame | 
 
 def _same_run(path: Path, report: pd.DataFrame, run: pd.DataFrame) -> None:
     """Refuse a report of another run: launch uids that differ, or instruction counts that do not fit the run's."""
+    import pandas as pd
+
     for (_, r), (_, k) in zip(report.iterrows(), run.iterrows()):
         if str(r["uid"]).strip() and str(k.get("uid", "")).strip() and str(r["uid"]).strip() != str(k["uid"]).strip():
             raise CosimError(
