@@ -159,7 +159,7 @@ def _rows(path: Path, layout: str, columns: dict[str, tuple[str, str | None]], w
     unknown = [n for n, _ in header if n not in columns]
     if unknown:
         raise CosimError(f"{path}:{start + 1}: nsys column '{unknown[0]}' cosim does not know; is this an nsys {layout} report?")
-    rows = []
+    rows: list[dict] = []
     for lineno, line in enumerate(lines[start + 1 :], start=start + 2):
         if not line.strip():
             if rows:

@@ -112,7 +112,8 @@ def read_query_gpu(path: str | Path) -> pd.DataFrame:
     header = _query_header(lines[start])
     names = [n for n, _ in header]
     ident = next((f for f in ID_FIELDS if f in names), None)
-    rows, samples = [], {}
+    rows: list[dict] = []
+    samples: dict[str, int] = {}
     for lineno, line in enumerate(lines[start + 1 :], start=start + 2):
         if not line.strip():
             continue
@@ -198,7 +199,8 @@ def read_dmon(path: str | Path) -> pd.DataFrame:
         left_out(path, len(lines) + 1, "the last sample", "the log ends mid-line", kept=len(lines), unit="line")
     names: list[str] | None = None
     units: list[str] = []
-    rows, samples = [], {}
+    rows: list[dict] = []
+    samples: dict[str, int] = {}
     for lineno, line in enumerate(lines, start=1):
         stripped = line.strip()
         if _DMON_HEADER.match(stripped):

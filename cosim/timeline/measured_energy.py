@@ -160,20 +160,21 @@ def align_offset(kernels: pd.DataFrame, samples: pd.DataFrame, *, window_s: floa
     offsets = np.arange(lo, hi + step / 2, step)
     if len(offsets) > 200_000:
         raise CosimError(f"the log is {len(offsets)} search steps longer than the trace; give the offset with --offset-s or --trace-zero")
-    best, best_r = lo, -math.inf
-    for offset in offsets:
+    rs = np.full(len(offsets), -math.inf)
+    for i, offset in enumerate(offsets):
         b = busy_fraction(kernels, t, window_s, offset)
-        if b.std() == 0:
-            continue
-        r = float(np.corrcoef(b, p)[0, 1])
-        if r > best_r:
-            best, best_r = float(offset), r
+        if b.std() > 0:
+            rs[i] = float(np.corrcoef(b, p)[0, 1])
+    rs[~np.isfinite(rs)] = -math.inf  # a flat log correlates with nothing
+    best_r = float(rs.max())
+    # readings a period apart fit equally well over a stretch of offsets: its middle is the estimate
+    ties = np.flatnonzero(rs >= best_r - 1e-9)
     if best_r < MIN_ALIGN_CORRELATION:
         raise CosimError(
-            f"the power log does not follow the kernels at any offset (best correlation {max(best_r, -1):.2f} < "
+            f"the power log does not follow the kernels at any offset (best correlation {max(best_r, -1.0):.2f} < "
             f"{MIN_ALIGN_CORRELATION}); give the offset with --offset-s or the trace's start with --trace-zero"
         )
-    return best, best_r
+    return float(offsets[ties[len(ties) // 2]]), best_r
 
 
 def shift_cost(
