@@ -357,6 +357,7 @@ def _rail_timeline(gpu: GpuInput, *, gpu_mhz, emc_mhz, cpu_lp_mhz, activity, lau
     starts = read_launch_times(launch_times) if launch_times else None
     copies = None
     if gpu_trace:
+        from cosim.readers.gpu_logs import read_trace
         from cosim.timeline.launches import order_by_gpu_trace
 
         kernels, starts, copies = order_by_gpu_trace(kernels, read_trace(gpu_trace))
@@ -401,20 +402,10 @@ def _access_rate_timeline(gpu: GpuInput, *, gpu_clock_mhz, idle_power_w: dict[st
     return _add_flag(timeline, gpu.flag)
 
 
-#: How far apart AccelWattch's implied power-sample periods of one run's kernels may be (its instruction counts
-#: are per-sample means, so gpu_avg_TOT_INST / IPC is the same period for every kernel of one run).
-SAMPLE_PERIOD_REL_TOL = 0.05
-
-
 def beside_report(timeline: pd.DataFrame, path: str | Path, run: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per kernel, in launch order: the model's ``power_w`` and ``dynamic_w`` [W] next to a GPUWattch/AccelWattch
-    report's ``report_power_w`` [W] of the same GPGPU-Sim run; a :class:`CosimError` when the runs differ.
-
-    Checked: the number of kernels, their names, their ``kernel_launch_uid`` (given ``run``, the simulator log's
-    table) and, where the report has AccelWattch's ``gpu_avg_TOT_INST``, the instruction counts: each kernel's mean
-    instructions per power sample divided by its IPC (``gpu_sim_insn / gpu_sim_cycle``) is the sample period
-    [cycles], one for the whole run; kernels whose periods differ by more than :data:`SAMPLE_PERIOD_REL_TOL` are
-    of another run."""
+    report's ``report_power_w`` [W] of the same GPGPU-Sim run (``run``: its log's table); a :class:`CosimError` when
+    the runs differ (:func:`cosim.readers.gpgpusim.check_same_run`: uids, instruction counts)."""
     import pandas as pd
 
     from cosim.readers.gpgpusim import read_power_report
@@ -428,34 +419,12 @@ def beside_report(timeline: pd.DataFrame, path: str | Path, run: pd.DataFrame | 
         if r["kernel"] and r["kernel"] != k["kernel"]:
             raise CosimError(f"{path}:{r['line']}: kernel '{r['kernel']}' in the report where the run has '{k['kernel']}'")
     if run is not None and len(run) == len(report):
-        _same_run(path, report, run.reset_index(drop=True))
+        from cosim.readers.gpgpusim import check_same_run
+
+        check_same_run(path, report, run.reset_index(drop=True))
     return pd.DataFrame(
         {"kernel": kernels["kernel"], "power_w": kernels["power_w"], "dynamic_w": kernels["dynamic_w"], "report_power_w": report["power_w"]}
     )
-
-
-def _same_run(path: Path, report: pd.DataFrame, run: pd.DataFrame) -> None:
-    """Refuse a report of another run: launch uids that differ, or instruction counts that do not fit the run's."""
-    import pandas as pd
-
-    for (_, r), (_, k) in zip(report.iterrows(), run.iterrows()):
-        if str(r["uid"]).strip() and str(k.get("uid", "")).strip() and str(r["uid"]).strip() != str(k["uid"]).strip():
-            raise CosimError(
-                f"{path}:{r['line']}: kernel_launch_uid {r['uid']} in the report where the run's launch {k['launch']} has {k['uid']}; "
-                "give the report of this run"
-            )
-    if "gpu_avg_TOT_INST" not in report or not {"gpu_sim_insn", "gpu_sim_cycle"} <= set(run.columns):
-        return
-    ipc = run["gpu_sim_insn"].to_numpy(dtype=float) / run["gpu_sim_cycle"].to_numpy(dtype=float)
-    period = report["gpu_avg_TOT_INST"].to_numpy(dtype=float) / ipc
-    ok = period[(ipc > 0) & (period > 0)]
-    if len(ok) >= 2 and (ok.max() - ok.min()) > SAMPLE_PERIOD_REL_TOL * ok.min():
-        i = int(abs(period - float(pd.Series(ok).median())).argmax())
-        raise CosimError(
-            f"{path}:{report['line'].iloc[i]}: kernel '{report['kernel'].iloc[i][:60]}' has {report['gpu_avg_TOT_INST'].iloc[i]:g} "
-            f"instructions per power sample, which at the run's IPC {ipc[i]:.4g} is a {period[i]:.4g}-cycle sample where the other "
-            f"kernels have {pd.Series(ok).median():.4g}: the report's instruction counts are not this run's; give the report of this run"
-        )
 
 
 def beside_measured(timeline: pd.DataFrame, path: str | Path) -> tuple[int, float, float]:
@@ -479,63 +448,3 @@ def read_table(path: str | Path, *, format: str | None = None) -> tuple[str, pd.
         return "kernel-dvfs", read_dvfs_folder(path)
     table = read(path, format=format)
     return table.attrs["read"]["format"], table
-
-
-def read_trace(path: str | Path) -> pd.DataFrame:
-    """The GPU activities (kernels, copies) of a trace, by its content: nvprof ``--print-gpu-trace`` (text or
-    --csv, alone or inside a ``--metrics`` log) or nsys ``cuda_gpu_trace`` CSV; columns as
-    :func:`cosim.readers.nvprof_trace.read_gpu_trace` gives them, times [s] on the trace's own clock."""
-    from cosim.readers.tidy import detect_format
-
-    path = Path(path)
-    fmt = detect_format(path, way_out="give nvprof --print-gpu-trace output or nsys stats --report cuda_gpu_trace --format csv")
-    if fmt == "nsys-gpu-trace":
-        from cosim.readers.nsys import read_nsys_trace
-
-        return read_nsys_trace(path)
-    if fmt in ("nvprof-gpu-trace", "nvprof-metrics"):
-        from cosim.readers.nvprof_trace import read_gpu_trace
-
-        return read_gpu_trace(path)
-    raise CosimError(
-        f"{path}: a {fmt} file, not a kernel trace; give nvprof --print-gpu-trace output or nsys stats --report cuda_gpu_trace --format csv"
-    )
-
-
-def read_power_log(path: str | Path, *, field: str | None = None, gpu: str | None = None, period_s: float | None = None) -> pd.DataFrame:
-    """``time_s`` [s] and ``power_w`` [W] of one GPU's readings from an nvidia-smi ``--query-gpu`` CSV, an
-    ``nvidia-smi dmon -o DT`` log or a DCGM ``dcgmi dmon`` log (which has no times: ``period_s``, its ``-d``, gives
-    them), with ``attrs['power']``: ``field``, ``window_s`` (its averaging window [s]) and ``gpu``."""
-    import pandas as pd
-
-    from cosim.readers.tidy import detect_format
-
-    path = Path(path)
-    fmt = detect_format(path, way_out="give nvidia-smi --query-gpu=timestamp,power.draw --format=csv -lms 100 output, or dcgmi dmon's")
-    if fmt in ("nvidia-smi", "nvidia-smi-dmon"):
-        from cosim.readers.nvidia_smi import power_samples, read_dmon, read_query_gpu
-
-        wide = read_query_gpu(path) if fmt == "nvidia-smi" else read_dmon(path)
-        return power_samples(path, wide, field=field, gpu=gpu)
-    if fmt == "dcgm-dmon":
-        from cosim.readers.dcgm import read_dcgm
-
-        if period_s is None or not (period_s > 0):
-            raise CosimError(f"{path}: dcgmi dmon writes no times; give its sample period with --period-s (its -d, in s)")
-        rows = read_dcgm(path)
-        power = rows[rows["metric"] == (field or "POWER")]
-        entities = sorted(set(power["entity"]))
-        if not entities:
-            raise CosimError(f"{path}: no {field or 'POWER'} field; log it with dcgmi dmon -e 155,...")
-        entity = gpu if gpu is not None else entities[0]
-        if gpu is None and len(entities) > 1:
-            raise CosimError(f"{path}: the log holds {', '.join(entities)}; say which ran the trace with --gpu '{entities[0]}'")
-        mine = power[(power["entity"] == entity) & power["value"].notna()]
-        if mine.empty:
-            raise CosimError(f"--gpu {entity}: {path} holds {', '.join(entities)}")
-        out = pd.DataFrame({"time_s": mine["sample"].to_numpy() * period_s, "power_w": mine["value"].to_numpy()})
-        out.attrs["power"] = {"path": str(path), "field": field or "POWER", "window_s": 1.0, "gpu": entity}
-        return out
-    raise CosimError(
-        f"{path}: a {fmt} file, not a power log over time; give nvidia-smi --query-gpu=timestamp,power.draw --format=csv output"
-    )

@@ -12,8 +12,8 @@ TRACE = REPO / "tests" / "data" / "gpu" / "nsys-cuda-gpu-trace-3-kernels.csv"
 def gpu_energy_table(plot: Path) -> str:
     """Per-kernel measured energy of the bundled pair with each power field, the alignment found, and what a shift
     of the trace by whole sample periods changes."""
-    from cosim.gpu_input import read_power_log, read_trace
     from cosim.plots.gpu import plot_measured_energy
+    from cosim.readers.gpu_logs import read_power_log, read_trace
     from cosim.timeline.measured_energy import align_offset, kernel_energy, sample_period_s, shift_cost
 
     trace = read_trace(TRACE)

@@ -139,7 +139,7 @@ def test_nvidia_smi_dmon(tmp_path):
         "\n".join(line[24:] and "#" + line[24:] if line.startswith("#") else line[24:] for line in DMON.splitlines()) + "\n",
     )
     with pytest.raises(CosimError, match=r"-o DT"):
-        power_samples(untimed)
+        power_samples(untimed, read_dmon(untimed))
 
 
 def test_cosim_read_of_an_nvidia_smi_log_counts_samples(tmp_path):
@@ -201,7 +201,7 @@ def test_nsys_trace_cut_mid_row_loses_that_row(tmp_path):
 
 
 def test_an_nsys_trace_serves_as_cosim_gpu_trace(tmp_path):
-    from cosim.gpu_input import read_trace
+    from cosim.readers.gpu_logs import read_trace
 
     assert read_trace(write(tmp_path, "t.csv", NSYS))["kind"].tolist() == ["memcpy", "kernel"]
 

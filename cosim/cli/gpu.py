@@ -247,8 +247,8 @@ def _compare_measured(path: Path, timeline) -> None:
 
 
 def cmd_gpu_energy(args: argparse.Namespace) -> int:
-    from cosim.gpu_input import read_power_log, read_trace
     from cosim.output import write_table
+    from cosim.readers.gpu_logs import read_power_log, read_trace
     from cosim.readers.nvidia_smi import timestamp_s
     from cosim.timeline.measured_energy import align_offset, kernel_energy, resolvable_s, sample_period_s, shift_cost
 

@@ -332,3 +332,32 @@ def read_power_report(path: str | Path) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     out.attrs["power_report"] = {"path": str(path)}
     return out
+
+
+#: How far apart AccelWattch's implied power-sample periods of one run's kernels may be (its instruction counts
+#: are per-sample means, so gpu_avg_TOT_INST / IPC is the same period for every kernel of one run).
+SAMPLE_PERIOD_REL_TOL = 0.05
+
+
+def check_same_run(path: Path, report: pd.DataFrame, run: pd.DataFrame) -> None:
+    """Refuse a report of another run: launch uids that differ, or instruction counts that do not fit the run's."""
+    import pandas as pd
+
+    for (_, r), (_, k) in zip(report.iterrows(), run.iterrows()):
+        if str(r["uid"]).strip() and str(k.get("uid", "")).strip() and str(r["uid"]).strip() != str(k["uid"]).strip():
+            raise CosimError(
+                f"{path}:{r['line']}: kernel_launch_uid {r['uid']} in the report where the run's launch {k['launch']} has {k['uid']}; "
+                "give the report of this run"
+            )
+    if "gpu_avg_TOT_INST" not in report or not {"gpu_sim_insn", "gpu_sim_cycle"} <= set(run.columns):
+        return
+    ipc = run["gpu_sim_insn"].to_numpy(dtype=float) / run["gpu_sim_cycle"].to_numpy(dtype=float)
+    period = report["gpu_avg_TOT_INST"].to_numpy(dtype=float) / ipc
+    ok = period[(ipc > 0) & (period > 0)]
+    if len(ok) >= 2 and (ok.max() - ok.min()) > SAMPLE_PERIOD_REL_TOL * ok.min():
+        i = int(abs(period - float(pd.Series(ok).median())).argmax())
+        raise CosimError(
+            f"{path}:{report['line'].iloc[i]}: kernel '{report['kernel'].iloc[i][:60]}' has {report['gpu_avg_TOT_INST'].iloc[i]:g} "
+            f"instructions per power sample, which at the run's IPC {ipc[i]:.4g} is a {period[i]:.4g}-cycle sample where the other "
+            f"kernels have {pd.Series(ok).median():.4g}: the report's instruction counts are not this run's; give the report of this run"
+        )

@@ -260,20 +260,12 @@ def long_table(wide: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def power_samples(path: str | Path, wide: pd.DataFrame | None = None, *, field: str | None = None, gpu: str | None = None) -> pd.DataFrame:
-    """``time_s`` [s] and ``power_w`` [W] of one GPU's power readings, with ``attrs['power']``: ``field`` (the power
-    field used: ``power.draw.instant`` where queried, else ``power.draw``, else ``power.draw.average``; dmon's
-    ``pwr``), ``window_s`` (its averaging window [s], :data:`POWER_FIELDS`) and ``gpu``."""
+def power_samples(path: str | Path, wide: pd.DataFrame, *, field: str | None = None, gpu: str | None = None) -> pd.DataFrame:
+    """``time_s`` [s] and ``power_w`` [W] of one GPU's power readings in ``wide`` (:func:`read_query_gpu` or
+    :func:`read_dmon` of ``path``), with ``attrs['power']``: ``field`` (the power field used: ``power.draw.instant``
+    where queried, else ``power.draw``, else ``power.draw.average``; dmon's ``pwr``), ``window_s`` (its averaging
+    window [s], :data:`POWER_FIELDS`) and ``gpu``."""
     path = Path(path)
-    if wide is None:
-        from cosim.readers.tidy import detect_format
-
-        fmt = detect_format(path)
-        if fmt not in ("nvidia-smi", "nvidia-smi-dmon"):
-            raise CosimError(
-                f"{path}: a {fmt} file, not an nvidia-smi power log; give nvidia-smi --query-gpu=timestamp,power.draw ... output"
-            )
-        wide = read_query_gpu(path) if fmt == "nvidia-smi" else read_dmon(path)
     present = [f for f in POWER_FIELDS if f in wide.columns and wide[f].notna().any()]
     if field is None and not present:
         raise CosimError(f"{path}: no power readings (power.draw, power.draw.instant, power.draw.average or dmon's pwr) in the log")
