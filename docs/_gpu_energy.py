@@ -34,10 +34,14 @@ def gpu_energy_table(plot: Path) -> str:
             "|---|---|---|---|---|---|---|",
         ]
         for _, k in table.iterrows():
-            measured = k["power_w"] == k["power_w"]
+            measured = k["measured_power_w"] == k["measured_power_w"]
             lines.append(
                 f"| {k['kernel']} | {k['duration_s'] * 1e3:.4g} | {k['samples']} | "
-                + (f"{k['power_w']:.4g} | {k['power_lo_w']:.4g}-{k['power_hi_w']:.4g} | {k['energy_j']:.4g}" if measured else "- | - | -")
+                + (
+                    f"{k['measured_power_w']:.4g} | {k['measured_power_lo_w']:.4g}-{k['measured_power_hi_w']:.4g} | {k['measured_energy_j']:.4g}"
+                    if measured
+                    else "- | - | -"
+                )
                 + f" | {k['flags']} |"
             )
         lines.append("")

@@ -265,18 +265,18 @@ def test_measured_energy_of_instant_readings_by_hand():
     samples["power_w"] = [_power_at(t) for t in samples["time_s"]]
     table = kernel_energy(_kernels(), samples, window_s=0.0, offset_s=ZERO_S).set_index("kernel")
     # big: readings at 3.00, 3.05, ..., 3.50 s lie in [3.0, 3.5]: 11 of 200 W -> 200 W x 0.5 s = 100 J
-    assert table.loc["big", "samples"] == 11 and table.loc["big", "power_w"] == 200.0
-    assert table.loc["big", "energy_j"] == pytest.approx(100.0)
-    assert table.loc["mid", "energy_j"] == pytest.approx(120.0 * 0.3)
+    assert table.loc["big", "samples"] == 11 and table.loc["big", "measured_power_w"] == 200.0
+    assert table.loc["big", "measured_energy_j"] == pytest.approx(100.0)
+    assert table.loc["mid", "measured_energy_j"] == pytest.approx(120.0 * 0.3)
     # tiny lasts 20 ms, under one 50 ms period: at most one reading, so it is flagged and left empty, not invented
-    assert table.loc["tiny", "flags"] == "unresolved" and math.isnan(table.loc["tiny", "energy_j"])
+    assert table.loc["tiny", "flags"] == "unresolved" and math.isnan(table.loc["tiny", "measured_energy_j"])
     assert resolvable_s(0.0, PERIOD_S) == pytest.approx(0.1)
 
 
 def test_a_one_second_window_resolves_no_kernel_shorter_than_it():
     samples = pd.DataFrame({"time_s": np.arange(0, 6, PERIOD_S), "power_w": 100.0})
     table = kernel_energy(_kernels(), samples, window_s=1.0, offset_s=ZERO_S)
-    assert (table["flags"] == "unresolved").all() and table["energy_j"].isna().all()  # every kernel < 1 s + 2 periods
+    assert (table["flags"] == "unresolved").all() and table["measured_energy_j"].isna().all()  # every kernel < 1 s + 2 periods
 
 
 def test_interval_is_the_student_t_interval_of_the_readings():
@@ -284,9 +284,9 @@ def test_interval_is_the_student_t_interval_of_the_readings():
     kernels = pd.DataFrame({"kernel": ["k"], "launch": [0], "start_s": [0.0], "end_s": [0.5]})
     row = kernel_energy(kernels, samples, window_s=0.0).iloc[0]
     # mean 100, sample sd sqrt(200/3) = 8.165, t(0.95, 3) = 2.353: half-width 2.353 x 8.165 / 2 = 9.606 W
-    assert row["power_w"] == 100.0
-    assert row["power_hi_w"] - 100.0 == pytest.approx(2.3534 * math.sqrt(200 / 3) / 2, rel=1e-3)
-    assert row["energy_lo_j"] == pytest.approx(row["power_lo_w"] * 0.5)
+    assert row["measured_power_w"] == 100.0
+    assert row["measured_power_hi_w"] - 100.0 == pytest.approx(2.3534 * math.sqrt(200 / 3) / 2, rel=1e-3)
+    assert row["measured_energy_lo_j"] == pytest.approx(row["measured_power_lo_w"] * 0.5)
 
 
 @settings(max_examples=30, deadline=None)
@@ -295,8 +295,8 @@ def test_constant_power_is_measured_as_that_power(watts, period, start, duration
     samples = pd.DataFrame({"time_s": np.arange(0, 6, period), "power_w": watts})
     kernels = pd.DataFrame({"kernel": ["k"], "launch": [0], "start_s": [start], "end_s": [start + duration]})
     row = kernel_energy(kernels, samples, window_s=0.0).iloc[0]
-    assert row["power_w"] == pytest.approx(watts) and row["energy_j"] == pytest.approx(watts * duration)
-    assert row["power_lo_w"] <= row["power_w"] <= row["power_hi_w"]
+    assert row["measured_power_w"] == pytest.approx(watts) and row["measured_energy_j"] == pytest.approx(watts * duration)
+    assert row["measured_power_lo_w"] <= row["measured_power_w"] <= row["measured_power_hi_w"]
 
 
 def test_alignment_finds_the_offset_and_a_shift_costs_energy():
@@ -322,13 +322,13 @@ def test_cosim_gpu_energy_end_to_end(tmp_path):
     run = cosim("gpu-energy", log, trace, "-o", tmp_path / "e.csv", "--plot", tmp_path / "e.png", "--offset-s", str(ZERO_S))
     assert run.returncode == 0, run.stderr
     table = pd.read_csv(tmp_path / "e.csv").set_index("kernel")
-    assert table.loc["big", "energy_j"] == pytest.approx(100.0) and table.loc["mid", "power_w"] == pytest.approx(120.0)
+    assert table.loc["big", "measured_energy_j"] == pytest.approx(100.0) and table.loc["mid", "measured_power_w"] == pytest.approx(120.0)
     assert table.loc["tiny", "flags"] == "unresolved"
     assert "misalignment cost" in run.stdout and (tmp_path / "e.png").stat().st_size > 0
     # given no offset, the best fit is within a period of the true one
     auto = cosim("gpu-energy", log, trace, "-o", tmp_path / "auto.csv")
     assert auto.returncode == 0, auto.stderr
-    assert pd.read_csv(tmp_path / "auto.csv").set_index("kernel").loc["big", "power_w"] == pytest.approx(200.0)
+    assert pd.read_csv(tmp_path / "auto.csv").set_index("kernel").loc["big", "measured_power_w"] == pytest.approx(200.0)
 
 
 def test_cosim_gpu_energy_refusals_name_their_way_out(tmp_path):
@@ -433,3 +433,16 @@ def test_compare_with_checks_uids_and_instruction_counts(tmp_path):
         beside_report(timeline, _report_with_inst(tmp_path, [500 * ipc[0], 800 * ipc[1]]), run)
     with pytest.raises(CosimError, match=r"kernel_launch_uid 5 in the report"):
         beside_report(timeline, _report_with_inst(tmp_path, [500 * ipc[0], 500 * ipc[1]], uids=("1", "5")), run)
+
+
+def test_a_dcgm_log_needs_its_period_and_then_measures(tmp_path):
+    # dcgmi dmon -e 155 -d 50 (DCGM's layout: a '# Entity' header, a units row, one row per sample; no times)
+    rows = ["# Entity  POWER", "      Id      W"] + [f"   GPU 0  {_power_at(i * PERIOD_S):6.1f}" for i in range(int(6 / PERIOD_S))]
+    dcgm = write(tmp_path, "dcgm.log", "\n".join(rows) + "\n")
+    _, trace = _run_files(tmp_path)
+    refused = cosim("gpu-energy", dcgm, trace, "-o", tmp_path / "e.csv")
+    assert refused.returncode == 2 and "--period-s" in refused.stderr
+    # the way out it names: DCGM's POWER is NVML's power reading, a 1 s mean on recent GPUs; --window-s 0 for this log
+    run = cosim("gpu-energy", dcgm, trace, "--period-s", "0.05", "--window-s", "0", "--offset-s", "2", "-o", tmp_path / "e.csv")
+    assert run.returncode == 0, run.stderr
+    assert pd.read_csv(tmp_path / "e.csv").set_index("kernel").loc["big", "measured_energy_j"] == pytest.approx(100.0)

@@ -275,7 +275,7 @@ def cmd_gpu_energy(args: argparse.Namespace) -> int:
     table["start_s"] -= float(samples["time_s"].iloc[0])  # seconds since the log's first reading
     table["end_s"] -= float(samples["time_s"].iloc[0])
     write_table(table, args.output)
-    resolved = table[table["power_w"].notna()]
+    resolved = table[table["measured_power_w"].notna()]
     print(
         f"{args.power_log} ({power['field']}, GPU {power['gpu']}, every {period * 1e3:.4g} ms, window {window:g} s) + {args.trace}: "
         f"{len(table)} kernel launch(es), {len(resolved)} measured, {len(table) - len(resolved)} shorter than the readings resolve "
@@ -284,8 +284,8 @@ def cmd_gpu_energy(args: argparse.Namespace) -> int:
     print(f"  trace zero at {offset - float(samples['time_s'].iloc[0]):.4f} s into the log, from {how}")
     if len(resolved):
         print(
-            f"  measured: {resolved['energy_j'].sum():.4g} J over {resolved['duration_s'].sum():.4g} s of kernels "
-            f"(90 % interval {resolved['energy_lo_j'].sum():.4g}-{resolved['energy_hi_j'].sum():.4g} J)"
+            f"  measured: {resolved['measured_energy_j'].sum():.4g} J over {resolved['duration_s'].sum():.4g} s of kernels "
+            f"(90 % interval {resolved['measured_energy_lo_j'].sum():.4g}-{resolved['measured_energy_hi_j'].sum():.4g} J)"
         )
         cost = shift_cost(kernels, samples, window_s=window, offset_s=offset, period_s=period)
         shifts = ", ".join(f"{k:+d}: {100 * c:+.1f} %" for k, c in zip(cost["shift_periods"], cost["change"]))

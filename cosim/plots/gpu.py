@@ -86,7 +86,7 @@ def plot_measured_energy(samples: pd.DataFrame, kernels: pd.DataFrame, path: str
     ax.plot(times * scale, samples["power_w"], ".-", color="k", lw=0.8, ms=3, label=f"readings ({samples.attrs['power']['field']})")
     seen = set()
     for _, k in kernels.iterrows():
-        resolved = k["power_w"] == k["power_w"]
+        resolved = k["measured_power_w"] == k["measured_power_w"]
         label = "kernel (measured)" if resolved else "kernel (unresolved)"
         ax.axvspan(
             k["start_s"] * scale,
@@ -97,9 +97,15 @@ def plot_measured_energy(samples: pd.DataFrame, kernels: pd.DataFrame, path: str
         )
         seen.add(label)
         if resolved:
-            ax.fill_between([k["start_s"] * scale, k["end_s"] * scale], k["power_lo_w"], k["power_hi_w"], color="tab:orange", alpha=0.4)
+            ax.fill_between(
+                [k["start_s"] * scale, k["end_s"] * scale],
+                k["measured_power_lo_w"],
+                k["measured_power_hi_w"],
+                color="tab:orange",
+                alpha=0.4,
+            )
             ax.hlines(
-                k["power_w"],
+                k["measured_power_w"],
                 k["start_s"] * scale,
                 k["end_s"] * scale,
                 color="tab:orange",

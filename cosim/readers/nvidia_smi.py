@@ -113,7 +113,6 @@ def read_query_gpu(path: str | Path) -> pd.DataFrame:
     names = [n for n, _ in header]
     ident = next((f for f in ID_FIELDS if f in names), None)
     rows: list[dict] = []
-    samples: dict[str, int] = {}
     for lineno, line in enumerate(lines[start + 1 :], start=start + 2):
         if not line.strip():
             continue
@@ -135,12 +134,11 @@ def read_query_gpu(path: str | Path) -> pd.DataFrame:
                 row[name] = float(raw[1:]) if re.fullmatch(r"P\d+", raw) else math.nan
             else:
                 row[name] = _value(path, lineno, name, raw, unit)
-        row["sample"] = samples.get(row["gpu"], 0)
-        samples[row["gpu"]] = row["sample"] + 1
         rows.append(row)
     if not rows:
         raise CosimError(f"{path}:{start + 1}: an nvidia-smi header but no samples; was the log stopped at once?")
     out = pd.DataFrame(rows)
+    out["sample"] = out.groupby("gpu").cumcount()
     if "time_s" not in out:
         out["time_s"] = math.nan
     if ident is None and out["time_s"].notna().any() and (out["time_s"].diff() <= 0).any():
@@ -200,7 +198,6 @@ def read_dmon(path: str | Path) -> pd.DataFrame:
     names: list[str] | None = None
     units: list[str] = []
     rows: list[dict] = []
-    samples: dict[str, int] = {}
     for lineno, line in enumerate(lines, start=1):
         stripped = line.strip()
         if _DMON_HEADER.match(stripped):
@@ -220,12 +217,11 @@ def read_dmon(path: str | Path) -> pd.DataFrame:
         for name, unit, raw in zip(names, units or [""] * len(names), fields):
             if name not in ("Date", "Time", "gpu"):
                 row[name] = _value(path, lineno, name, raw, unit)
-        row["sample"] = samples.get(row["gpu"], 0)
-        samples[row["gpu"]] = row["sample"] + 1
         rows.append(row)
     if not rows:
         raise CosimError(f"{path}: no samples under a '# gpu pwr ...' header; is this the output of nvidia-smi dmon?")
     out = pd.DataFrame(rows)
+    out["sample"] = out.groupby("gpu").cumcount()
     out.attrs["nvidia_smi"] = {
         "path": str(path),
         "layout": "dmon",

@@ -60,9 +60,9 @@ def kernel_energy(
     level: float = 0.9,
 ) -> pd.DataFrame:
     """Per kernel (rows of ``kernels``: ``kernel``, ``launch``, ``start_s``, ``end_s`` [s] on the trace's clock):
-    ``start_s``/``end_s`` on the log's clock, ``duration_s``, ``samples`` (readings inside), ``power_w`` (measured
-    mean [W]), ``power_lo_w``/``power_hi_w`` (its ``level`` interval [W]), ``energy_j``, ``energy_lo_j``,
-    ``energy_hi_j`` [J] and ``flags`` (``unresolved``, ``overlaps``).  ``samples`` has ``time_s`` and ``power_w``."""
+    ``start_s``/``end_s`` on the log's clock, ``duration_s``, ``samples`` (readings inside), ``measured_power_w``
+    (mean [W]), ``measured_power_lo_w``/``measured_power_hi_w`` (its ``level`` interval [W]), ``measured_energy_j``,
+    ``measured_energy_lo_j``, ``measured_energy_hi_j`` [J] and ``flags`` (``unresolved``, ``overlaps``).  ``samples`` has ``time_s`` and ``power_w``."""
     from scipy import stats
 
     t = samples["time_s"].to_numpy(dtype=float)
@@ -91,12 +91,12 @@ def kernel_energy(
                 "end_s": end[i],
                 "duration_s": duration,
                 "samples": n,
-                "power_w": mean,
-                "power_lo_w": lo,
-                "power_hi_w": hi,
-                "energy_j": mean * duration,
-                "energy_lo_j": lo * duration,
-                "energy_hi_j": hi * duration,
+                "measured_power_w": mean,
+                "measured_power_lo_w": lo,
+                "measured_power_hi_w": hi,
+                "measured_energy_j": mean * duration,
+                "measured_energy_lo_j": lo * duration,
+                "measured_energy_hi_j": hi * duration,
                 "flags": ";".join(flags),
             }
         )
@@ -189,14 +189,14 @@ def shift_cost(
     """What a misalignment costs: per shift of ``k`` sample periods, the total energy [J] of the kernels resolved at
     the chosen offset, and its change from that offset [fraction]."""
     base = kernel_energy(kernels, samples, window_s=window_s, offset_s=offset_s)
-    resolved = base["power_w"].notna().to_numpy()
-    total = float(base.loc[resolved, "energy_j"].sum())
+    resolved = base["measured_power_w"].notna().to_numpy()
+    total = float(base.loc[resolved, "measured_energy_j"].sum())
     rows = []
     for k in shifts:
         moved = kernel_energy(kernels, samples, window_s=window_s, offset_s=offset_s + k * period_s)
-        energy = moved["energy_j"].to_numpy()[resolved]
+        energy = moved["measured_energy_j"].to_numpy()[resolved]
         known = np.isfinite(energy)
-        value = float(energy[known].sum() + base["energy_j"].to_numpy()[resolved][~known].sum())
+        value = float(energy[known].sum() + base["measured_energy_j"].to_numpy()[resolved][~known].sum())
         rows.append(
             {
                 "shift_periods": k,
