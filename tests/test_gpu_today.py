@@ -446,3 +446,27 @@ def test_a_dcgm_log_needs_its_period_and_then_measures(tmp_path):
     run = cosim("gpu-energy", dcgm, trace, "--period-s", "0.05", "--window-s", "0", "--offset-s", "2", "-o", tmp_path / "e.csv")
     assert run.returncode == 0, run.stderr
     assert pd.read_csv(tmp_path / "e.csv").set_index("kernel").loc["big", "measured_energy_j"] == pytest.approx(100.0)
+
+
+def test_every_way_out_a_gpu_energy_or_gpu_refusal_names_exists_and_works(tmp_path):
+    from test_gpu_way_outs import named_options, options_of, run, the_error
+
+    log, trace = _run_files(tmp_path)
+    flat = write(
+        tmp_path,
+        "flat.csv",
+        "\n".join(line if i == 0 else line.rsplit(",", 1)[0] + ", 60.00 W" for i, line in enumerate(log.read_text().splitlines())) + "\n",
+    )
+    code, err = run("gpu-energy", flat, trace, "-o", tmp_path / "e.csv")
+    line = the_error(err)
+    assert code == 2 and set(named_options(line, "gpu-energy")) == {"--offset-s", "--trace-zero"}
+    assert set(named_options(line, "gpu-energy")) <= options_of("gpu-energy")
+    assert run("gpu-energy", flat, trace, "--offset-s", "2", "-o", tmp_path / "e.csv")[0] == 0
+    assert run("gpu-energy", flat, trace, "--trace-zero", "2024/05/01 10:00:02.000", "-o", tmp_path / "e.csv")[0] == 0
+    # cosim gpu given today's logs: one line pointing to gpu-energy and read, both of which take the file
+    for given in (log, trace):
+        code, err = run("gpu", given, "-o", tmp_path / "g.csv")
+        line = the_error(err)
+        assert code == 2 and "cosim gpu-energy" in line and "cosim read" in line
+        assert run("read", given, "-o", tmp_path / "r.csv")[0] == 0
+    assert run("gpu-energy", log, trace, "-o", tmp_path / "e.csv")[0] == 0
