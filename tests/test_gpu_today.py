@@ -464,9 +464,9 @@ def test_every_way_out_a_gpu_energy_or_gpu_refusal_names_exists_and_works(tmp_pa
     assert run("gpu-energy", flat, trace, "--offset-s", "2", "-o", tmp_path / "e.csv")[0] == 0
     assert run("gpu-energy", flat, trace, "--trace-zero", "2024/05/01 10:00:02.000", "-o", tmp_path / "e.csv")[0] == 0
     # cosim gpu given today's logs: one line pointing to gpu-energy and read, both of which take the file
-    for given in (log, trace):
-        code, err = run("gpu", given, "-o", tmp_path / "g.csv")
+    for file in (log, trace):
+        code, err = run("gpu", file, "-o", tmp_path / "g.csv")
         line = the_error(err)
         assert code == 2 and "cosim gpu-energy" in line and "cosim read" in line
-        assert run("read", given, "-o", tmp_path / "r.csv")[0] == 0
+        assert run("read", file, "-o", tmp_path / "r.csv")[0] == 0
     assert run("gpu-energy", log, trace, "-o", tmp_path / "e.csv")[0] == 0
