@@ -43,6 +43,9 @@ _NOT_PRICED = {
     "accelwattch-hw-perf": "an AccelWattch hw_perf.csv is hardware counters for AccelWattch's HW mode",
     "accelwattch-hw-power": "an AccelWattch power validation table is measured power per kernel",
     "gpu-power-samples": "a board power log is measured power over time",
+    "nvidia-smi": "an nvidia-smi log is measured power over time (its energy per kernel: cosim gpu-energy LOG TRACE)",
+    "nvidia-smi-dmon": "an nvidia-smi dmon log is measured power over time (its energy per kernel: cosim gpu-energy LOG TRACE)",
+    "nsys-kern-sum": "an nsys kernel summary holds times, not the metrics a power model prices",
 }
 
 
@@ -105,10 +108,11 @@ def read_gpu(path: str | Path, *, class_map: str | Path | None = None, ignore_me
         from cosim.readers.gpgpusim import read_gpgpusim
 
         return fmt, "gpgpusim", read_gpgpusim(path)
-    if fmt == "nvprof-gpu-trace":
+    if fmt in ("nvprof-gpu-trace", "nsys-gpu-trace"):
         raise CosimError(
-            f"{path}: an nvprof gpu-trace holds times, not the metrics a power model prices; give the log of nvprof --metrics "
-            "as input and this file with --gpu-trace, or read it into a table with cosim read"
+            f"{path}: a kernel trace holds times, not the metrics a power model prices; give the log of nvprof --metrics "
+            "as input and this file with --gpu-trace, its measured energy per kernel with cosim gpu-energy POWERLOG TRACE, "
+            "or read it into a table with cosim read"
         )
     if fmt == "nvprof-gpu-summary":
         raise CosimError(
@@ -353,10 +357,10 @@ def _rail_timeline(gpu: GpuInput, *, gpu_mhz, emc_mhz, cpu_lp_mhz, activity, lau
     starts = read_launch_times(launch_times) if launch_times else None
     copies = None
     if gpu_trace:
-        from cosim.readers.nvprof_trace import read_gpu_trace
+        from cosim.readers.gpu_logs import read_trace
         from cosim.timeline.launches import order_by_gpu_trace
 
-        kernels, starts, copies = order_by_gpu_trace(kernels, read_gpu_trace(gpu_trace))
+        kernels, starts, copies = order_by_gpu_trace(kernels, read_trace(gpu_trace))
     timeline = tegra_k1_timeline(
         kernels,
         gpu.model,
@@ -398,9 +402,10 @@ def _access_rate_timeline(gpu: GpuInput, *, gpu_clock_mhz, idle_power_w: dict[st
     return _add_flag(timeline, gpu.flag)
 
 
-def beside_report(timeline: pd.DataFrame, path: str | Path) -> pd.DataFrame:
+def beside_report(timeline: pd.DataFrame, path: str | Path, run: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per kernel, in launch order: the model's ``power_w`` and ``dynamic_w`` [W] next to a GPUWattch/AccelWattch
-    report's ``report_power_w`` [W] of the same GPGPU-Sim run; a :class:`CosimError` when the runs differ."""
+    report's ``report_power_w`` [W] of the same GPGPU-Sim run (``run``: its log's table); a :class:`CosimError` when
+    the runs differ (:func:`cosim.readers.gpgpusim.check_same_run`: uids, instruction counts)."""
     import pandas as pd
 
     from cosim.readers.gpgpusim import read_power_report
@@ -413,6 +418,10 @@ def beside_report(timeline: pd.DataFrame, path: str | Path) -> pd.DataFrame:
     for (_, k), (_, r) in zip(kernels.iterrows(), report.iterrows()):
         if r["kernel"] and r["kernel"] != k["kernel"]:
             raise CosimError(f"{path}:{r['line']}: kernel '{r['kernel']}' in the report where the run has '{k['kernel']}'")
+    if run is not None and len(run) == len(report):
+        from cosim.readers.gpgpusim import check_same_run
+
+        check_same_run(path, report, run.reset_index(drop=True))
     return pd.DataFrame(
         {"kernel": kernels["kernel"], "power_w": kernels["power_w"], "dynamic_w": kernels["dynamic_w"], "report_power_w": report["power_w"]}
     )

@@ -7,6 +7,7 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
+from _gpu_energy import gpu_energy_table
 from _kernel_validation import kernel_validation_table
 from _silicon import silicon_table
 from _validation import validation_table
@@ -21,6 +22,7 @@ def generate_all(out: Path) -> None:
     (out / "kernel-physics-maps.md").write_text(kernel_physics_maps())
     (out / "kernel-validation-table.md").write_text(kernel_validation_table())
     (out / "silicon-table.md").write_text(silicon_table(plot=out / "silicon.png"))
+    (out / "gpu-energy-table.md").write_text(gpu_energy_table(plot=out / "gpu-energy.png"))
     figures(out)
 
 

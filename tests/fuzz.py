@@ -158,6 +158,19 @@ def _gpu_trace_timed(folder: Path):
     return path, ["gpu", TRACES / "cosim-nvprof-dct.txt", "--gpu-trace", path, "-o", folder / "out.csv"], folder / "out.csv"
 
 
+def _gpu_energy(mutated: str):
+    """``cosim gpu-energy`` on the power log and trace made here (tests/data/gpu), one of them mutated."""
+    names = {"log": "nvidia-smi-lms50-3-kernels.csv", "trace": "nsys-cuda-gpu-trace-3-kernels.csv"}
+
+    def setup(folder: Path):
+        paths = {k: folder / n for k, n in names.items()}
+        for k, n in names.items():
+            shutil.copy(GPU_DATA / n, paths[k])
+        return paths[mutated], ["gpu-energy", paths["log"], paths["trace"], "-o", folder / "out.csv"], folder / "out.csv"
+
+    return setup
+
+
 def _gem5_gzip(folder: Path):
     stats = folder / "stats.txt.gz"
     stats.write_bytes(gzip.compress(_stats_text().encode()))
@@ -324,6 +337,10 @@ TARGETS = {
         Target("read-dcgm", _read("dcgm-v100-dmon.log")),
         Target("read-accelwattch-hw-perf", _read("accelwattch-hw-perf.csv")),
         Target("read-accelwattch-hw-power", _read("accelwattch-hw-power-validation-volta.csv")),
+        Target("read-nvidia-smi", _read("nvidia-smi-lms50-3-kernels.csv")),
+        Target("read-nsys-trace", _read("nsys-cuda-gpu-trace-3-kernels.csv")),
+        Target("gpu-energy-log", _gpu_energy("log")),
+        Target("gpu-energy-trace", _gpu_energy("trace")),
         Target("gpgpusim-priced", _gpgpusim_priced),
         Target("gpu-trace-timed", _gpu_trace_timed),
         Target("gem5-stats", _gem5_stats),

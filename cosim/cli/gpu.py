@@ -19,6 +19,25 @@ examples:
 """
 
 
+_ENERGY_HELP = """\
+Each kernel's measured mean power [W] and energy [J], with a 90 % interval from
+the readings inside it, from a power log and a kernel trace of the same run.
+A reading counts for a kernel when its whole averaging window lies inside the
+kernel (power.draw averages the last 1 s on Ampere and newer GPUs;
+power.draw.instant does not); a kernel with fewer readings than --min-samples is
+flagged unresolved and left empty.  The trace's clock (nsys: ns since the
+session began; nvprof: since profiling began) is put on the log's by
+--offset-s, --trace-zero, or, given neither, the offset at which the power
+follows the kernels best; what a shift of 1 and 2 sample periods would change is
+printed.
+
+examples:
+  nvidia-smi --query-gpu=index,timestamp,power.draw.instant,power.draw --format=csv -lms 50 -f power.csv &
+  nsys profile -o run ./app; nsys stats --report cuda_gpu_trace --format csv -o run run.nsys-rep
+  cosim gpu-energy power.csv run_cuda_gpu_trace.csv -o energy.csv --plot energy.png
+"""
+
+
 def add_parsers(sub) -> None:
     from cosim.cli._args import _add_trust_flags  # cosim.cli calls this while building its parser
 
@@ -64,6 +83,26 @@ def add_parsers(sub) -> None:
     s.add_argument("-o", "--output", type=Path, default=Path("cosim-soc.csv"))
     s.add_argument("--plot", type=Path)
     s.set_defaults(run=cmd_soc, progress=False)
+
+    e = sub.add_parser(
+        "gpu-energy",
+        help="measured power and energy per kernel: a power log (nvidia-smi, DCGM) and a kernel trace (nsys, nvprof) of one run",
+        description=_ENERGY_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    e.add_argument("power_log", type=Path, help="nvidia-smi --query-gpu CSV, nvidia-smi dmon -o DT, or dcgmi dmon log")
+    e.add_argument("trace", type=Path, help="nsys stats --report cuda_gpu_trace --format csv, or nvprof --print-gpu-trace output")
+    e.add_argument("--field", help="power field to use (default: power.draw.instant, else power.draw, else power.draw.average)")
+    e.add_argument("--window-s", type=float, help="the readings' averaging window [s] (default: the field's; power.draw: 1)")
+    e.add_argument("--gpu", help="which GPU of the log ran the trace (its index or uuid; DCGM: 'GPU 0')")
+    e.add_argument("--period-s", type=float, help="DCGM logs only: the sample period (dcgmi dmon -d, in s)")
+    align = e.add_mutually_exclusive_group()
+    align.add_argument("--offset-s", type=float, help="the log's time at the trace's zero, relative to the log's first reading [s]")
+    align.add_argument("--trace-zero", help="wall-clock time of the trace's zero, as nvidia-smi prints it (YYYY/MM/DD hh:mm:ss.fff)")
+    e.add_argument("--min-samples", type=int, default=2, help="readings inside a kernel needed to measure it (default 2)")
+    e.add_argument("-o", "--output", type=Path, default=Path("cosim-gpu-energy.csv"), help="per-kernel table .csv or .parquet")
+    e.add_argument("--plot", type=Path, help="write the power-over-time plot with the kernels marked here")
+    e.set_defaults(run=cmd_gpu_energy, progress=False)
 
     r = sub.add_parser("rate-baseline", help="Eq. 1 rate-based model fitted at one clock pair vs the rail model at all (Fig. 1a)")
     r.add_argument("--train-gpu-mhz", type=float, default=540.0, help="GPU clock of the training data [MHz]")
@@ -163,7 +202,7 @@ def cmd_gpu(args: argparse.Namespace) -> int:
     if args.measured:
         _compare_measured(args.measured, timeline)
     if args.compare_with:
-        _compare_report(args.compare_with, timeline)
+        _compare_report(args.compare_with, timeline, gpu.data if gpu.kind == "gpgpusim" else None)
     if args.plot:
         print(f"  plot -> {plot_gpu_timeline(timeline, args.plot, title=args.input.name)}")
     if args.breakdown:
@@ -186,10 +225,10 @@ def _refuse_flags_of_the_other_model(args, kind_of_model: str) -> None:
         )
 
 
-def _compare_report(path: Path, timeline) -> None:
+def _compare_report(path: Path, timeline, run) -> None:
     from cosim.gpu_input import beside_report
 
-    rows = beside_report(timeline, path)
+    rows = beside_report(timeline, path, run)
     print(f"  reference {path.name} (GPU chip power; the model prices {timeline.attrs['model']}'s scope):")
     for _, r in rows.iterrows():
         print(
@@ -205,6 +244,57 @@ def _compare_measured(path: Path, timeline) -> None:
         f"  measured ({path.name}, {samples} s at 1 Hz): mean {measured:.2f} W in at the PSU; "
         f"predicted mean {predicted:.2f} W ({100 * (predicted - measured) / measured:+.1f} %)"
     )
+
+
+def cmd_gpu_energy(args: argparse.Namespace) -> int:
+    from cosim.output import write_table
+    from cosim.readers.gpu_logs import read_power_log, read_trace
+    from cosim.readers.nvidia_smi import timestamp_s
+    from cosim.timeline.measured_energy import align_offset, kernel_energy, resolvable_s, sample_period_s, shift_cost
+
+    if args.min_samples < 2:
+        raise CosimError(f"--min-samples {args.min_samples}: an interval needs at least 2 readings")
+    if args.window_s is not None and not (args.window_s >= 0 and args.window_s < 3600):
+        raise CosimError(f"--window-s {args.window_s}: an averaging window is >= 0 s (0: instantaneous readings)")
+    samples = read_power_log(args.power_log, field=args.field, gpu=args.gpu, period_s=args.period_s)
+    power = samples.attrs["power"]
+    window = power["window_s"] if args.window_s is None else args.window_s
+    trace = read_trace(args.trace)
+    kernels = trace[trace["kind"] == "kernel"].reset_index(drop=True)
+    if kernels.empty:
+        raise CosimError(f"{args.trace}: no kernel launches in the trace (only copies); give the trace of a run that launched kernels")
+    period = sample_period_s(samples["time_s"].to_numpy())
+    if args.trace_zero is not None:
+        offset, how = timestamp_s(args.trace_zero, where="--trace-zero"), f"--trace-zero {args.trace_zero}"
+    elif args.offset_s is not None:
+        offset, how = float(samples["time_s"].iloc[0]) + args.offset_s, f"--offset-s {args.offset_s:g}"
+    else:
+        offset, r = align_offset(kernels, samples, window_s=window, period_s=period)
+        how = f"the best fit of power to kernel activity (correlation {r:.2f}); check it, or give --offset-s"
+    table = kernel_energy(kernels, samples, window_s=window, offset_s=offset, min_samples=args.min_samples)
+    table["start_s"] -= float(samples["time_s"].iloc[0])  # seconds since the log's first reading
+    table["end_s"] -= float(samples["time_s"].iloc[0])
+    write_table(table, args.output)
+    resolved = table[table["measured_power_w"].notna()]
+    print(
+        f"{args.power_log} ({power['field']}, GPU {power['gpu']}, every {period * 1e3:.4g} ms, window {window:g} s) + {args.trace}: "
+        f"{len(table)} kernel launch(es), {len(resolved)} measured, {len(table) - len(resolved)} shorter than the readings resolve "
+        f"(sure from {resolvable_s(window, period, args.min_samples) * 1e3:.4g} ms) -> {args.output}"
+    )
+    print(f"  trace zero at {offset - float(samples['time_s'].iloc[0]):.4f} s into the log, from {how}")
+    if len(resolved):
+        print(
+            f"  measured: {resolved['measured_energy_j'].sum():.4g} J over {resolved['duration_s'].sum():.4g} s of kernels "
+            f"(90 % interval {resolved['measured_energy_lo_j'].sum():.4g}-{resolved['measured_energy_hi_j'].sum():.4g} J)"
+        )
+        cost = shift_cost(kernels, samples, window_s=window, offset_s=offset, period_s=period)
+        shifts = ", ".join(f"{k:+d}: {100 * c:+.1f} %" for k, c in zip(cost["shift_periods"], cost["change"]))
+        print(f"  misalignment cost (trace shifted by k sample periods, energy change): {shifts}")
+    if args.plot:
+        from cosim.plots.gpu import plot_measured_energy
+
+        print(f"  plot -> {plot_measured_energy(samples, table, args.plot, title=f'{args.trace.name} on {args.power_log.name}')}")
+    return 0
 
 
 def cmd_soc(args: argparse.Namespace) -> int:

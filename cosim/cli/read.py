@@ -9,7 +9,8 @@ _HELP = """\
 Read a gem5 stats file, an nvprof log (--metrics/--events, --print-gpu-trace,
 summary; text or --csv), ncu --csv output, a GPGPU-Sim/Accel-Sim log, a
 GPUWattch/AccelWattch power report, an AccelWattch hw_perf.csv, a DCGM dmon
-log, a board power log or an Ocelot trace, and write one long table:
+log, an nvidia-smi --query-gpu CSV or dmon log, an nsys stats cuda_gpu_trace or
+cuda_gpu_kern_sum CSV, a board power log or an Ocelot trace, and write one long table:
 source, kernel, launch, metric, value, unit, device, statistic.  Values are in
 SI base units (B, s, B/s, Hz, W, J); counts stay counts; percentages become
 fractions.  The format is detected from the content; --format overrides.
@@ -21,6 +22,7 @@ mem_mhz) with runtime_s, power_w and the nvprof metrics (docs/howto/kernel-model
 examples:
   cosim read traces/cosim-nvprof-dct-gputrace.txt -o trace.csv
   cosim read run.log --format gpgpusim -o run.parquet
+  cosim read power.csv -o power-long.csv      # nvidia-smi --query-gpu=timestamp,power.draw --format=csv -lms 100
 """
 
 
@@ -56,7 +58,9 @@ def cmd_read(args: argparse.Namespace) -> int:
             f"{len(table.attrs['dvfs']['dropped'])} pair(s) dropped -> {args.output}"
         )
         return 0
-    over = {"gem5": "epoch", "dcgm-dmon": "sample", "gpu-power-samples": "sample"}.get(fmt, "kernel")
+    over = {"gem5": "epoch", "dcgm-dmon": "sample", "gpu-power-samples": "sample", "nvidia-smi": "sample", "nvidia-smi-dmon": "sample"}.get(
+        fmt, "kernel"
+    )
     count = table["kernel"].nunique() if over in ("epoch", "kernel") else table[["device", "launch"]].drop_duplicates().shape[0]
     print(f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {count} {over}(s) -> {args.output}")
     return 0

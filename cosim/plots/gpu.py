@@ -72,3 +72,46 @@ def plot_breakdown(timeline: pd.DataFrame, path: str | Path, *, title: str = "")
     kind = "dynamic energy per instruction class" if "gpu_w" not in timeline.columns else "energy per model term"
     ax.set_title(title or f"{timeline.attrs.get('model', '')}: {kind}")
     return save_figure(fig, path)
+
+
+def plot_measured_energy(samples: pd.DataFrame, kernels: pd.DataFrame, path: str | Path, *, title: str = "") -> Path:
+    """Measured power [W] over time with each kernel marked: its span shaded (grey where too short for the readings
+    to resolve), its measured mean power and 90 % interval drawn across it. Times as in ``kernels`` (from the log's
+    first reading)."""
+    plt = pyplot()
+    t0 = float(samples["time_s"].iloc[0])
+    times = samples["time_s"].to_numpy() - t0
+    unit, scale = time_unit(max(times.max(), 1e-9))
+    fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
+    ax.plot(times * scale, samples["power_w"], ".-", color="k", lw=0.8, ms=3, label=f"readings ({samples.attrs['power']['field']})")
+    seen = set()
+    for _, k in kernels.iterrows():
+        resolved = k["measured_power_w"] == k["measured_power_w"]
+        label = "kernel (measured)" if resolved else "kernel (unresolved)"
+        ax.axvspan(
+            k["start_s"] * scale,
+            k["end_s"] * scale,
+            color="tab:blue" if resolved else "0.6",
+            alpha=0.2,
+            label=None if label in seen else label,
+        )
+        seen.add(label)
+        if resolved:
+            ax.fill_between(
+                [k["start_s"] * scale, k["end_s"] * scale],
+                k["measured_power_lo_w"],
+                k["measured_power_hi_w"],
+                color="tab:orange",
+                alpha=0.4,
+            )
+            ax.hlines(
+                k["measured_power_w"],
+                k["start_s"] * scale,
+                k["end_s"] * scale,
+                color="tab:orange",
+                lw=2,
+                label=None if "mean" in seen else "kernel mean, 90 % interval",
+            )
+            seen.add("mean")
+    finish_power_axes(ax, xlabel=f"time since the log's first reading [{unit}]", title=title or "measured power per kernel")
+    return save_figure(fig, path)

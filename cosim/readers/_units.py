@@ -60,7 +60,7 @@ def quantity(text: str, *, unit: str = "") -> tuple[float, str]:
 
 
 _NCU_PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-_NCU_TIME = {"second": 1.0, "msecond": 1e-3, "usecond": 1e-6, "nsecond": 1e-9}
+_NCU_TIME = {"second": 1.0, "msecond": 1e-3, "usecond": 1e-6, "nsecond": 1e-9, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 _NCU_COUNTS = {"", "inst", "warp", "sector", "request", "block", "thread", "cycle", "wavefront", "transaction", "SM"}
 
 
@@ -78,7 +78,7 @@ def ncu_unit(unit: str) -> tuple[float, str]:
     if u in _NCU_TIME:
         return _NCU_TIME[u], "s"
     num, _, per = u.partition("/")
-    for base, si in (("byte", "B"), ("hz", "Hz"), ("Hz", "Hz"), ("cycle", "Hz")):
+    for base, si in (("byte", "B"), ("hz", "Hz"), ("Hz", "Hz"), ("cycle", "Hz"), ("B", "B")):
         prefix = num[: -len(base)] if num.endswith(base) else None
         if prefix is None or prefix not in _NCU_PREFIX or (base == "cycle" and prefix):
             continue

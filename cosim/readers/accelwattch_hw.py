@@ -43,7 +43,7 @@ def read_hw_perf(path: str | Path) -> pd.DataFrame:
     """One row per line: ``benchmark``, ``kernel``, ``line`` and one column per counter (its name as written)."""
     path = Path(path)
     lines = _complete_lines(
-        path, read_text(path, missing_hint="give AccelWattch's hw_perf.csv", empty_hint="give AccelWattch's hw_perf.csv")
+        path, read_text(path, missing_hint="give AccelWattch's hw_perf.csv", empty_hint="give AccelWattch's hw_perf.csv"), len(KEYS)
     )
     header = next(csv.reader(io.StringIO(lines[0])))
     if tuple(header[:2]) != KEYS:
@@ -74,7 +74,7 @@ def read_hw_power(path: str | Path) -> pd.DataFrame:
     ``power_var_w2`` [W^2] and ``samples``; ``attrs['hw_power']['columns']`` maps them to the file's names."""
     path = Path(path)
     text = read_text(path, missing_hint="give AccelWattch's hw_power_validation CSV", empty_hint="give AccelWattch's power CSV")
-    lines = _complete_lines(path, text)
+    lines = _complete_lines(path, text, 1)
     header = [h.strip() for h in next(csv.reader(io.StringIO(lines[0])))]
     names = {"mean HW_power": "power_w", "st_dev": "power_sd_w", "var": "power_var_w2", "#samples": "samples"}
     if header[1:] != list(names):
@@ -95,13 +95,27 @@ def read_hw_power(path: str | Path) -> pd.DataFrame:
     return out
 
 
-def _complete_lines(path: Path, text: str) -> list[str]:
-    """The file's lines without a last row cut mid-line (its last value may be short of digits), which is reported."""
+def _complete_lines(path: Path, text: str, keys: int) -> list[str]:
+    """The file's lines; a last row without a final newline is kept when it is whole (the header's number of
+    fields, each after the first ``keys`` a number: AccelWattch's own hw_power_validation_volta.csv ends so),
+    and otherwise left out as cut, which is reported."""
     lines = text.splitlines()
-    if ends_mid_line(text) and len(lines) > 1:
+    if ends_mid_line(text) and len(lines) > 1 and not _whole(lines[0], lines[-1], keys):
         lines.pop()
         left_out(path, len(lines) + 1, "the last row", "the file ends mid-line", kept=len(lines) - 1, unit="row")
     return lines
+
+
+def _whole(header: str, row: str, keys: int) -> bool:
+    names = next(csv.reader(io.StringIO(header)), [])
+    fields = next(csv.reader(io.StringIO(row)), [])
+    if len(fields) != len(names):
+        return False
+    try:
+        [float(f) for f in fields[keys:]]
+    except ValueError:
+        return False
+    return all(f.strip() for f in fields)
 
 
 def _fields(path: Path, lines: list[str], width: int):

@@ -166,6 +166,8 @@ def read_gpgpusim(path: str | Path) -> pd.DataFrame:
             f"{path}: no kernel statistics blocks (kernel_name = ... then gpu_sim_cycle = ...); "
             "is this the stdout of a GPGPU-Sim or Accel-Sim run that finished a kernel?"
         )
+    for b in blocks:
+        _one_launch(path, b["line"], b["kernel"], b.get("uid", ""))
     core_mhz = _core_mhz(path, options)
     out = pd.DataFrame(_rows(path, blocks, core_mhz))
     empty = out[(out["kernel"] == "") & (out.get("gpu_sim_insn", 0) == 0)]
@@ -184,6 +186,18 @@ def read_gpgpusim(path: str | Path) -> pd.DataFrame:
         "raw": [{"line": b["line"], "kernel": b["kernel"], **{k: v for k, (v, _) in b["stats"].items()}} for b in blocks],
     }
     return out
+
+
+def _one_launch(path: Path, line: int, kernel: str, uid: str) -> None:
+    """Refuse a block that covers several launches (``kernel_launch_uid = 1 3``: kernels of several streams ended
+    together, and the simulator printed one block for them); its counters cannot be split per launch."""
+    uids = uid.split()
+    if len(uids) > 1:
+        raise CosimError(
+            f"{path}:{line}: one statistics block for {len(uids)} launches (kernel_launch_uid = {' '.join(uids)}, kernel_name = "
+            f"{kernel[:80]}): they ran at once, and their counters cannot be split per launch; simulate with "
+            "-gpgpu_max_concurrent_kernel 1 so each launch gets its own block"
+        )
 
 
 def _core_mhz(path: Path, options: dict[str, str]) -> float:
@@ -311,8 +325,39 @@ def read_power_report(path: str | Path) -> pd.DataFrame:
         why = "the report ends before the block's Accumulative Power Statistics"
         left_out(path, last["line"], f"kernel '{last['kernel']}'", why, kept=sum(1 for r in rows if "power_w" in r))
     rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows if "power_w" in r]
+    for r in rows:
+        _one_launch(path, r["line"], r["kernel"], r["uid"])
     if not rows:
         raise CosimError(f"{path}: no 'Kernel Average Power Data' with kernel_avg_power; is this a GPUWattch/AccelWattch report?")
     out = pd.DataFrame(rows)
     out.attrs["power_report"] = {"path": str(path)}
     return out
+
+
+#: How far apart AccelWattch's implied power-sample periods of one run's kernels may be (its instruction counts
+#: are per-sample means, so gpu_avg_TOT_INST / IPC is the same period for every kernel of one run).
+SAMPLE_PERIOD_REL_TOL = 0.05
+
+
+def check_same_run(path: Path, report: pd.DataFrame, run: pd.DataFrame) -> None:
+    """Refuse a report of another run: launch uids that differ, or instruction counts that do not fit the run's."""
+    import pandas as pd
+
+    for (_, r), (_, k) in zip(report.iterrows(), run.iterrows()):
+        if str(r["uid"]).strip() and str(k.get("uid", "")).strip() and str(r["uid"]).strip() != str(k["uid"]).strip():
+            raise CosimError(
+                f"{path}:{r['line']}: kernel_launch_uid {r['uid']} in the report where the run's launch {k['launch']} has {k['uid']}; "
+                "give the report of this run"
+            )
+    if "gpu_avg_TOT_INST" not in report or not {"gpu_sim_insn", "gpu_sim_cycle"} <= set(run.columns):
+        return
+    ipc = run["gpu_sim_insn"].to_numpy(dtype=float) / run["gpu_sim_cycle"].to_numpy(dtype=float)
+    period = report["gpu_avg_TOT_INST"].to_numpy(dtype=float) / ipc
+    ok = period[(ipc > 0) & (period > 0)]
+    if len(ok) >= 2 and (ok.max() - ok.min()) > SAMPLE_PERIOD_REL_TOL * ok.min():
+        i = int(abs(period - float(pd.Series(ok).median())).argmax())
+        raise CosimError(
+            f"{path}:{report['line'].iloc[i]}: kernel '{report['kernel'].iloc[i][:60]}' has {report['gpu_avg_TOT_INST'].iloc[i]:g} "
+            f"instructions per power sample, which at the run's IPC {ipc[i]:.4g} is a {period[i]:.4g}-cycle sample where the other "
+            f"kernels have {pd.Series(ok).median():.4g}: the report's instruction counts are not this run's; give the report of this run"
+        )

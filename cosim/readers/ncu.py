@@ -60,7 +60,7 @@ def read_ncu(path: str | Path) -> pd.DataFrame:
     if start is None:
         raise CosimError(f'{path}: no ncu --csv table (a header starting "ID","Process ID"); run ncu with --csv')
     header = _fields(path, start + 1, lines[start])
-    skipped = SkippedLines(path)
+    skipped = SkippedLines(path, tool="ncu")
     rows = _details(path, lines, start, header, skipped) if "Metric Name" in header else _raw(path, lines, start, header, skipped)
     if rows:
         rows = _without_cut_launch(path, text, lines, rows, skipped)
@@ -130,11 +130,13 @@ def _value(path: Path, lineno: int, metric: str, raw: str, unit: str) -> tuple[f
 
 
 def _details(path: Path, lines: list[str], start: int, header: list[str], skipped: SkippedLines) -> list[dict]:
-    missing = [c for c in ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value") if c not in header]
+    needed = ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value")
+    missing = [c for c in needed if c not in header]
     if missing:
         raise CosimError(f"{path}:{start + 1}: ncu --csv header lacks {', '.join(missing)}")
     rows = []
-    for lineno, fields in _table_rows(path, lines, start + 1, header, skipped):
+    width = 1 + max(header.index(c) for c in needed)  # recent ncu ends metric rows before its rule columns
+    for lineno, fields in _table_rows(path, lines, start + 1, header, skipped, width=width):
         f = dict(zip(header, fields))
         if not f["Metric Name"].strip():  # ncu 2023+ adds rows for its rules' advice ("Rule Name", ...): no metric
             continue
@@ -164,7 +166,7 @@ def _raw(path: Path, lines: list[str], start: int, header: list[str], skipped: S
         raise CosimError(f"{path}:{start + 2}: expected ncu's units row under the --page raw header")
     metrics = [i for i, c in enumerate(header) if c not in _ID_COLUMNS]
     rows = []
-    for lineno, fields in _table_rows(path, lines, start + 2, header, skipped):
+    for lineno, fields in _table_rows(path, lines, start + 2, header, skipped, width=len(header)):
         f = dict(zip(header, fields))
         device = f.get("device__attribute_display_name") or f.get("Device", "")
         for i in metrics:
@@ -186,17 +188,22 @@ def _raw(path: Path, lines: list[str], start: int, header: list[str], skipped: S
     return rows
 
 
-def _table_rows(path: Path, lines: list[str], first: int, header: list[str], skipped: SkippedLines):
-    """``(line number, fields)`` for each table line from index ``first``; ``==PROF==`` lines and
-    the program's output between them are passed over, a line of the wrong width is counted as skipped."""
+def _table_rows(path: Path, lines: list[str], first: int, header: list[str], skipped: SkippedLines, *, width: int):
+    """``(line number, fields)`` for each table line from index ``first``, its fields read by the header's names:
+    a row may stop after the first ``width`` columns (ncu 2024+ leaves the rule columns off its metric rows, and
+    ends them with a comma), and reads as empty the columns it lacks.  ``==PROF==`` lines and the program's
+    output between them are passed over; a row shorter than ``width`` or longer than the header (once a trailing
+    empty field is dropped) is counted as skipped."""
     for lineno, text in enumerate(lines[first:], start=first + 1):
         if not text.strip() or text.startswith("==PROF=="):
             continue
         fields = _fields(path, lineno, text)
-        if len(fields) != len(header):
+        if len(fields) > len(header) and fields[-1] == "":
+            fields = fields[:-1]
+        if not width <= len(fields) <= len(header):
             skipped.add(lineno)
             continue
-        yield lineno, fields
+        yield lineno, fields + [""] * (len(header) - len(fields))
 
 
 def _launch(path: Path, lineno: int, text: str) -> int:

@@ -94,8 +94,8 @@ class MetricRecord:
 class SkippedLines:
     """Lines inside a result section that are not nvprof's: counted, then one warning."""
 
-    def __init__(self, path: Path) -> None:
-        self.path, self.count, self.first = path, 0, 0
+    def __init__(self, path: Path, tool: str = "nvprof") -> None:
+        self.path, self.count, self.first, self.tool = path, 0, 0, tool
         self.lines: set[int] = set()
 
     def add(self, lineno: int) -> None:
@@ -107,7 +107,7 @@ class SkippedLines:
         if self.count:
             warnings.warn(
                 CosimWarning(
-                    f"{self.path}:{self.first}: skipped {self.count} line(s) in nvprof's results that it does not write "
+                    f"{self.path}:{self.first}: skipped {self.count} line(s) in {self.tool}'s results that it does not write "
                     "(program output mixed in, or a damaged line); the first is this one"
                 ),
                 stacklevel=3,
@@ -124,7 +124,16 @@ def metric_records(path: str | Path) -> list[MetricRecord]:
     )
     skipped = SkippedLines(path)
     lines = text.splitlines()
-    records = list(_records(path, lines, skipped))
+    trace: list[int] = []
+    records = list(_records(path, lines, skipped, trace))
+    if trace:
+        warnings.warn(
+            CosimWarning(
+                f"{path}:{trace[0]}: a --print-gpu-trace section ({len(trace) - 1} row(s)) holds kernel times, not metrics: "
+                "cosim read reads it with the metrics; cosim gpu takes this file with --gpu-trace for the times"
+            ),
+            stacklevel=2,
+        )
     if records:
         records = _without_cut_kernel(path, text, lines, records, skipped)
     skipped.warn()
@@ -206,13 +215,21 @@ def unknown_metric_error(path: str | Path, line: int, metric: str) -> CosimError
     )
 
 
-def _records(path: Path, lines: list[str], skipped: SkippedLines) -> Iterator[MetricRecord]:
+#: The header of a --print-gpu-trace table (text or --csv)
+TRACE_HEADER = re.compile(r'^\s*"?Start"?\s*,?\s*"?Duration')
+
+
+def _records(path: Path, lines: list[str], skipped: SkippedLines, trace: list[int]) -> Iterator[MetricRecord]:
+    """Each metric or event record; the lines of a gpu-trace section (nvprof --print-gpu-trace --metrics) go to
+    ``trace``, its header's first."""
     session, in_results, result_seen = 0, False, False
+    in_trace = False
     mode = "metric"  # or "event": what the last header announced
     header: list[str] | None = None  # the --csv header of the current block
     device = kernel = None
     for lineno, text in enumerate(lines, start=1):
         if m := BANNER.match(text):
+            in_trace = False
             banner = m["text"]
             if "is profiling process" in banner:
                 session, in_results, result_seen = session + 1, False, False
@@ -224,6 +241,10 @@ def _records(path: Path, lines: list[str], skipped: SkippedLines) -> Iterator[Me
             continue
         stripped = text.strip()
         if not in_results or not stripped:
+            continue
+        if in_trace or TRACE_HEADER.match(text):
+            in_trace = True  # until the next banner: legend lines under a text trace are the section's too
+            trace.append(lineno)
             continue
         if stripped.startswith('"'):
             fields = _csv_fields(path, lineno, text)

@@ -19,11 +19,12 @@ import csv
 import io
 import math
 import re
+import warnings
 from pathlib import Path
 
 import pandas as pd
 
-from cosim.errors import CosimError
+from cosim.errors import CosimError, CosimWarning
 from cosim.readers._files import read_text
 from cosim.readers._units import UnitError, quantity
 from cosim.readers.cutoff import ends_mid_line, left_out
@@ -56,6 +57,8 @@ TRACE_COLUMNS = {
     "Stream": "stream",
     "Name": "name",
     "Correlation_ID": "correlation",
+    "Unified Memory": "unified_memory",
+    "Virtual Address": "virtual_address",
 }
 _NUMERIC = {
     "start_s",
@@ -98,8 +101,10 @@ def read_gpu_trace(path: str | Path) -> pd.DataFrame:
     """One row per GPU activity, in start order: ``kind`` (kernel, memcpy, memset), ``name``, ``kernel``, ``launch``,
     ``start_s`` [s], ``duration_s`` [s], ``end_s`` [s], ``size_b`` [B], ``throughput_b_per_s`` [B/s], device, stream, ...
 
-    ``launch`` numbers each kernel's launches from 0.  Rows without a duration
-    (unified-memory page-fault markers) are left out.
+    ``launch`` numbers each kernel's launches from 0.  Unified Memory rows are kept (kind ``unified-memory``):
+    a migration's bytes in ``size_b`` [B], a GPU page-fault group's fault count in ``page_faults``; the CPU's
+    page faults have no duration on the GPU's timeline and are left out with a warning giving their count.
+    A trace section inside a ``--metrics`` log is read too; the metric sections are passed over.
     """
     path = Path(path)
     lines, cut = _lines(path, "nvprof --print-gpu-trace")
@@ -109,9 +114,11 @@ def read_gpu_trace(path: str | Path) -> pd.DataFrame:
     ends: list[int] = []
     units: list[str] | None = None
     in_results = False
+    cpu_faults: list[int] = []
     for lineno, text in enumerate(lines, start=1):
         if m := BANNER.match(text):
-            in_results = _in_results(m["text"], in_results)
+            # metric and event results (a --metrics log that also holds the trace) are not trace rows
+            in_results = _in_results(m["text"], in_results) and not m["text"].startswith(("Metric result", "Event result"))
             header = None
             continue
         if not in_results or not text.strip():
@@ -139,6 +146,18 @@ def read_gpu_trace(path: str | Path) -> pd.DataFrame:
             skipped.add(lineno)
         elif not math.isnan(row["duration_s"]):
             rows.append(row)
+        elif "CPU page fault" in row["name"]:
+            cpu_faults.append(lineno)
+        else:
+            skipped.add(lineno)
+    if cpu_faults:
+        warnings.warn(
+            CosimWarning(
+                f"{path}:{cpu_faults[0]}: {len(cpu_faults)} Unified Memory CPU page-fault row(s) left out: they have no "
+                "duration on the GPU's timeline (the GPU's page faults and the migrations are kept)"
+            ),
+            stacklevel=2,
+        )
     if cut:
         rows = _without_cut_row(path, lines, rows, skipped, "activity row")
     skipped.warn()
@@ -281,10 +300,29 @@ def _activity(path: Path, lineno: int, fields: list[str], header: list[str], uni
         name, row["correlation"] = m["name"], int(m["id"])
     row["name"] = row["kernel"] = name
     row["kind"] = "memcpy" if "memcpy" in name else "memset" if "memset" in name else "other" if name.startswith("[") else "kernel"
+    if name.startswith("[Unified Memory"):
+        row["kind"] = "unified-memory"
+        _unified_memory(path, lineno, row)
     for neg in ("start_s", "duration_s", "size_b"):
         if row.get(neg, 0) < 0:
             raise CosimError(f"{path}:{lineno}: {neg} is negative; is the trace intact?")
     return row
+
+
+def _unified_memory(path: Path, lineno: int, row: dict) -> None:
+    """A Unified Memory row's ``Unified Memory`` column: a migration's size (``256.000000KB``) -> ``size_b`` [B],
+    a GPU page-fault group's fault count -> ``page_faults``; the CPU's (``PC 0x...``) stay as written."""
+    raw = str(row.pop("unified_memory", "")).strip()
+    if raw in ("", "-") or raw.startswith("PC "):
+        return
+    try:
+        value, unit = quantity(raw)
+    except UnitError:
+        raise CosimError(f"{path}:{lineno}: Unified Memory '{raw}' is not a size or a count nvprof writes") from None
+    if unit == "B":
+        row["size_b"] = value
+    else:
+        row["page_faults"] = value
 
 
 def _summary_row(path: Path, lineno: int, name: str, pct: str, calls: str, *times: str) -> dict:

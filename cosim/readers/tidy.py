@@ -6,7 +6,8 @@ Columns (every format):
 source     the format: gem5, ocelot, nvprof-metrics, nvprof-gpu-trace,
            nvprof-gpu-summary, ncu, gpgpusim, gpuwattch, dcgm-dmon,
            accelwattch-hw-perf (``benchmark/kernel``), accelwattch-hw-power,
-           gpu-power-samples
+           gpu-power-samples, nvidia-smi (--query-gpu CSV), nvidia-smi-dmon,
+           nsys-gpu-trace, nsys-kern-sum
 kernel     the kernel name as the tool printed it; for gem5, ``epoch N``;
            empty for samples over time (DCGM, board power logs)
 launch     which launch of that kernel (0, 1, ...); for gem5 the dump index;
@@ -49,6 +50,10 @@ FORMATS = (
     "accelwattch-hw-perf",
     "accelwattch-hw-power",
     "gpu-power-samples",
+    "nvidia-smi",
+    "nvidia-smi-dmon",
+    "nsys-gpu-trace",
+    "nsys-kern-sum",
 )
 COLUMNS = ("source", "kernel", "launch", "metric", "value", "unit", "device", "statistic")
 
@@ -60,6 +65,8 @@ def detect_format(path: str | Path, *, way_out: str | None = None) -> str:
     from cosim.readers.dcgm import looks_like_dcgm
     from cosim.readers.gpgpusim import looks_like_gpgpusim, looks_like_power_report
     from cosim.readers.ncu import looks_like_ncu
+    from cosim.readers.nsys import nsys_layout
+    from cosim.readers.nvidia_smi import looks_like_dmon, looks_like_query_gpu
     from cosim.readers.nvprof_trace import nvprof_layout
 
     path = Path(path)
@@ -89,9 +96,15 @@ def detect_format(path: str | Path, *, way_out: str | None = None) -> str:
         return "dcgm-dmon"
     if "P-state" in head[:4096] and "Power(mW)" in head[:4096]:
         return "gpu-power-samples"
+    if layout := nsys_layout(head[: 1 << 16]):
+        return f"nsys-{layout}"
+    if looks_like_query_gpu(head[: 1 << 16]):
+        return "nvidia-smi"
+    if looks_like_dmon(head[: 1 << 16]):
+        return "nvidia-smi-dmon"
     raise CosimError(
-        f"{path}: not a format cosim reads (gem5 stats, nvprof, ncu --csv, GPGPU-Sim/Accel-Sim, GPUWattch/AccelWattch, "
-        f"AccelWattch hw_perf.csv, DCGM dmon, Ocelot); {way_out or 'name it with --format {' + ','.join(FORMATS) + '}'}"
+        f"{path}: not a format cosim reads (gem5 stats, nvprof, ncu --csv, nsys stats CSV, nvidia-smi CSV or dmon, "
+        f"GPGPU-Sim/Accel-Sim, GPUWattch/AccelWattch, AccelWattch hw_perf.csv, DCGM dmon, Ocelot); {way_out or 'name it with --format {' + ','.join(FORMATS) + '}'}"
     )
 
 
@@ -105,7 +118,10 @@ def read(path: str | Path, *, format: str | None = None) -> pd.DataFrame:  # noq
         raise CosimError(f"--format {fmt}: cosim reads {', '.join(FORMATS)}")
     rows = _READERS[fmt](path)
     out = pd.DataFrame(rows, columns=list(COLUMNS)) if isinstance(rows, list) else rows
-    out["source"] = fmt
+    given = out["source"] if "source" in out else None
+    out["source"] = (
+        given.where(given.astype(bool), fmt) if given is not None and len(out) else fmt
+    )  # a section of another kind keeps its own
     out["launch"] = out["launch"].astype("Int64")
     out = out[list(COLUMNS)]
     out.attrs["read"] = {"path": str(path), "format": fmt}
@@ -176,10 +192,24 @@ def _ocelot(path: Path) -> list[tuple]:
 
 
 def _nvprof_metrics(path: Path) -> list[tuple]:
+    import warnings
+
+    from cosim.errors import CosimWarning
     from cosim.readers.nvprof import metric_records
 
     rows, seen = [], set()
-    for r in metric_records(path):
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        records = metric_records(path)
+    trace = False
+    for w in said:
+        if issubclass(w.category, CosimWarning) and "--print-gpu-trace section" in str(w.message):
+            trace = True  # read below, with the metrics
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if trace:  # nvprof --print-gpu-trace --metrics: the trace's rows too, as --format nvprof-gpu-trace reads them
+        rows += [("nvprof-gpu-trace", *row[1:]) for row in _nvprof_trace(path)]
+    for r in records:
         if (r.device, r.kernel) not in seen:
             seen.add((r.device, r.kernel))
             rows.append(("", r.kernel, None, "invocations", float(r.invocations), "count", r.device, "value"))
@@ -205,6 +235,7 @@ _TRACE_UNITS = {
     "block_x": "count",
     "block_y": "count",
     "block_z": "count",
+    "page_faults": "count",
 }
 
 
@@ -299,6 +330,31 @@ def _power_samples(path: Path) -> list[tuple]:
     return rows
 
 
+def _nvidia_smi(path: Path) -> pd.DataFrame:
+    from cosim.readers.nvidia_smi import long_table, read_query_gpu
+
+    return long_table(read_query_gpu(path))
+
+
+def _nvidia_smi_dmon(path: Path) -> pd.DataFrame:
+    from cosim.readers.nvidia_smi import long_table, read_dmon
+
+    return long_table(read_dmon(path))
+
+
+def _nsys_trace(path: Path) -> list[tuple]:
+    from cosim.readers.nsys import UNITS, read_nsys_trace
+
+    trace = read_nsys_trace(path)
+    return _long(trace, UNITS, launch=trace["launch"])
+
+
+def _nsys_kern_sum(path: Path) -> list[tuple]:
+    from cosim.readers.nsys import SUMMARY_UNITS, read_nsys_kern_sum
+
+    return _long(read_nsys_kern_sum(path), SUMMARY_UNITS)
+
+
 _READERS = {
     "gem5": _gem5,
     "ocelot": _ocelot,
@@ -312,4 +368,8 @@ _READERS = {
     "accelwattch-hw-perf": _hw_perf,
     "accelwattch-hw-power": _hw_power,
     "gpu-power-samples": _power_samples,
+    "nvidia-smi": _nvidia_smi,
+    "nvidia-smi-dmon": _nvidia_smi_dmon,
+    "nsys-gpu-trace": _nsys_trace,
+    "nsys-kern-sum": _nsys_kern_sum,
 }

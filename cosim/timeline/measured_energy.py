@@ -1,0 +1,209 @@
+"""Measured energy per kernel: a power log and a kernel trace of the same run on one time axis.
+
+Domain and assumptions, stated once:
+
+* The power log is a series of readings ``(t_i, p_i)`` [s, W] of one GPU (nvidia-smi, DCGM); reading ``i`` is the
+  mean board power over its averaging window ``[t_i - w, t_i]`` (``w`` = 0 for an instantaneous reading,
+  ``power.draw.instant``; 1 s for ``power.draw`` on Ampere and newer GPUs and for ``power.draw.average``).
+* The trace gives each kernel's ``[start_s, end_s]`` on its own clock (nsys: ns since the session began; nvprof:
+  since profiling began); ``offset_s`` maps it onto the log's clock: ``t_log = t_trace + offset_s``.
+* A kernel's measured power is the mean of the readings whose whole window lies inside the kernel
+  (``start <= t_i - w`` and ``t_i <= end``): only those see that kernel alone.  Its energy [J] is that mean times
+  its duration (the parts of the kernel no window covers are assumed to draw the same mean).  The interval is the
+  mean's Student-t interval from those readings (``level``, default 90 %); with fewer than ``min_samples``
+  readings the kernel is *unresolved*: flagged, its power and energy left empty, never invented.
+  A kernel is sure to be resolved when it lasts at least ``w + min_samples * period``.
+* Kernels that overlap in time (several streams) share their readings: flagged ``overlaps``, the power is the
+  GPU's while they ran together.
+
+How the clocks are aligned (:func:`align_offset`): given no offset, cosim finds the one that best lines the
+log up with the trace, the offset at which the readings correlate best with the fraction of each reading's
+window in which a kernel ran; a log that does not follow the kernels (correlation below 0.3) is refused.  What a
+misalignment costs is measured by :func:`shift_cost`: the total kernel energy again with the trace shifted by
+``±k`` sample periods.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from cosim.errors import CosimError
+
+#: Below this correlation between the readings and the kernels' activity, no offset lines the two up.
+MIN_ALIGN_CORRELATION = 0.3
+
+
+def sample_period_s(times_s: np.ndarray) -> float:
+    """The log's sample period [s]: the median spacing of its readings."""
+    steps = np.diff(np.sort(np.asarray(times_s, dtype=float)))
+    steps = steps[steps > 0]
+    if not len(steps):
+        raise CosimError("the power log has fewer than two readings at distinct times; log for longer than one period")
+    return float(np.median(steps))
+
+
+def resolvable_s(window_s: float, period_s: float, min_samples: int = 2) -> float:
+    """The shortest kernel [s] sure to hold ``min_samples`` readings whose windows lie inside it."""
+    return window_s + min_samples * period_s
+
+
+def kernel_energy(
+    kernels: pd.DataFrame,
+    samples: pd.DataFrame,
+    *,
+    window_s: float,
+    offset_s: float = 0.0,
+    min_samples: int = 2,
+    level: float = 0.9,
+) -> pd.DataFrame:
+    """Per kernel (rows of ``kernels``: ``kernel``, ``launch``, ``start_s``, ``end_s`` [s] on the trace's clock):
+    ``start_s``/``end_s`` on the log's clock, ``duration_s``, ``samples`` (readings inside), ``measured_power_w``
+    (mean [W]), ``measured_power_lo_w``/``measured_power_hi_w`` (its ``level`` interval [W]), ``measured_energy_j``,
+    ``measured_energy_lo_j``, ``measured_energy_hi_j`` [J] and ``flags`` (``unresolved``, ``overlaps``).  ``samples`` has ``time_s`` and ``power_w``."""
+    from scipy import stats
+
+    t = samples["time_s"].to_numpy(dtype=float)
+    p = samples["power_w"].to_numpy(dtype=float)
+    start = kernels["start_s"].to_numpy(dtype=float) + offset_s
+    end = kernels["end_s"].to_numpy(dtype=float) + offset_s
+    rows = []
+    overlaps = _overlapping(start, end)
+    for i in range(len(kernels)):
+        inside = (t - window_s >= start[i]) & (t <= end[i])
+        n = int(inside.sum())
+        duration = end[i] - start[i]
+        flags = ["overlaps"] if overlaps[i] else []
+        if n < min_samples:
+            flags.insert(0, "unresolved")
+            mean = lo = hi = math.nan
+        else:
+            mean = float(p[inside].mean())
+            half = float(stats.t.ppf(0.5 + level / 2, n - 1) * p[inside].std(ddof=1) / math.sqrt(n))
+            lo, hi = max(mean - half, 0.0), mean + half
+        rows.append(
+            {
+                "kernel": kernels["kernel"].iloc[i],
+                "launch": int(kernels["launch"].iloc[i]),
+                "start_s": start[i],
+                "end_s": end[i],
+                "duration_s": duration,
+                "samples": n,
+                "measured_power_w": mean,
+                "measured_power_lo_w": lo,
+                "measured_power_hi_w": hi,
+                "measured_energy_j": mean * duration,
+                "measured_energy_lo_j": lo * duration,
+                "measured_energy_hi_j": hi * duration,
+                "flags": ";".join(flags),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _overlapping(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    order = np.argsort(start, kind="stable")
+    out = np.zeros(len(start), dtype=bool)
+    latest_end, latest = -math.inf, -1
+    for i in order:
+        if start[i] < latest_end:
+            out[i] = out[latest] = True
+        if end[i] > latest_end:
+            latest_end, latest = end[i], i
+    return out
+
+
+def busy_fraction(kernels: pd.DataFrame, times_s: np.ndarray, window_s: float, offset_s: float) -> np.ndarray:
+    """The fraction of each reading's window ``[t - w, t]`` in which some kernel ran (for ``w`` = 0: whether one
+    was running at ``t``), the trace moved by ``offset_s``."""
+    edges, busy = _busy_time(kernels, offset_s)
+    t = np.asarray(times_s, dtype=float)
+    if window_s <= 0:  # edges alternate start, end: a time after an odd number of them is inside a kernel
+        return (np.searchsorted(edges, t, side="right") % 2).astype(float)
+    return (np.interp(t, edges, busy) - np.interp(t - window_s, edges, busy)) / window_s
+
+
+def _busy_time(kernels: pd.DataFrame, offset_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Knots of the cumulative time [s] some kernel was running, the kernels' intervals merged."""
+    spans = sorted(zip(kernels["start_s"] + offset_s, kernels["end_s"] + offset_s))
+    merged: list[list[float]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    edges, cumulative, total = [], [], 0.0
+    for a, b in merged:
+        edges += [a, b]
+        cumulative += [total, total + (b - a)]
+        total += b - a
+    return np.array(edges), np.array(cumulative)
+
+
+def align_offset(kernels: pd.DataFrame, samples: pd.DataFrame, *, window_s: float, period_s: float) -> tuple[float, float]:
+    """``(offset [s], correlation)``: the shift of the trace onto the log's clock at which the readings follow the
+    kernels best (Pearson correlation of power with :func:`busy_fraction`), searched in steps of a tenth of a
+    period over every shift that keeps the trace inside the log; a :class:`CosimError` when none reaches
+    :data:`MIN_ALIGN_CORRELATION`."""
+    t = samples["time_s"].to_numpy(dtype=float)
+    p = samples["power_w"].to_numpy(dtype=float)
+    first, last = float(kernels["start_s"].min()), float(kernels["end_s"].max())
+    lo, hi = t.min() - first, t.max() - last
+    if hi < lo:
+        raise CosimError(
+            f"the trace spans {last - first:.3g} s, longer than the power log's {t.max() - t.min():.3g} s; "
+            "give a log that covers the whole run, or the offset with --offset-s"
+        )
+    step = period_s / 10
+    offsets = np.arange(lo, hi + step / 2, step)
+    if len(offsets) > 200_000:
+        raise CosimError(f"the log is {len(offsets)} search steps longer than the trace; give the offset with --offset-s or --trace-zero")
+    rs = np.full(len(offsets), -math.inf)
+    for i, offset in enumerate(offsets):
+        b = busy_fraction(kernels, t, window_s, offset)
+        if b.std() > 0:
+            rs[i] = float(np.corrcoef(b, p)[0, 1])
+    rs[~np.isfinite(rs)] = -math.inf  # a flat log correlates with nothing
+    best_r = float(rs.max())
+    # readings a period apart fit equally well over a stretch of offsets: its middle is the estimate
+    ties = np.flatnonzero(rs >= best_r - 1e-9)
+    if best_r < MIN_ALIGN_CORRELATION:
+        raise CosimError(
+            f"the power log does not follow the kernels at any offset (best correlation {max(best_r, -1.0):.2f} < "
+            f"{MIN_ALIGN_CORRELATION}); give the offset with --offset-s or the trace's start with --trace-zero"
+        )
+    return float(offsets[ties[len(ties) // 2]]), best_r
+
+
+def shift_cost(
+    kernels: pd.DataFrame,
+    samples: pd.DataFrame,
+    *,
+    window_s: float,
+    offset_s: float,
+    period_s: float,
+    shifts: tuple[int, ...] = (-2, -1, 1, 2),
+) -> pd.DataFrame:
+    """What a misalignment costs: per shift of ``k`` sample periods, the total energy [J] of the kernels resolved at
+    the chosen offset, and its change from that offset [fraction]."""
+    base = kernel_energy(kernels, samples, window_s=window_s, offset_s=offset_s)
+    resolved = base["measured_power_w"].notna().to_numpy()
+    total = float(base.loc[resolved, "measured_energy_j"].sum())
+    rows = []
+    for k in shifts:
+        moved = kernel_energy(kernels, samples, window_s=window_s, offset_s=offset_s + k * period_s)
+        energy = moved["measured_energy_j"].to_numpy()[resolved]
+        known = np.isfinite(energy)
+        value = float(energy[known].sum() + base["measured_energy_j"].to_numpy()[resolved][~known].sum())
+        rows.append(
+            {
+                "shift_periods": k,
+                "shift_s": k * period_s,
+                "energy_j": value,
+                "change": value / total - 1 if total else math.nan,
+                "lost": int((~known).sum()),
+            }
+        )
+    return pd.DataFrame(rows)
