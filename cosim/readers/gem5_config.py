@@ -23,6 +23,7 @@ from pathlib import Path
 
 from cosim.errors import CosimError
 from cosim.readers._files import read_text
+from cosim.readers.ruby_config import is_sequencer, ruby_l1, ruby_shared
 
 DEFAULT_TICKS_PER_S = 1e12
 
@@ -191,11 +192,11 @@ class Gem5Config:
         volts = tuple(self._number(vdomain or "", "voltage", v) for v in self.objects.get(vdomain or "", {}).get("voltage", "").split())
         partner = {c: p for c, p in self._partners(cpus).items() if p in cpus}
         dports = {c: p for c in cpus if (p := self._peer_object(c, "dcache_port"))}
-        ruby = sorted({t for p in dports.values() if _is_sequencer(t := self.objects.get(p, {}).get("type", ""))})
+        ruby = sorted({t for p in dports.values() if is_sequencer(t := self.objects.get(p, {}).get("type", ""))})
         iports = {c: p for c in cpus if (p := self._peer_object(c, "icache_port"))}
         # a Ruby sequencer names its L1 RubyCaches (dcache=, icache=): they count the CPU's L1 events
-        l1d = {c: p for c, s in dports.items() if self._is_cache(p := self._ruby_l1(s, "dcache"))}
-        l1i = {c: p for c, s in iports.items() if self._is_cache(p := self._ruby_l1(s, "icache"))}
+        l1d = {c: p for c, s in dports.items() if self._is_cache(p := ruby_l1(self.objects, s, "dcache"))}
+        l1i = {c: p for c, s in iports.items() if self._is_cache(p := ruby_l1(self.objects, s, "icache"))}
         l2 = {c: p for c in cpus if (p := self._cache_below(l1d.get(c)))}
         no_cache = {
             c: scopes
@@ -205,10 +206,9 @@ class Gem5Config:
         }
         all_l2 = [self._cache_below(self._peer_object(c, "dcache_port")) for c in self.cpus]
         sharers = {p: all_l2.count(p) for p in set(l2.values())}
-        ruby_l2, ruby_system = self._ruby_shared() if ruby else ((), "")
-        on_ruby = sum(
-            1 for c in self.cpus if _is_sequencer(self.objects.get(self._peer_object(c, "dcache_port") or "", {}).get("type", ""))
-        )
+        banks, ruby_system = ruby_shared(self.objects) if ruby else ([], "")
+        ruby_l2 = tuple(sorted(banks, key=_natural))
+        on_ruby = sum(1 for c in self.cpus if is_sequencer(self.objects.get(self._peer_object(c, "dcache_port") or "", {}).get("type", "")))
         sharers.update({p: on_ruby for p in (*ruby_l2, ruby_system) if p})
         caches = set(l1d.values()) | set(l1i.values()) | set(l2.values()) | set(ruby_l2)
         sizes = {c: int(self.objects[c]["size"]) for c in caches if self.objects.get(c, {}).get("size", "").isdigit()}
@@ -268,22 +268,6 @@ class Gem5Config:
 
     def _is_cache(self, path: str) -> bool:
         return "Cache" in self.objects.get(path, {}).get("type", "")
-
-    def _ruby_l1(self, port_owner: str, param: str) -> str:
-        """The object a CPU port leads to, or the sequencer's ``param`` (dcache, icache) where it is a Ruby sequencer."""
-        params = self.objects.get(port_owner, {})
-        return params.get(param, "").split(" ")[0] if _is_sequencer(params.get("type", "")) else port_owner
-
-    def _ruby_shared(self) -> tuple[tuple[str, ...], str]:
-        """Ruby's L2 banks (the RubyCaches of its L2 controllers: MESI_Two_Level, MOESI_CMP_directory; every CPU's L1
-        misses go to them) and the RubySystem object."""
-        typed = {p: o.get("type", "") for p, o in self.objects.items()}
-        banks = sorted(
-            (p for p, t in typed.items() if t == "RubyCache" and typed.get(p.rsplit(".", 1)[0], "").startswith("L2Cache_Controller")),
-            key=_natural,
-        )
-        system = next((p for p, t in typed.items() if t == "RubySystem"), "")
-        return tuple(banks), system
 
     def _peer_object(self, path: str, port: str) -> str | None:
         peers = self.objects.get(path, {}).get(port, "").split()
@@ -408,10 +392,6 @@ def _ini_text(value: object) -> str:
 _ISA_TYPE = re.compile(
     r"^(?:Linux)?(Arm|X86|Alpha|Sparc|Mips|Riscv|RiscV|Power)(?:ISA|TLB|DTB|ITB|MMU|Stage2MMU|System|Decoder|Interrupts|LocalApic|EmuLinux)$"
 )
-
-
-def _is_sequencer(type_name: str) -> bool:
-    return "Sequencer" in type_name
 
 
 def _is_cpu_type(type_name: str) -> bool:

@@ -159,8 +159,10 @@ def _classic(cpus: list[str], names: Mapping[str, str], objects: dict[str, dict[
     said = []
     for i, cpu in enumerate(cpus):
         hierarchy = next((o.rsplit(".", 1)[0] for o in objs if o.endswith(f".l1d-cache-{i}")), None)
-        stdlib = (f"{hierarchy}.l1d-cache-{i}", f"{hierarchy}.l1i-cache-{i}", f"{hierarchy}.l2-cache-{i}") if hierarchy else ()
-        for l1d, l1i, l2 in ((f"{cpu}.dcache", f"{cpu}.icache", None), stdlib):
+        candidates: list[tuple[str, str, str | None]] = [(f"{cpu}.dcache", f"{cpu}.icache", None)]
+        if hierarchy:
+            candidates.append((f"{hierarchy}.l1d-cache-{i}", f"{hierarchy}.l1i-cache-{i}", f"{hierarchy}.l2-cache-{i}"))
+        for l1d, l1i, l2 in candidates:
             if l1d not in objs:
                 continue
             below = next((c for c in (l2, f"{cpu}.l2cache", "system.l2", "system.l2c") if c and c in objs), None)
