@@ -6,6 +6,8 @@ import json
 
 import pytest
 from helpers import BIG_PERIODS, GEM5_RUNS, biglittle_config, needs_shared
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cosim import CosimError, read_config
 
@@ -256,3 +258,22 @@ def test_stdlib_ruby_run_priced_from_its_m_demand_stats(tmp_path):
     assert t["eph_0x60"].iloc[0] == pytest.approx((3_000 + 1_000) / per)
     assert t["eph_0x08"].iloc[0] == pytest.approx((1_200_000 + 300_000) / per)
     assert t["flags"].str.contains("config_from_stats").all() and t["flags"].str.contains("subst:0x03").all()
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(min_value=1, max_value=16))
+def test_ruby_l1_controllers_go_to_the_cpus_in_natural_order(tmp_path_factory, n):
+    """gem5's Ruby configs give CPU i the L1 controller of version i: with ten or more, system.cpu10 is l1_cntrl10, not
+    the third in text order (natural order, as gem5 numbers them)."""
+    from helpers import write_stats
+
+    from cosim.readers.stats_config import config_from_stats
+
+    stats = {"sim_seconds": 0.001, "sim_ticks": 1_000_000_000, "sim_freq": 1e12, "system.cpu_clk_domain.clock": 500}
+    for i in range(n):
+        stats |= {f"system.cpu{i}.numCycles": 1000 + i, f"system.cpu{i}.num_busy_cycles": 10 + i}
+        stats[f"system.ruby.l1_cntrl{i}.L1Dcache.demand_accesses"] = 100 + i
+    path = write_stats(tmp_path_factory.mktemp("ruby") / "stats.txt", [stats])
+    (cluster,) = config_from_stats(path).clusters().values()
+    assert cluster.l1d == {f"system.cpu{i}": f"system.ruby.l1_cntrl{i}.L1Dcache" for i in range(n)}
+    assert cluster.sharers("system.ruby") == n and not cluster.ruby_l2

@@ -181,7 +181,7 @@ def test_ruby_sequencer_without_caches_is_refused_with_the_reason(tmp_path):
     assert_one_line_error(
         cosim("power", run / "stats.txt", "--model", "cortex-a7-gemstone2018", "-o", tmp_path / "p.csv"),
         "although it ran on Ruby (RubySequencer)",
-        "gem5-v24-counter-map.md",
+        "docs/explanation/ruby.md",
     )
 
 

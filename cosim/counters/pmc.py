@@ -285,7 +285,7 @@ def _unprinted(stats: StatsLike, columns: set[str], cluster: Cluster, cpu: str, 
     if cluster.ruby and ran:
         why = (
             f"although it ran on Ruby ({cluster.ruby}), whose protocol's stats these are not; price it with a model whose "
-            "events the map counts for Ruby (docs/reference/gem5-v24-counter-map.md, Ruby)"
+            "events the map counts for Ruby (--model; docs/explanation/ruby.md lists them)"
         )
     raise CosimError(
         f"{path}: no stats for event {event} ({emap.names[event]}) of CPU {cpu} in cluster '{cluster.name}' (tried: {tried}), {why}"
