@@ -277,3 +277,16 @@ def test_ruby_l1_controllers_go_to_the_cpus_in_natural_order(tmp_path_factory, n
     (cluster,) = config_from_stats(path).clusters().values()
     assert cluster.l1d == {f"system.cpu{i}": f"system.ruby.l1_cntrl{i}.L1Dcache" for i in range(n)}
     assert cluster.sharers("system.ruby") == n and not cluster.ruby_l2
+
+
+def test_ruby_l2_not_found_is_refused_not_taken_as_absent(tmp_path):
+    """A Ruby system whose L2 cosim does not find (no L2Cache_Controller: CHI, MI_example) still has one or a directory
+    behind its L1s: an event that needs it is refused, naming it, never priced as a missing cache."""
+    from helpers import run_cosim, write_stats
+
+    no_l2 = {k: v for k, v in STDLIB_RUBY.items() if "l2_controllers" not in k}
+    stats = write_stats(tmp_path / "stats.txt", [no_l2])
+    result = run_cosim("power", stats, "--model", "cortex-a7-gemstone2018", "--extrapolate", "-o", tmp_path / "p.csv")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    (error,) = [line for line in result.stderr.splitlines() if line.startswith("cosim: error:")]
+    assert "event 0x60 (BUS_ACCESS_LD)" in error and "although it ran on Ruby" in error

@@ -272,7 +272,9 @@ def _unprinted(stats: StatsLike, columns: set[str], cluster: Cluster, cpu: str, 
     for source in applicable:
         if source.terms and all(_known(cluster, cpu, t.scope) and not (ran and t.scope == "cpu") for t in source.terms):
             return source
-    gone = sorted({t.scope for s in applicable for t in s.terms if not _objects(cluster, cpu, t.scope)})
+    # a Ruby L2 or protocol cosim does not find (CHI, MI_example) is not mapped, not known to be absent: refused below
+    unmapped = _SHARED if cluster.ruby else frozenset()
+    gone = sorted({t.scope for s in applicable for t in s.terms if not _objects(cluster, cpu, t.scope) and t.scope not in unmapped})
     if gone:
         names = {"l1d": "L1 data cache", "l1i": "L1 instruction cache", "l2": "cache below its L1"}
         return Source("0", (), True, f"{cpu} has no {' and no '.join(names[g] for g in gone)} in this system (config)", ())
