@@ -290,3 +290,18 @@ def test_ruby_l2_not_found_is_refused_not_taken_as_absent(tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     (error,) = [line for line in result.stderr.splitlines() if line.startswith("cosim: error:")]
     assert "event 0x60 (BUS_ACCESS_LD)" in error and "although it ran on Ruby" in error
+
+
+def test_fast_forward_stand_ins_without_config_are_one_core(tmp_path):
+    """se.py --fast-forward names its detailed CPU system.switch_cpus, a stand-in for system.cpu (config.ini would say
+    switched_out=true): read from the stats' names alone it is the same core's, not a second one."""
+    from helpers import write_stats
+
+    from cosim.readers.stats_config import config_from_stats
+
+    stats = {"sim_seconds": 0.001, "sim_ticks": 1_000_000_000, "sim_freq": 1e12, "system.cpu_clk_domain.clock": 500}
+    stats |= {"system.cpu.numCycles": 800_000, "system.cpu.num_busy_cycles": 800_000}
+    stats |= {"system.switch_cpus.numCycles": 1_200_000, "system.switch_cpus.iew.iewExecutedInsts": 900_000}
+    (cluster,) = config_from_stats(write_stats(tmp_path / "stats.txt", [stats])).clusters().values()
+    assert cluster.cores == ("system.cpu",) and cluster.partner == {"system.switch_cpus": "system.cpu"}
+    assert cluster.kind("system.switch_cpus") == "o3" and cluster.kind("system.cpu") == "simple"

@@ -76,6 +76,9 @@ def config_from_stats(stats_path: Path, cpu_types: Mapping[str, str] | None = No
     for cpu in cpus:
         kind = (cpu_types or {}).get(cpu) or _kind_from_stats(groups[cpu])
         objects[cpu] = {"type": kind}
+        if cpu.rsplit(".", 1)[-1].startswith("switch_cpus"):  # se.py's fast-forward stand-ins run a core in their turn
+            objects[cpu]["switched_out"] = "true"
+            inferred.append(f"{cpu} a switched-out stand-in (se.py's name for one)")
         if cpu not in (cpu_types or {}):
             kinds.append(f"{cpu} {kind}")
         domain = _clock_domain(cpu, names)
