@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cosim.errors import CosimError
-from cosim.readers.files import input_file
+from cosim.readers.files import STATS_NAMES, input_file
 from cosim.readers.sidecar import SIDECAR
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from cosim.readers.stats_table import StatsTable
     from cosim.timeline.clusters import ClusterSpec
 
-STATS_NAMES = ("stats.txt", "stats.txt.gz")
 CONFIG_NAMES = ("config.ini", "config.json")
 
 
@@ -53,7 +52,8 @@ class Run:
 
 
 def find_stats(path: str | Path) -> Path:
-    """The stats file of ``path``: the file itself, or ``stats.txt`` / ``stats.txt.gz`` in a gem5 output folder.
+    """The stats file of ``path``: the file itself, or ``stats.txt`` / ``stats.txt.gz`` (M5's ``m5stats.txt``) in a gem5
+    output folder.
 
     Each wrong kind of path gets its own one-line :class:`CosimError` saying what was expected.
     """
@@ -62,7 +62,7 @@ def find_stats(path: str | Path) -> Path:
         found = next((path / n for n in STATS_NAMES if (path / n).exists()), None)
         if found is None:
             raise CosimError(
-                f"{path}: a folder with no stats.txt or stats.txt.gz in it; give a gem5 output folder (m5out/) or its stats.txt"
+                f"{path}: a folder with no stats.txt, stats.txt.gz or m5stats.txt in it; give a gem5 output folder (m5out/) or its stats.txt"
             )
         path = found
     return input_file(
@@ -79,6 +79,7 @@ def open_run(
     voltages: Mapping[str, float] | None = None,
     voltage_model: bool = False,
     powered_cores: Mapping[str, int] | None = None,
+    cpu_types: Mapping[str, str] | None = None,
 ) -> Run:
     """Resolve the gem5 run at ``path`` (output folder or stats file) for pricing.
 
@@ -99,6 +100,10 @@ def open_run(
     powered_cores
         ``{cluster name: cores}`` the physical cluster powers where the run simulates fewer (one gem5 CPU standing
         for a board's four-core cluster): static power is that of this many cores.  Default: the CPUs simulated.
+    cpu_types
+        ``{CPU path: gem5 type}`` (``{"system.cpu": "TimingSimpleCPU"}``) for a run with no config.ini or config.json:
+        its CPUs and their kind.  Without a config file and without it, both are read from the stats' names
+        (:mod:`cosim.readers.stats_config`), as are the clocks and caches; rows are flagged ``config_from_stats``.
     """
     from cosim.models.modelfile import load_model
     from cosim.readers.gem5_config import read_config
@@ -107,8 +112,20 @@ def open_run(
     stats_path = find_stats(path)
     folder = stats_path.parent
     config_path = Path(config) if config is not None else _config_beside(stats_path)
-    input_file(config_path, what="config.ini or config.json from gem5's output folder")
-    run_config = read_config(config_path)
+    notes: list[str] = []
+    if config_path is None:
+        from cosim.readers.stats_config import config_from_stats
+
+        run_config = config_from_stats(stats_path, cpu_types)
+        notes.append(
+            f"{stats_path}: no config.ini/config.json beside it, so its CPUs, clocks and caches are read from its stats' names "
+            f"({'; '.join(run_config.inferred)}); rows flagged config_from_stats (give --config, or --cpu-type PATH=TYPE)"
+        )
+    else:
+        if cpu_types:
+            raise CosimError(f"--cpu-type names the CPUs of a run without a config file; {config_path} names them: leave --cpu-type out")
+        input_file(config_path, what="config.ini or config.json from gem5's output folder")
+        run_config = read_config(config_path)
 
     named = dict(clusters or {})
     chosen = list(models)
@@ -121,9 +138,9 @@ def open_run(
         named = {name: cpu_path for name, (cpu_path, _) in found.items()}
         chosen = chosen or [model for _, model in found.values()]
         used_sidecar = sidecar
-    notes: list[str] = []
     if not chosen:
-        chosen, named, notes = _default_models(run_config, named)
+        chosen, named, defaults = _default_models(run_config, named)
+        notes += defaults
 
     loaded = [load_model(m) for m in chosen]
     pairs: list[tuple[str, str | None]]
@@ -163,7 +180,8 @@ def open_run(
     return Run(folder=folder, stats_path=stats_path, config=run_config, clusters=specs, sidecar=used_sidecar, notes=tuple(notes))
 
 
-def _config_beside(stats_path: Path) -> Path:
+def _config_beside(stats_path: Path) -> Path | None:
+    """config.ini or config.json beside the stats file; None when there is none and the stats hold a CPU to price."""
     found = next((stats_path.parent / n for n in CONFIG_NAMES if (stats_path.parent / n).exists()), None)
     if found is not None:
         return found
@@ -176,9 +194,7 @@ def _config_beside(stats_path: Path) -> Path:
         raise CosimError(
             f"{stats_path}: this run has no CPU (no numCycles stat in its first dump), so there is nothing for a CPU power model to price"
         )
-    raise CosimError(
-        f"{stats_path}: no config.ini/config.json beside it (cosim reads the run's CPUs, clocks and ISA from it); pass --config"
-    )
+    return None
 
 
 def _first_dump(stats_path: Path) -> str:

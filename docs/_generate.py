@@ -9,6 +9,7 @@ from pathlib import Path
 
 from _gpu_energy import gpu_energy_table
 from _kernel_validation import kernel_validation_table
+from _ruby import ruby_runs_table
 from _silicon import silicon_table
 from _validation import validation_table
 
@@ -23,6 +24,7 @@ def generate_all(out: Path) -> None:
     (out / "kernel-validation-table.md").write_text(kernel_validation_table())
     (out / "silicon-table.md").write_text(silicon_table(plot=out / "silicon.png"))
     (out / "gpu-energy-table.md").write_text(gpu_energy_table(plot=out / "gpu-energy.png"))
+    (out / "ruby-runs.md").write_text(ruby_runs_table())
     figures(out)
 
 
@@ -64,20 +66,22 @@ def counter_maps() -> str:
         "# gem5 counter maps\n",
         "Which gem5 statistics stand for each ARM PMU event, per gem5 naming generation, in order of "
         "preference; generated from `cosim/counters/maps/gem5-*.toml` when these pages are built. "
-        "`cpu.` is each CPU, `l1d.`/`l1i.` its L1 caches, `l2.` the cache below its L1D. "
+        "`cpu.` is each CPU, `l1d.`/`l1i.` its L1 caches, `l2.` the cache below its L1D; for CPUs on Ruby sequencers "
+        "(memory `ruby`) `l1d.`/`l1i.` are the sequencer's RubyCaches, `l2.` every L2 bank, `ruby.` the RubySystem's "
+        "protocol counts ({doc}`../explanation/ruby`). "
         "A source with a substitution note flags every epoch priced with it.\n",
     ]
     maps = resources.files("cosim.counters") / "maps"
     for name in ("gem5-v20.1plus.toml", "gem5-pre-v20.1.toml"):
         data = tomllib.loads((maps / name).read_text())
-        text += [f"## {data['generation']} (`{name}`)\n", "| event | source | CPU kinds | substitution |", "|---|---|---|---|"]
+        text += [f"## {data['generation']} (`{name}`)\n", "| event | source | CPU kinds | memory | substitution |", "|---|---|---|---|---|"]
         for code, event in data["events"].items():
             for i, source in enumerate(event["sources"]):
                 label = f"{code} {event['name']}" if i == 0 else ""
                 kinds = ", ".join(source.get("cpus", [])) or "any"
                 note = source.get("substitute", "").replace("|", "/")
                 bound = f" at most the cycles of `{source['clocked']}`" if "clocked" in source else ""
-                text.append(f"| {label} | `{source['expr']}`{bound} | {kinds} | {note} |")
+                text.append(f"| {label} | `{source['expr']}`{bound} | {kinds} | {source.get('memory', 'classic')} | {note} |")
         text.append("")
     return "\n".join(text)
 

@@ -40,6 +40,19 @@ VERIFIED_ELSEWHERE = {
     "exec_context.thread_0.statExecutedInstType::IntAlu",
     "exec_context.thread_0.statExecutedInstType::IntMult",
     "exec_context.thread_0.statExecutedInstType::IntDiv",
+    # Ruby, v20.1+ names: no v20.1+ Ruby run is in ../shared. CacheMemory's stats are m_demand_* since gem5 v21
+    # (src/mem/ruby/structures/CacheMemory.cc: ADD_STAT(m_demand_hits, ...)), and public stdlib runs print
+    # board.cache_hierarchy.ruby_system.l1_controllers0.L1Dcache.m_demand_accesses; gem5 v20.1-v20 kept the 2016 names
+    # demand_*, and the protocol's event counts keep theirs in every generation (the .sm files' events), as the 2016
+    # Ruby runs in ../shared print them
+    "m_demand_accesses",
+    "m_demand_misses",
+    "demand_accesses",
+    "demand_misses",
+    "L2Cache_Controller.L1_GETS",
+    "L2Cache_Controller.L1_GET_INSTR",
+    "Directory_Controller.Dirty_Writeback",
+    "Directory_Controller.M.Data",
     # the bundled gem5 v24 prints these for simple CPUs and runs without an L2 (tests/test_real_gem5.py runs them)
     "exec_context.thread_0.numBusyCycles",
     "executeStats0.numMemRefs",

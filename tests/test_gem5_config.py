@@ -6,6 +6,8 @@ import json
 
 import pytest
 from helpers import BIG_PERIODS, GEM5_RUNS, biglittle_config, needs_shared
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cosim import CosimError, read_config
 
@@ -170,3 +172,136 @@ def test_old_cpus_with_their_own_clocks_group_by_clock_and_type(tmp_path, edit, 
     (tmp_path / "config.ini").write_text(text)
     found = read_config(tmp_path / "config.ini").clusters()
     assert {name: c.cpus for name, c in found.items()} == clusters
+
+
+@needs_shared
+def test_ruby_cpus_count_the_sequencers_caches_and_share_the_l2():
+    """gem5's x86 MESI_Two_Level run: each CPU's dcache_port/icache_port go to system.ruby.l1_cntrlN.sequencer, whose
+    dcache=/icache= name its L1 RubyCaches; the L2 controller's RubyCache is one L2 for both CPUs (config.ini)."""
+    config = read_config(GEM5_RUNS / "public-old-x86-fs-timingsimple-ruby-mesi" / "config.ini")
+    (cluster,) = config.clusters().values()
+    assert cluster.ruby == "RubySequencer"
+    assert cluster.l1d == {f"system.cpu{i}": f"system.ruby.l1_cntrl{i}.L1Dcache" for i in (0, 1)}
+    assert cluster.l1i == {f"system.cpu{i}": f"system.ruby.l1_cntrl{i}.L1Icache" for i in (0, 1)}
+    assert cluster.ruby_l2 == ("system.ruby.l2_cntrl0.L2cache",) and cluster.ruby_system == "system.ruby"
+    assert cluster.sharers("system.ruby.l2_cntrl0.L2cache") == 2 and cluster.sharers("system.ruby") == 2
+    assert cluster.cache_bytes["system.ruby.l2_cntrl0.L2cache"] == 4194304 and cluster.no_cache == {}
+
+
+# gem5 v21+ standard-library names (MESITwoLevelCacheHierarchy on a board): Ruby's caches print m_demand_* stats
+STDLIB_RUBY = {
+    "simSeconds": 0.001,
+    "simTicks": 1_000_000_000,
+    "simFreq": 1e12,
+    "board.clk_domain.clock": 500,
+    "board.processor.cores0.core.numCycles": 2_000_000,
+    "board.processor.cores0.core.exec_context.thread_0.numBusyCycles": 1_500_000,
+    "board.processor.cores0.core.power_state.pwrStateResidencyTicks::ON": 1_000_000_000,
+    "board.processor.cores1.core.numCycles": 2_000_000,
+    "board.processor.cores1.core.exec_context.thread_0.numBusyCycles": 500_000,
+    "board.processor.cores1.core.power_state.pwrStateResidencyTicks::ON": 1_000_000_000,
+    "board.processor.cores0.core.commitStats0.numInsts": 1_200_000,
+    "board.processor.cores1.core.commitStats0.numInsts": 300_000,
+    "board.processor.cores0.core.mmu.dtb.walker.power_state.pwrStateResidencyTicks::UNDEFINED": 1_000_000_000,
+    "board.processor.cores0.core.mmu.stage2_mmu.stage2_tlb.hits": 0,
+    "board.cache_hierarchy.ruby_system.l1_controllers0.L1Dcache.m_demand_hits": 380_000,
+    "board.cache_hierarchy.ruby_system.l1_controllers0.L1Dcache.m_demand_misses": 20_000,
+    "board.cache_hierarchy.ruby_system.l1_controllers0.L1Dcache.m_demand_accesses": 400_000,
+    "board.cache_hierarchy.ruby_system.l1_controllers0.L1Icache.m_demand_accesses": 1_300_000,
+    "board.cache_hierarchy.ruby_system.l1_controllers1.L1Dcache.m_demand_hits": 95_000,
+    "board.cache_hierarchy.ruby_system.l1_controllers1.L1Dcache.m_demand_misses": 5_000,
+    "board.cache_hierarchy.ruby_system.l1_controllers1.L1Dcache.m_demand_accesses": 100_000,
+    "board.cache_hierarchy.ruby_system.l1_controllers1.L1Icache.m_demand_accesses": 320_000,
+    "board.cache_hierarchy.ruby_system.l2_controllers0.L2cache.m_demand_misses": 3_000,
+    "board.cache_hierarchy.ruby_system.l2_controllers0.L2cache.m_demand_accesses": 20_000,
+    "board.cache_hierarchy.ruby_system.l2_controllers1.L2cache.m_demand_misses": 1_000,
+    "board.cache_hierarchy.ruby_system.l2_controllers1.L2cache.m_demand_accesses": 9_000,
+}
+
+
+def test_stdlib_ruby_run_without_config_is_read_from_its_stats_names(tmp_path):
+    """A run of the stdlib's naming with no config file: two simple CPUs (busy cycles, no O3 or Minor stages) on
+    board.clk_domain (500 ticks: 2000 MHz), each given its Ruby L1 controller in order, the two L2 banks shared, ARM (a
+    stage-2 MMU); every guess said in ``inferred``."""
+    from helpers import write_stats
+
+    from cosim.readers.stats_config import config_from_stats
+
+    stats = write_stats(tmp_path / "stats.txt", [STDLIB_RUBY])
+    config = config_from_stats(stats)
+    (cluster,) = config.clusters().values()
+    assert cluster.cpus == ("board.processor.cores0.core", "board.processor.cores1.core")
+    assert {cluster.kind(c) for c in cluster.cpus} == {"simple"} and cluster.freq_mhz == 2000.0 and config.isa == "arm"
+    ruby = "board.cache_hierarchy.ruby_system"
+    assert cluster.l1d == {f"board.processor.cores{i}.core": f"{ruby}.l1_controllers{i}.L1Dcache" for i in (0, 1)}
+    assert cluster.ruby_l2 == (f"{ruby}.l2_controllers0.L2cache", f"{ruby}.l2_controllers1.L2cache")
+    assert cluster.sharers(f"{ruby}.l2_controllers1.L2cache") == 2 and cluster.ruby_system == ruby
+    assert any("given to the CPUs in order" in line for line in config.inferred)
+    assert any(line.startswith("kind from its stat groups") for line in config.inferred)
+
+
+def test_stdlib_ruby_run_priced_from_its_m_demand_stats(tmp_path):
+    """The fixture above priced by the A7 model: its L1D inputs are each CPU's L1Dcache.m_demand_* (v21+ names), its
+    bus reads the two L2 banks' misses; per model core (4), second (0.001) and MHz (2000), by hand."""
+    from helpers import run_cosim, write_stats
+
+    stats = write_stats(tmp_path / "stats.txt", [STDLIB_RUBY])
+    out = tmp_path / "p.csv"
+    result = run_cosim("power", stats, "--model", "cortex-a7-gemstone2018", "-o", out, "--extrapolate")
+    assert result.returncode == 0, result.stderr
+    import pandas as pd
+
+    t = pd.read_csv(out)
+    per = 4 * 0.001 * 2000
+    assert t["eph_0x04"].iloc[0] == pytest.approx((400_000 + 100_000) / per)
+    assert t["eph_0x03"].iloc[0] == pytest.approx((20_000 + 5_000) / per)
+    assert t["eph_0x60"].iloc[0] == pytest.approx((3_000 + 1_000) / per)
+    assert t["eph_0x08"].iloc[0] == pytest.approx((1_200_000 + 300_000) / per)
+    assert t["flags"].str.contains("config_from_stats").all() and t["flags"].str.contains("subst:0x03").all()
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(min_value=1, max_value=16))
+def test_ruby_l1_controllers_go_to_the_cpus_in_natural_order(tmp_path_factory, n):
+    """gem5's Ruby configs give CPU i the L1 controller of version i: with ten or more, system.cpu10 is l1_cntrl10, not
+    the third in text order (natural order, as gem5 numbers them)."""
+    from helpers import write_stats
+
+    from cosim.readers.stats_config import config_from_stats
+
+    stats = {"sim_seconds": 0.001, "sim_ticks": 1_000_000_000, "sim_freq": 1e12, "system.cpu_clk_domain.clock": 500}
+    for i in range(n):
+        stats |= {f"system.cpu{i}.numCycles": 1000 + i, f"system.cpu{i}.num_busy_cycles": 10 + i}
+        stats[f"system.ruby.l1_cntrl{i}.L1Dcache.demand_accesses"] = 100 + i
+    path = write_stats(tmp_path_factory.mktemp("ruby") / "stats.txt", [stats])
+    (cluster,) = config_from_stats(path).clusters().values()
+    assert cluster.l1d == {f"system.cpu{i}": f"system.ruby.l1_cntrl{i}.L1Dcache" for i in range(n)}
+    assert cluster.sharers("system.ruby") == n and not cluster.ruby_l2
+
+
+def test_ruby_l2_not_found_is_refused_not_taken_as_absent(tmp_path):
+    """A Ruby system whose L2 cosim does not find (no L2Cache_Controller: CHI, MI_example) still has one or a directory
+    behind its L1s: an event that needs it is refused, naming it, never priced as a missing cache."""
+    from helpers import run_cosim, write_stats
+
+    no_l2 = {k: v for k, v in STDLIB_RUBY.items() if "l2_controllers" not in k}
+    stats = write_stats(tmp_path / "stats.txt", [no_l2])
+    result = run_cosim("power", stats, "--model", "cortex-a7-gemstone2018", "--extrapolate", "-o", tmp_path / "p.csv")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    (error,) = [line for line in result.stderr.splitlines() if line.startswith("cosim: error:")]
+    assert "event 0x60 (BUS_ACCESS_LD)" in error and "although it ran on Ruby" in error
+
+
+def test_fast_forward_stand_ins_without_config_are_one_core(tmp_path):
+    """se.py --fast-forward names its detailed CPU system.switch_cpus, a stand-in for system.cpu (config.ini would say
+    switched_out=true): read from the stats' names alone it is the same core's, not a second one."""
+    from helpers import write_stats
+
+    from cosim.readers.stats_config import config_from_stats
+
+    stats = {"sim_seconds": 0.001, "sim_ticks": 1_000_000_000, "sim_freq": 1e12, "system.cpu_clk_domain.clock": 500}
+    stats |= {"system.cpu.numCycles": 800_000, "system.cpu.num_busy_cycles": 800_000}
+    stats |= {"system.switch_cpus.numCycles": 1_200_000, "system.switch_cpus.iew.iewExecutedInsts": 900_000}
+    (cluster,) = config_from_stats(write_stats(tmp_path / "stats.txt", [stats])).clusters().values()
+    assert cluster.cores == ("system.cpu",) and cluster.partner == {"system.switch_cpus": "system.cpu"}
+    assert cluster.kind("system.switch_cpus") == "o3" and cluster.kind("system.cpu") == "simple"

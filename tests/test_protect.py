@@ -159,7 +159,7 @@ GEM5_RUN_COMMANDS = ("power", "whatif")
 def test_a_bad_input_path_is_named_with_its_cause(work, command, argv):
     for kind, (path, says) in _bad_inputs(work).items():
         if kind == "folder" and command in GEM5_RUN_COMMANDS:
-            says = "a folder with no stats.txt or stats.txt.gz in it"  # a gem5 output folder is accepted there
+            says = "a folder with no stats.txt, stats.txt.gz or m5stats.txt in it"  # a gem5 output folder is accepted there
         code, stderr = cosim_in(work, argv.format(bad=path))
         errors = [line for line in stderr.splitlines() if line.startswith("cosim: error:")]
         assert code == 2 and len(errors) == 1, (kind, stderr)

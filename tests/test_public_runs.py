@@ -4,6 +4,7 @@ one line that names the physical reason.  The command is the one a new user type
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,10 @@ OUTCOMES = [
     # gem5's starter_se.py default, 4 GHz: beyond both models' extrapolation band (1.125x their top clock)
     ("public-new-2022-arm-se-minor-starterse-cpucluster", A15, 2, "4000 MHz is 2.22x cortex-a15-walker2017's top trained clock"),
     ("public-new-2022-arm-se-minor-starterse-cpucluster", (), 2, "beyond its extrapolation band (1.125x, up to 1575 MHz)"),
-    ("public-new-v24-x86-simpoint-2dumps", A15, 2, "no config.ini/config.json beside it"),
+    # no config.ini: its CPU (an O3 board.processor.cores.core), its 3 GHz clock (board.clk_domain) and its ISA (x86: the
+    # LocalApic's interrupts.clk_domain) read from the stats' names; refused as x86, then for its clock
+    ("public-new-v24-x86-simpoint-2dumps", A15, 2, "the run is X86 but cortex-a15-walker2017 was trained on ARM"),
+    ("public-new-v24-x86-simpoint-2dumps", (*A15, "--any-isa"), 2, "3003 MHz is 1.67x cortex-a15-walker2017's top trained clock"),
     # 2 GHz (gem5's se.py/fs.py default) is 1.11x the A15's top clock: inside its band, priced and flagged
     ("public-old2012-arm32-fs-o3-dual", A15, 0, "extrapolated"),
     ("public-old2016-arm-se-minor-mcf", A15, 0, "extrapolated"),
@@ -42,11 +46,13 @@ OUTCOMES = [
     ("public-old2016-arm-se-minor-mcf", (), 2, "2000 MHz is 1.43x cortex-a7-gemstone2018's top trained clock 1400 MHz"),
     ("public-old2016-arm64-fs-o3-dual", A15, 0, "extrapolated"),
     ("public-old2016-null-dram-lowp-28dumps", A15, 2, "this run has no CPU"),
-    # Ruby caches (gem5 2016 regression references). The ARMv8 one's source ships no config.ini; the x86 one is
-    # x86, and its Ruby controllers' stats are not classic caches
-    ("public-old2016-arm64-fs-timingsimple-ruby-moesi", A15, 2, "no config.ini/config.json beside it"),
+    # Ruby caches (gem5 2016 regression references), priced from the Ruby controllers' stats. The ARMv8 one's source
+    # ships no config.ini: its CPU, clock, Ruby caches and ISA are read from the stats' names (config_from_stats). Both
+    # run TimingSimple CPUs at 2 GHz: 1.11x the A15's top clock (priced, extrapolated), 1.43x the A7's (refused)
+    ("public-old2016-arm64-fs-timingsimple-ruby-moesi", A15, 0, "config_from_stats;core_kind_mismatch;missing_term:0x6a;subst:0x19"),
+    ("public-old2016-arm64-fs-timingsimple-ruby-moesi", (), 2, "2000 MHz is 1.43x cortex-a7-gemstone2018's top trained clock 1400 MHz"),
     ("public-old-x86-fs-timingsimple-ruby-mesi", A15, 2, "the run is X86 but cortex-a15-walker2017 was trained on ARM"),
-    ("public-old-x86-fs-timingsimple-ruby-mesi", (*A15, "--any-isa"), 2, "uses Ruby (RubySequencer)"),
+    ("public-old-x86-fs-timingsimple-ruby-mesi", (*A15, "--any-isa"), 0, "isa_mismatch;core_kind_mismatch;missing_term:0x6a;subst:0x19"),
     # runs made for cosim with gem5 v24 (see ../shared/data/gem5/README.md). A CPU that exists and never ran
     # (numCycles 0, its other counters never printed) is an idle core: priced, flagged
     ("cosim-v24-se-o3-2cpu-1process-1000MHz", (), 0, "idle_cpu:system.cpu1"),
@@ -163,8 +169,9 @@ def test_another_isa_is_refused_unless_asked(tmp_path):
     assert pd.read_csv(tmp_path / "p.csv")["flags"].str.contains("isa_mismatch").all()
 
 
-def test_ruby_run_is_refused_with_the_reason(tmp_path):
-    """CPUs whose ports go to Ruby sequencers have no classic cache stats to map: say so, not 'wrong --cluster path'."""
+def test_ruby_sequencer_without_caches_is_refused_with_the_reason(tmp_path):
+    """CPUs on Ruby sequencers that name no RubyCache (dcache=, icache=) and no Ruby stats: say it ran on Ruby and what
+    the map counts there, not 'wrong --cluster path'."""
     src = GEM5_RUNS / "cosim-v24-se-biglittle-o3-1000MHz-minor-600MHz"
     run = tmp_path / "ruby"
     run.mkdir()
@@ -173,9 +180,84 @@ def test_ruby_run_is_refused_with_the_reason(tmp_path):
         out.writelines(line for line in f if not any(k in line for k in (".dcache.", ".icache.", ".l2.")))
     assert_one_line_error(
         cosim("power", run / "stats.txt", "--model", "cortex-a7-gemstone2018", "-o", tmp_path / "p.csv"),
-        "uses Ruby (RubySequencer)",
-        "classic",
+        "although it ran on Ruby (RubySequencer)",
+        "docs/explanation/ruby.md",
     )
+
+
+# gem5's own statistics of the x86 MESI_Two_Level run (stats.txt, hand-copied): 5.2201667235 s at 2000 MHz, two CPUs
+X86_RUBY = {
+    "l1_cntrl0.L1Icache.demand_accesses": 115118485,
+    "l1_cntrl1.L1Icache.demand_accesses": 56626659,
+    "l2_cntrl0.L2cache.demand_misses": 233202,
+    "Directory_Controller.M.Data": 100152,  # MESI_Two_Level-dir.sm: transition(M, Data, MI) { qw_queueMemoryWBRequest }
+    "L2Cache_Controller.L1_GETS": 1434524,
+    "L2Cache_Controller.L1_GET_INSTR": 820529,
+}
+
+
+def test_ruby_run_inputs_are_its_controllers_stats(tmp_path):
+    """The x86 MESI_Two_Level run priced from its Ruby caches' and controllers' stats: the model inputs are gem5's counts
+    (copied above) per model core, second and MHz; the shared L2 and the protocol's counts are the two CPUs' together."""
+    run = GEM5_RUNS / "public-old-x86-fs-timingsimple-ruby-mesi" / "stats.txt"
+    values = _first_values(run)
+    assert all(values[f"system.ruby.{name}"] == str(value) for name, value in X86_RUBY.items())
+    out = tmp_path / "p.csv"
+    result = cosim("power", run, *A15, "--any-isa", "-o", out)
+    assert result.returncode == 0, result.stderr
+    t = pd.read_csv(out)
+    per = 4 * 5.2201667235 * 2000  # model cores, seconds, MHz
+    c = X86_RUBY
+    assert t["eph_0x14"].iloc[0] == pytest.approx((c["l1_cntrl0.L1Icache.demand_accesses"] + c["l1_cntrl1.L1Icache.demand_accesses"]) / per)
+    assert t["eph_0x19"].iloc[0] == pytest.approx((c["l2_cntrl0.L2cache.demand_misses"] + c["Directory_Controller.M.Data"]) / per)
+    assert t["eph_0x50"].iloc[0] == pytest.approx((c["L2Cache_Controller.L1_GETS"] + c["L2Cache_Controller.L1_GET_INSTR"]) / per)
+    assert t["flags"].str.contains("subst:0x19").all() and not t["flags"].str.contains("subst:0x14|subst:0x50").any()
+
+
+def test_ruby_run_without_config_is_priced_from_its_stats_names(tmp_path):
+    """The ARMv8 MOESI_CMP_directory run has no config.ini: its one CPU is system.cpu (a simple CPU: num_busy_cycles,
+    no O3 or Minor stages), at system.cpu_clk_domain's 500 ticks (2 GHz), with Ruby's l1_cntrl0 and l2_cntrl0.  Its
+    L2's demand accesses are its two L1s' demand misses (gem5's own counts: 10,870,089 + 9,572,409 = 20,442,498), and
+    no Ruby stat counts L1D write misses per CPU: 0x43 is a missing term."""
+    run = GEM5_RUNS / "public-old2016-arm64-fs-timingsimple-ruby-moesi" / "stats.txt"
+    values = _first_values(run)
+    assert values["system.cpu_clk_domain.clock"] == "500" and "config.ini" not in {p.name for p in run.parent.iterdir()}
+    ruby = {k.removeprefix("system.ruby."): int(v) for k, v in values.items() if "demand_" in k}
+    assert ruby["l1_cntrl0.L1Dcache.demand_misses"] + ruby["l1_cntrl0.L1Icache.demand_misses"] == ruby["l2_cntrl0.L2cache.demand_accesses"]
+    assert ruby["l2_cntrl0.L2cache.demand_accesses"] == 20442498 and ruby["l1_cntrl0.L1Dcache.demand_accesses"] == 327245020
+    out = tmp_path / "p.csv"
+    result = cosim("power", run, "--model", "cortex-a15-gemstone2018", "-o", out)
+    assert result.returncode == 0, result.stderr
+    assert "read from its stats' names" in result.stderr and "system.cpu->system.ruby.l1_cntrl0" in result.stderr
+    t = pd.read_csv(out)
+    per = 4 * 51.7874622 * 2000
+    assert t["eph_0x04"].iloc[0] == pytest.approx(327245020 / per, rel=1e-6)  # system.ruby.l1_cntrl0.L1Dcache.demand_accesses
+    assert t["eph_0x16"].iloc[0] == pytest.approx(20442498 / per, rel=1e-6)  # system.ruby.l2_cntrl0.L2cache.demand_accesses
+    assert (t["eph_0x43"] == 0).all()
+    assert t["flags"].str.contains("config_from_stats").all() and t["flags"].str.contains("missing_term:0x43").all()
+    # the same run with its CPU named: no kind guessed, the rest still read from the names
+    named = cosim("power", run, "--model", "cortex-a15-gemstone2018", "--cpu-type", "system.cpu=TimingSimpleCPU", "-o", out)
+    assert named.returncode == 0, named.stderr
+    assert "kind from its stat groups" not in named.stderr and "system.cpu->system.ruby.l1_cntrl0" in named.stderr
+    assert_one_line_error(cosim("power", run, "--cpu-type", "system.cpu0=TimingSimpleCPU", "-o", out), "no such CPU", "system.cpu")
+
+
+def test_cpu_type_is_refused_beside_a_config(tmp_path):
+    run = GEM5_RUNS / "public-old-x86-fs-timingsimple-ruby-mesi"
+    assert_one_line_error(
+        cosim("power", run, "--cpu-type", "system.cpu0=TimingSimpleCPU", "-o", tmp_path / "p.csv"), "leave --cpu-type out"
+    )
+
+
+def test_m5stats_txt_is_found_in_its_folder(tmp_path):
+    """M5 (before gem5) named its statistics m5stats.txt: a folder holding it is read as one holding stats.txt."""
+    src = GEM5_RUNS / "cosim-v24-se-o3-600MHz"
+    shutil.copy(src / "stats.txt", tmp_path / "m5stats.txt")
+    shutil.copy(src / "config.ini", tmp_path / "config.ini")
+    out = tmp_path / "p.csv"
+    result = cosim("power", tmp_path, "-o", out)
+    assert result.returncode == 0, result.stderr
+    assert "m5stats.txt: 1 epoch(s)" in result.stdout and len(pd.read_csv(out)) == 1
 
 
 def test_old_cpus_with_their_own_equal_clocks_are_one_cluster(tmp_path):
@@ -224,3 +306,8 @@ def test_a_cache_that_never_missed_counts_zero(tmp_path):
     assert result.returncode == 0, result.stderr
     t = pd.read_csv(tmp_path / "p.csv")
     assert (t["eph_0x43"] == 0).all() and t["flags"].str.contains("absent_zero:0x43").all()
+
+
+def _first_values(stats: Path) -> dict[str, str]:
+    """``{name: value text}`` of a one-dump stats.txt, as gem5 printed it."""
+    return {parts[0]: parts[1] for line in stats.read_text().splitlines() if len(parts := line.split()) >= 2}

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from helpers import GEM5_RUNS, REPO, gem5_run, needs_gem5, needs_shared, run_cosim
 
-from cosim import CosimError, open_run, price_run
+from cosim import open_run, price_run, read_config
+from cosim.counters.pmc import unpadded
 from cosim.timeline.core_kind import DEFAULT_MODELS
 
 O3_MODEL, INORDER_MODEL = DEFAULT_MODELS["o3"], DEFAULT_MODELS["minor"]  # the shipped default per CPU kind
@@ -68,10 +69,22 @@ def test_unknown_voltage_cluster_lists_the_known_ones(tmp_path):
     assert "unknown cluster(s) bigg" in line and "bigCluster, littleCluster" in line
 
 
-def test_open_run_refuses_a_folder_without_config(tmp_path):
+def test_a_folder_without_config_is_read_from_its_stats_names(tmp_path):
+    """The bundled run's stats.txt.gz alone: the CPUs, kinds, clocks and caches read from its stat names are the ones
+    its config.ini names (big: two O3 CPUs in system.bigCluster.clk_domain, LITTLE: two Minor), said in a note."""
     shutil.copy(BUNDLED / "stats.txt.gz", tmp_path)
-    with pytest.raises(CosimError, match="no config.ini/config.json beside it"):
-        open_run(tmp_path)
+    run = open_run(tmp_path)
+    assert run.config.inferred and "no config.ini/config.json beside it" in run.notes[0]
+    truth = read_config(BUNDLED / "config.ini")
+
+    def described(config):
+        return {
+            name: (tuple(map(unpadded, c.cpus)), {c.kind(cpu) for cpu in c.cpus}, c.freqs_mhz[c.init_perf_level], c.clk_domain)
+            for name, c in config.clusters().items()
+        }
+
+    assert described(run.config) == described(truth)
+    assert [(spec.name, spec.model.name) for spec in run.clusters] == [("bigCluster", O3_MODEL), ("littleCluster", INORDER_MODEL)]
 
 
 @needs_shared

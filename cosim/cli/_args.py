@@ -33,6 +33,19 @@ def _add_trust_flags(p: argparse.ArgumentParser, *, isa: bool = True, implausibl
     )
 
 
+def add_config_options(p: argparse.ArgumentParser) -> None:
+    """--config, and --cpu-type for a run whose output has no config file."""
+    p.add_argument("--config", type=Path, help="config.ini or config.json (default: beside stats.txt)")
+    p.add_argument(
+        "--cpu-type",
+        action="append",
+        default=[],
+        metavar="PATH=TYPE",
+        help="a run with no config.ini: CPU PATH is of gem5 type TYPE, e.g. system.cpu=TimingSimpleCPU (repeat per CPU; "
+        "default: CPUs, kinds, clocks and caches read from the stats' names, rows flagged config_from_stats)",
+    )
+
+
 def _pairs(items: list[str], flag: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
@@ -58,6 +71,7 @@ def _open_run(args: argparse.Namespace):
         voltages=voltages,
         voltage_model=getattr(args, "voltage_model", False),
         powered_cores={k: _cores(k, v) for k, v in _pairs(getattr(args, "powered_cores", []), "--powered-cores").items()},
+        cpu_types=_pairs(getattr(args, "cpu_type", []), "--cpu-type"),
     )
     for note in run.notes:
         print(f"cosim: {note}", file=sys.stderr)

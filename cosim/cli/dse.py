@@ -7,14 +7,14 @@ import re
 import sys
 from pathlib import Path
 
-from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _open_run, _pairs
+from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _open_run, _pairs, add_config_options
 from cosim.errors import CosimError
 
 
 def add_parsers(sub) -> None:
     w = sub.add_parser("whatif", help="rescale a gem5 run to other DVFS points: runtime, energy, Pareto, choice")
     w.add_argument("stats", type=Path, help="gem5 output folder (m5out/) or its stats.txt[.gz]")
-    w.add_argument("--config", type=Path, help="config.ini or config.json (default: beside stats.txt)")
+    add_config_options(w)
     w.add_argument("--model", action="append", default=[], metavar="MODEL", help="as for cosim power")
     w.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH", help="as for cosim power")
     w.add_argument(

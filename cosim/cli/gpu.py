@@ -39,7 +39,7 @@ examples:
 
 
 def add_parsers(sub) -> None:
-    from cosim.cli._args import _add_trust_flags  # cosim.cli calls this while building its parser
+    from cosim.cli._args import _add_trust_flags, add_config_options  # cosim.cli calls this while building its parser
 
     g = sub.add_parser(
         "gpu",
@@ -72,7 +72,7 @@ def add_parsers(sub) -> None:
     s = sub.add_parser("soc", help="CPU clusters (gem5) + Tegra K1 GPU/memory rails on one time axis")
     s.add_argument("stats", type=Path, help="gem5 stats.txt of the CPU side")
     s.add_argument("--gpu", type=Path, required=True, help="GPU Ocelot trace or nvprof metrics file")
-    s.add_argument("--config", type=Path, help="config.ini or config.json (default: beside stats.txt)")
+    add_config_options(s)
     s.add_argument("--cpu-model", dest="model", action="append", default=[], metavar="MODEL", help="CPU model per --cluster")
     s.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH")
     s.add_argument("--voltage", action="append", default=[], metavar="NAME=VOLTS")

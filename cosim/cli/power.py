@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _open_run, _pairs
+from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _open_run, _pairs, add_config_options
 from cosim.errors import CosimError
 
 
@@ -15,7 +15,7 @@ def add_parsers(sub) -> None:
         "power", help="power/energy timeline of a gem5 run", description=_POWER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("stats", type=Path, help="gem5 output folder (m5out/) or its stats.txt[.gz] (every dump is an epoch)")
-    p.add_argument("--config", type=Path, help="config.ini or config.json (default: beside stats.txt)")
+    add_config_options(p)
     p.add_argument(
         "--model", action="append", default=[], metavar="MODEL", help="model file or shipped model name; repeat in the order of --cluster"
     )

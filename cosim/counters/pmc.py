@@ -26,7 +26,10 @@ if TYPE_CHECKING:
     from cosim.readers.stats_table import StatsLike
 
 GENERATIONS = {"pre-v20.1": "gem5-pre-v20.1.toml", "v20.1+": "gem5-v20.1plus.toml"}
-SCOPES = ("cpu", "l1d", "l1i", "l2")
+SCOPES = ("cpu", "l1d", "l1i", "l2", "ruby")
+_CACHE_SCOPES = frozenset({"l1d", "l1i", "l2", "ruby"})
+#: scopes whose objects every CPU shares: their counts are split evenly between the CPUs that share them
+_SHARED = frozenset({"l2", "ruby"})
 # Where a cache is looked for when no config says where it is.
 _FALLBACK = {"l1d": ("{cpu}.dcache",), "l1i": ("{cpu}.icache",), "l2": ("{cluster}.l2", "{cpu}.l2cache", "system.l2c", "system.l2")}
 
@@ -50,8 +53,13 @@ class Source:
     # a residency in ticks (``cpu.power_state.pwrStateResidencyTicks::ON``) that bounds the count: the cycles of it
     # at the epoch's clock; the source needs it in the run
     clocked: Term | None = None
+    # "ruby": counts Ruby's caches and protocol controllers, for CPUs on Ruby sequencers only; a source of cache stats
+    # without it counts gem5's classic caches; a source of CPU stats alone is for both
+    memory: str = "classic"
 
-    def applies_to(self, kind: str) -> bool:
+    def applies_to(self, kind: str, ruby: bool = False) -> bool:
+        if ruby != (self.memory == "ruby") and (self.memory == "ruby" or any(t.scope in _CACHE_SCOPES for t in self.terms)):
+            return False
         return not self.cpus or kind in self.cpus
 
 
@@ -121,7 +129,10 @@ def _source(spec: dict) -> Source:
         if scope != "cpu" or not stat:
             raise ValueError(f"bad clocked residency '{spec['clocked']}' in '{expr}'")
         clocked = Term(1.0, scope, stat)
-    return Source(expr, tuple(terms), spec.get("require", "all") == "all", spec.get("substitute"), tuple(kinds), clocked)
+    memory = spec.get("memory", "classic")
+    if memory not in ("classic", "ruby") or (memory == "classic" and any(t.scope == "ruby" for t in terms)):
+        raise ValueError(f"bad memory '{memory}' for '{expr}'")
+    return Source(expr, tuple(terms), spec.get("require", "all") == "all", spec.get("substitute"), tuple(kinds), clocked, memory)
 
 
 def _objects(cluster: Cluster, cpu: str, scope: str) -> tuple[str, ...]:
@@ -132,7 +143,11 @@ def _objects(cluster: Cluster, cpu: str, scope: str) -> tuple[str, ...]:
     """
     if scope == "cpu":
         return (cpu,)
+    if scope == "ruby":
+        return (cluster.ruby_system,) if cluster.ruby_system else ()
     core = cluster.core_of(cpu)
+    if scope == "l2" and cluster.ruby:
+        return cluster.ruby_l2  # every bank: each holds part of the addresses, all of them one L2
     if scope in cluster.no_cache.get(core, ()) or (scope == "l2" and "l1d" in cluster.no_cache.get(core, ())):
         return ()  # the config shows no such cache
     known = {"l1d": cluster.l1d, "l1i": cluster.l1i, "l2": cluster.l2}[scope].get(core)
@@ -152,7 +167,10 @@ def unpadded(path: str) -> str:
 def _names(obj: str, stat: str) -> tuple[str, ...]:
     name = f"{obj}.{stat}"
     short = unpadded(obj)
-    return (name,) if short == obj else (name, f"{short}.{stat}")
+    names = (name,) if short == obj else (name, f"{short}.{stat}")
+    # a Ruby protocol event over several controllers is a vector: only its ::total is a plain number (one controller
+    # prints the plain name)
+    return (*names, *(f"{n}::total" for n in names)) if "_Controller." in stat else names
 
 
 def stats_for(cluster: Cluster, events: Iterable[str], generations: Sequence[str] = tuple(GENERATIONS)) -> set[str]:
@@ -216,7 +234,7 @@ def event_rates(
         chosen[event] = {}
         for cpu in cluster.cpus:
             for source in emap.sources[event]:
-                if not source.applies_to(cluster.kind(cpu)):
+                if not source.applies_to(cluster.kind(cpu), bool(cluster.ruby)):
                     continue
                 found = _count(stats, columns, cluster, cpu, source, counted, period_ticks)
                 if found is not None:
@@ -241,12 +259,6 @@ def _unprinted(stats: StatsLike, columns: set[str], cluster: Cluster, cpu: str, 
     to the config's CPU, or the config does not say where its caches are and no conventional name has stats."""
     path = stats.attrs["gem5"].path if "gem5" in stats.attrs else "stats"
     kind = cluster.kind(cpu)
-    if cluster.ruby:
-        raise CosimError(
-            f"{path}: cluster '{cluster.name}' uses Ruby ({cluster.ruby}), whose protocol-specific cache stats cosim does not "
-            f"map to PMU events; it reads gem5's classic caches. Event {event} ({emap.names[event]}) has no source here; "
-            "price a classic-cache run"
-        )
     prefixes = tuple(f"{name}." for name in dict.fromkeys((cpu, unpadded(cpu))))
     if not any(c.startswith(prefixes) for c in columns):
         raise CosimError(
@@ -256,11 +268,13 @@ def _unprinted(stats: StatsLike, columns: set[str], cluster: Cluster, cpu: str, 
     # a CPU that counted no cycle never ran: all its counters are 0; one that ran always prints its own counters, but
     # a cache of it that never missed has no miss stats
     ran = any(np.nansum(np.asarray(stats[n], dtype=float)) for n in _names(cpu, "numCycles") if n in columns)
-    applicable = [s for s in emap.sources[event] if s.applies_to(kind)]
+    applicable = [s for s in emap.sources[event] if s.applies_to(kind, bool(cluster.ruby))]
     for source in applicable:
         if source.terms and all(_known(cluster, cpu, t.scope) and not (ran and t.scope == "cpu") for t in source.terms):
             return source
-    gone = sorted({t.scope for s in applicable for t in s.terms if not _objects(cluster, cpu, t.scope)})
+    # a Ruby L2 or protocol cosim does not find (CHI, MI_example) is not mapped, not known to be absent: refused below
+    unmapped = _SHARED if cluster.ruby else frozenset()
+    gone = sorted({t.scope for s in applicable for t in s.terms if not _objects(cluster, cpu, t.scope) and t.scope not in unmapped})
     if gone:
         names = {"l1d": "L1 data cache", "l1i": "L1 instruction cache", "l2": "cache below its L1"}
         return Source("0", (), True, f"{cpu} has no {' and no '.join(names[g] for g in gone)} in this system (config)", ())
@@ -270,6 +284,11 @@ def _unprinted(stats: StatsLike, columns: set[str], cluster: Cluster, cpu: str, 
         if ran
         else "and the config does not say which caches it has; give the run's config.ini or config.json with --config"
     )
+    if cluster.ruby and ran:
+        why = (
+            f"although it ran on Ruby ({cluster.ruby}), whose protocol's stats these are not; price it with a model whose "
+            "events the map counts for Ruby (--model; docs/explanation/ruby.md lists them)"
+        )
     raise CosimError(
         f"{path}: no stats for event {event} ({emap.names[event]}) of CPU {cpu} in cluster '{cluster.name}' (tried: {tried}), {why}"
     )
@@ -279,6 +298,8 @@ def _known(cluster: Cluster, cpu: str, scope: str) -> bool:
     """Whether the config shows ``cpu`` has the object of ``scope`` (the CPU itself, or its cache)."""
     if scope == "cpu":
         return True
+    if scope == "ruby" or (scope == "l2" and cluster.ruby):
+        return bool(_objects(cluster, cpu, scope))
     core = cluster.core_of(cpu)
     return core in {"l1d": cluster.l1d, "l1i": cluster.l1i, "l2": cluster.l2}[scope]
 
@@ -304,19 +325,25 @@ def _count(
         bound = np.asarray(stats[residency], dtype=float) / period_ticks  # the residency's cycles at the epoch's clock
     core = cluster.core_of(cpu)
     found_any = False
+    taken: set[tuple[str, str]] = set()  # into ``counted`` only if the source counts: a later term may be absent
     for term in source.terms:
-        hit = next(((obj, n) for obj in _objects(cluster, cpu, term.scope) for n in _names(obj, term.stat) if n in columns), None)
-        if hit is None:
+        objects = _objects(cluster, cpu, term.scope)
+        if term.scope == "l2" and cluster.ruby:  # Ruby's L2 banks add up; a classic scope's candidates are alternatives
+            hits = [(obj, n) for obj in objects if (n := next((n for n in _names(obj, term.stat) if n in columns), None))]
+        else:
+            hits = [hit] if (hit := next(((o, n) for o in objects for n in _names(o, term.stat) if n in columns), None)) else []
+        if not hits:
             if source.require_all:
                 return None
             continue
         found_any = True
-        obj, column = hit
-        if (column, core) in counted:
-            continue
-        counted.add((column, core))
-        share = 1.0 / cluster.sharers(obj) if term.scope == "l2" else 1.0
-        total += term.sign * share * np.asarray(stats[column])
-    if bound is not None and found_any:
-        total = np.minimum(total, bound)
-    return total if found_any else None
+        for obj, column in hits:
+            if (column, core) in counted or (column, core) in taken:
+                continue
+            taken.add((column, core))
+            share = 1.0 / cluster.sharers(obj) if term.scope in _SHARED else 1.0
+            total += term.sign * share * np.asarray(stats[column])
+    if not found_any:
+        return None
+    counted |= taken
+    return np.minimum(total, bound) if bound is not None else total

@@ -8,6 +8,10 @@ from pathlib import Path
 
 from cosim.errors import CosimError
 
+#: gem5's stats file in its output folder, by the names gem5 has written it under: stats.txt, gzip'd with
+#: --stats-file=stats.txt.gz, and M5's m5stats.txt (before gem5)
+STATS_NAMES = ("stats.txt", "stats.txt.gz", "m5stats.txt")
+
 _KINDS = {
     stat.S_IFIFO: "a named pipe (FIFO)",
     stat.S_IFCHR: "a character device",

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from cosim.errors import CosimError
 from cosim.readers._files import read_text
+from cosim.readers.ruby_config import is_sequencer, ruby_l1, ruby_shared
 
 DEFAULT_TICKS_PER_S = 1e12
 
@@ -49,6 +50,10 @@ class Cluster:
     # dump only one of them runs, so their counts add up to one core's
     partner: dict[str, str] = field(default_factory=dict)
     ruby: str = ""  # the Ruby sequencer type the CPUs' ports go to; "" for gem5's classic caches
+    # Ruby only: its L2 banks (RubyCache objects of the L2 controllers, shared by every CPU on a sequencer) and the
+    # RubySystem, whose protocol event counts are sums over all controllers of a type; l2_sharers holds their sharers
+    ruby_l2: tuple[str, ...] = ()
+    ruby_system: str = ""
     # CPU path -> the L1 scopes ("l1d", "l1i") the config shows it has no cache for: its port goes straight to a
     # crossbar or memory (starter_se.py --cpu atomic); an event counted there is a missing term, not a wrong path
     no_cache: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -95,6 +100,8 @@ class Gem5Config:
     path: str
     objects: dict[str, dict[str, str]]
     ticks_per_s: float = DEFAULT_TICKS_PER_S
+    # a run with no config file: what was read from its stats' names instead (cosim.readers.stats_config), one line each
+    inferred: tuple[str, ...] = ()
 
     @property
     def cpus(self) -> list[str]:
@@ -185,10 +192,11 @@ class Gem5Config:
         volts = tuple(self._number(vdomain or "", "voltage", v) for v in self.objects.get(vdomain or "", {}).get("voltage", "").split())
         partner = {c: p for c, p in self._partners(cpus).items() if p in cpus}
         dports = {c: p for c in cpus if (p := self._peer_object(c, "dcache_port"))}
-        ruby = sorted({t for p in dports.values() if "Sequencer" in (t := self.objects.get(p, {}).get("type", ""))})
-        l1d = {c: p for c, p in dports.items() if self._is_cache(p)}
+        ruby = sorted({t for p in dports.values() if is_sequencer(t := self.objects.get(p, {}).get("type", ""))})
         iports = {c: p for c in cpus if (p := self._peer_object(c, "icache_port"))}
-        l1i = {c: p for c, p in iports.items() if self._is_cache(p)}
+        # a Ruby sequencer names its L1 RubyCaches (dcache=, icache=): they count the CPU's L1 events
+        l1d = {c: p for c, s in dports.items() if self._is_cache(p := ruby_l1(self.objects, s, "dcache"))}
+        l1i = {c: p for c, s in iports.items() if self._is_cache(p := ruby_l1(self.objects, s, "icache"))}
         l2 = {c: p for c in cpus if (p := self._cache_below(l1d.get(c)))}
         no_cache = {
             c: scopes
@@ -198,7 +206,11 @@ class Gem5Config:
         }
         all_l2 = [self._cache_below(self._peer_object(c, "dcache_port")) for c in self.cpus]
         sharers = {p: all_l2.count(p) for p in set(l2.values())}
-        caches = set(l1d.values()) | set(l1i.values()) | set(l2.values())
+        banks, ruby_system = ruby_shared(self.objects) if ruby else ([], "")
+        ruby_l2 = tuple(sorted(banks, key=_natural))
+        on_ruby = sum(1 for c in self.cpus if is_sequencer(self.objects.get(self._peer_object(c, "dcache_port") or "", {}).get("type", "")))
+        sharers.update({p: on_ruby for p in (*ruby_l2, ruby_system) if p})
+        caches = set(l1d.values()) | set(l1i.values()) | set(l2.values()) | set(ruby_l2)
         sizes = {c: int(self.objects[c]["size"]) for c in caches if self.objects.get(c, {}).get("size", "").isdigit()}
         everyone = cpus + [c for c in self.all_cpus if c in partner]
         return Cluster(
@@ -206,6 +218,8 @@ class Gem5Config:
             cpus=tuple(sorted(everyone, key=_natural)),
             cpu_types={c: self.objects[c].get("type", "") for c in everyone},
             ruby=", ".join(ruby),
+            ruby_l2=ruby_l2,
+            ruby_system=ruby_system,
             partner=partner,
             clk_domain=domain,
             periods_ticks=periods,

@@ -24,7 +24,7 @@ from cosim.readers._files import CutGzip
 from cosim.readers._statscan_py import BEGIN_MARKER, END_MARKER, MARKER_LINE, next_marker
 from cosim.readers._statscan_py import scan_block as _scan_block_py
 from cosim.readers.epochs import tile_epochs
-from cosim.readers.files import input_file
+from cosim.readers.files import STATS_NAMES, input_file
 from cosim.readers.stats_table import DEFAULT_TICKS_PER_S, SIM_STATS, DroppedDump, StatsMeta, StatsTable
 
 if TYPE_CHECKING:
@@ -144,8 +144,9 @@ def _warn_if_slow() -> None:
 
 
 def stats_file(run: str | Path) -> Path | None:
-    """The stats file in gem5 output folder ``run``: ``stats.txt``, else gem5's gzip ``stats.txt.gz``; None if neither."""
-    return next((Path(run) / n for n in ("stats.txt", "stats.txt.gz") if (Path(run) / n).is_file()), None)
+    """The stats file in gem5 output folder ``run``: ``stats.txt``, else gem5's gzip ``stats.txt.gz``, else M5's
+    ``m5stats.txt``; None if none."""
+    return next((Path(run) / n for n in STATS_NAMES if (Path(run) / n).is_file()), None)
 
 
 def stats_meta(df: pd.DataFrame) -> StatsMeta:

@@ -111,6 +111,7 @@ def timeline_columns(
     mismatch = check_isa(config, [spec.model for spec in clusters], any_isa=any_isa)
     check_cpu_types(config, clusters, meta.path)
     extra = ["isa_mismatch"] if mismatch else (["isa_unknown"] if config.isa is None else [])
+    extra += ["config_from_stats"] if config.inferred else []  # no config file: CPUs, clocks, caches read from stat names
     parts = []
     for spec in clusters:
         cluster = resolve_cluster(config, spec, meta.ticks_per_s)

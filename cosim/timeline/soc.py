@@ -116,6 +116,7 @@ _CPU_TRUST_FLAGS = {
     "extrapolated",
     "isa_mismatch",
     "isa_unknown",
+    "config_from_stats",
     "nan_input",
     "freq_outside_training",
     "voltage_outside_training",
