@@ -12,6 +12,7 @@ from cosim.models.envelope import above_top, interval_flags
 from cosim.models.modelfile import Model
 from cosim.readers.gem5_config import Cluster
 from cosim.timeline.clock_change import ClockChange
+from cosim.timeline.wake import WakeCredit
 
 
 def warn_clock_change(change: ClockChange, epochs: np.ndarray, cluster: Cluster, freq: np.ndarray) -> None:
@@ -35,6 +36,22 @@ def warn_clock_change(change: ClockChange, epochs: np.ndarray, cluster: Cluster,
             CosimWarning(
                 f"cluster '{cluster.name}': the clock changed to {freq[i]:g} MHz during or at the end of epoch {epochs[i]}, in which "
                 "no core counted a cycle, so the change cannot be placed; priced at the end clock (flag clock_change_unplaced)"
+            ),
+            stacklevel=4,
+        )
+
+
+def warn_wake_credit(credit: WakeCredit, credited: np.ndarray, epochs: np.ndarray, cluster: Cluster) -> None:
+    """Say which epochs hold cycles a CPU slept before them, priced with an interval over what the stats allow."""
+    where = np.flatnonzero(credited)
+    if where.size:
+        i = int(where[0])
+        more = f" (and {where.size - 1} more epoch(s))" if where.size > 1 else ""
+        warnings.warn(
+            CosimWarning(
+                f"cluster '{cluster.name}': in epoch {epochs[i]}{more} {credit.cpus[i].replace(';', ', ')} counted cycles it slept "
+                "before the epoch (gem5 adds them when a CPU wakes) with its power state ON, so when in the epoch it woke is "
+                "unknown; priced at the middle of the cycles its statistics allow, the interval covering both ends (flag wake_credit)"
             ),
             stacklevel=4,
         )
