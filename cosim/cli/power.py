@@ -127,6 +127,7 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
         extrapolate=getattr(args, "extrapolate", False),
         progress=getattr(args, "progress", False),
     )
+    trace = _ptrace_rows(stats, run, timeline, args)  # before writing anything: a trace cosim cannot write refuses the run
     write_table(timeline, output)
     meta = stats.attrs["gem5"]
     print(f"{meta.path}: {len(stats)} epoch(s) ({meta.generation} stat names) -> {output}")
@@ -141,8 +142,16 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
                 "every epoch, so their share of power is missing (flag missing_term)"
             )
         missing_rows += int((np.isnan(rows["power_w"]) & ~rows["implausible"].astype(bool)).sum())
-    if getattr(args, "ptrace", None) is not None:
-        _write_ptrace(stats, run, timeline, args)
+    if trace is not None:
+        from cosim.timeline.ptrace import write_ptrace
+
+        meaning, step, rows = trace
+        write_ptrace(args.ptrace, rows)
+        names = ", ".join(f"{block}={what}" for block, what in meaning.items())
+        print(
+            f"  power trace -> {args.ptrace}: {len(rows)} block(s) x {len(next(iter(rows.values())))} row(s), one per {step:.6g} s "
+            f"(hotspot -sampling_intvl {step:.6g}); {names}"
+        )
     if plot is not None:
         from cosim.plots.cpu import plot_timeline
 
@@ -167,15 +176,14 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
     return EXIT_PARTIAL if partial and not args.allow_partial else 0
 
 
-def _write_ptrace(stats, run, timeline, args: argparse.Namespace) -> None:
-    """HotSpot's power trace, and the line saying what its blocks are and the interval to give HotSpot."""
-    from cosim.timeline.ptrace import ptrace
+def _ptrace_rows(stats, run, timeline, args: argparse.Namespace):
+    """HotSpot's power trace of the run (None where not asked for)."""
+    if getattr(args, "ptrace", None) is None:
+        return None
+    from cosim.timeline.ptrace import ptrace_rows
 
-    blocks = getattr(args, "ptrace_blocks", "core")
-    meaning, step, rows = ptrace(stats, run.config, run.clusters, timeline, args.ptrace, blocks=blocks, interval_s=args.ptrace_interval_s)
-    names = ", ".join(f"{block}={what}" for block, what in meaning.items())
-    print(
-        f"  power trace -> {args.ptrace}: {len(meaning)} block(s) x {rows} row(s), one per {step:.6g} s (hotspot -sampling_intvl {step:.6g}); {names}"
+    return ptrace_rows(
+        stats, run.config, run.clusters, timeline, blocks=getattr(args, "ptrace_blocks", "core"), interval_s=args.ptrace_interval_s
     )
 
 

@@ -134,17 +134,17 @@ def write_ptrace(path: str | Path, power: dict[str, np.ndarray]) -> Path:
     return write_atomic(path, write)
 
 
-def ptrace(
+def ptrace_rows(
     stats: StatsLike,
     config: Gem5Config,
     specs: Sequence[ClusterSpec],
     timeline: cols.Columns,
-    path: str | Path,
     *,
     blocks: str = "core",
     interval_s: float | None = None,
-) -> tuple[dict[str, str], float, int]:
-    """Write the power trace of a priced run to ``path`` -> ``({block: what it stands for}, interval [s], rows)``."""
+) -> tuple[dict[str, str], float, dict[str, np.ndarray]]:
+    """The power trace of a priced run -> ``({block: what it stands for}, interval [s], {block: power_w per interval})``
+    (:func:`write_ptrace` writes it)."""
     meaning, per_epoch = block_power_w(stats, config, specs, timeline, blocks=blocks)
     first = next(iter(cols.groups(timeline, "cluster")))[1]  # every cluster has the same epochs
     start, end = np.asarray(first["start_s"], dtype=float), np.asarray(first["end_s"], dtype=float)
@@ -152,5 +152,4 @@ def ptrace(
     if not (np.isfinite(step) and step > 0):
         raise CosimError(f"--ptrace-interval-s {interval_s}: expected a positive interval in seconds, e.g. 0.0001")
     _, rows = resample_w(start, end, per_epoch, step)
-    write_ptrace(path, rows)
-    return meaning, step, len(next(iter(rows.values()))) if rows else 0
+    return meaning, step, rows

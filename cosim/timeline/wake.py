@@ -1,9 +1,10 @@
 """Cycles gem5 credits when a CPU wakes: the range of cycles an epoch's count allows, per CPU model.
 
 gem5 adds the time a CPU slept to ``numCycles`` when it wakes, all in the epoch it wakes in (cycles.md has the
-sources): the simple CPUs in ``activateContext`` (``numCycles += ticksToCycles(lastActivate - lastSuspend)``), O3
-in ``wakeCPU`` (to ``numCycles`` and ``idleCycles`` together), Minor in ``Ticked::start`` (to ``numCycles``; its
-``idleCycles`` is ``numCycles - tickCycles``).  Where the power state was clock-gated while it slept, the cap at
+sources): the atomic CPU in ``activateContext`` (``numCycles += ticksToCycles(lastActivate - lastSuspend)``), the
+timing CPU at its next ``updateCycleCounts`` (``curCycle() - previousCycle``, the sleep included), O3 in ``wakeCPU``
+(to ``numCycles`` and ``idleCycles`` together), Minor in ``Ticked::start`` (to ``numCycles``; its ``idleCycles`` is
+``numCycles - tickCycles``).  Where the power state was clock-gated while it slept, the cap at
 the ON residency takes the credit out; where it stayed ON (or the run has no residency) the count cannot say when
 in the epoch the CPU woke.  Such an epoch is seen when a CPU counts more cycles than its clock ticks in it, or
 counts after an epoch in which it counted none (asleep through it, so the credit holds at least that epoch).
