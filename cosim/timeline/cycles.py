@@ -105,8 +105,9 @@ def cycle_deficits(
         column, on = _column(stats, cpu, "numCycles"), _first_column(stats, cpu, ON_STATS)
         if cluster.kind(cpu) not in ("o3", "minor") or cpu in cluster.partner.values() or column is None or on is None:
             continue
-        counted = np.nan_to_num(np.asarray(stats[column], dtype=float), nan=0.0)
-        on_all = np.asarray(stats[on], dtype=float) >= epoch_ticks - period_ticks
+        raw = np.asarray(stats[column], dtype=float)
+        counted = np.nan_to_num(raw, nan=0.0)
+        on_all = (np.asarray(stats[on], dtype=float) >= epoch_ticks - period_ticks) & np.isfinite(raw)  # nan: no count known
         short = ticked - counted
         owed = np.cumsum(short)  # cycles the clock ticked that the CPU has not counted (yet), up to each epoch's end
         allowed = DEFICIT_SHARE * ticked + 2 * CYCLE_EDGE

@@ -60,15 +60,17 @@ def wake_credit(stats: StatsLike, cluster: Cluster, *, freq_mhz: np.ndarray, dur
         column = _column(stats, cpu, "numCycles")
         if column is None or cpu in cluster.partner.values():  # a switched core's count starts at the switch: no sign
             continue
-        counted = np.nan_to_num(np.asarray(stats[column], dtype=float), nan=0.0)
+        raw = np.asarray(stats[column], dtype=float)
+        known = np.isfinite(raw)  # a nan count says nothing, and is no sign of sleep either
+        counted = np.nan_to_num(raw, nan=0.0)
         on = _first_column(stats, cpu, ON_STATS)
         on_ticks = np.asarray(stats[on], dtype=float) if on else epoch_ticks
         priced = np.minimum(counted, on_ticks / period_ticks) if on else counted  # the 0x11 rule's count
-        asleep = _asleep_cycles(counted, ticked)
+        asleep = _asleep_cycles(np.where(known, counted, np.nan), ticked)
         over = counted > ticked * (1 + CYCLE_SLACK) + CYCLE_EDGE
         woke = asleep > 0
         # gated while asleep: the ON residency already takes the credit out
-        credit = (over | woke) & (counted > 0) & (on_ticks >= epoch_ticks - period_ticks)
+        credit = (over | woke) & known & (counted > 0) & (on_ticks >= epoch_ticks - period_ticks)
         if not credit.any():
             continue
         most = np.minimum.reduce([priced, ticked, np.maximum(counted - asleep * (1 - CYCLE_SLACK) + 2 * CYCLE_EDGE, 0.0)])
@@ -85,9 +87,9 @@ def _asleep_cycles(counted: np.ndarray, ticked: np.ndarray) -> np.ndarray:
     the epoch before, or counts none in this one)."""
     out = np.zeros(len(counted))
     run = 0.0
-    for i in range(len(counted)):
+    for i in range(len(counted)):  # nan (a count not known) ends a run, as a count does
         out[i] = run if counted[i] > 0 else 0.0
-        run = run + ticked[i] if counted[i] <= 0 else 0.0
+        run = run + ticked[i] if counted[i] == 0 else 0.0
     return out
 
 
