@@ -42,7 +42,7 @@ def warn_wake_credit(credit: WakeCredit, credited: np.ndarray, epochs: np.ndarra
     _warn_first(
         credited,
         lambda i, more: (
-            f"cluster '{cluster.name}': in epoch {epochs[i]}{more} {credit.cpus[i].replace(';', ', ')} counted cycles it slept "
+            f"cluster '{cluster.name}': in epoch {epochs[i]}{more} {str(credit.cpus[i]).replace(';', ', ')} counted cycles it slept "
             "before the epoch (gem5 adds them when a CPU wakes) with its power state ON, so when in the epoch it woke is "
             "unknown; priced at the middle of the cycles its statistics allow, the interval covering both ends (flag wake_credit)"
         ),
