@@ -9,6 +9,7 @@ clock, cycle count and watt is computed here by hand from those counts and the m
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -16,6 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from helpers import BIGLITTLE_ARGS, EPOCH_TICKS, LITTLE_PERIODS, REPO, biglittle_config, biglittle_dumps, run_cosim, write_stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 BIG_PERIOD = 556  # ticks: gem5's 1798.56 MHz
 BIG_CYCLES = EPOCH_TICKS // BIG_PERIOD  # 1,798,561 whole periods in a 1 ms epoch
@@ -180,3 +183,70 @@ def test_a_cpu_gated_while_asleep_needs_no_interval(tmp_path):
     result, table = _price(_run(tmp_path / "gated", dumps), tmp_path)
     assert result.returncode == 0, result.stderr
     assert not any("wake_credit" in f for f in _flags(table, "little"))
+
+
+# --- properties: the interval holds the truth wherever the CPU woke --------------------------------------------------
+
+
+def _little(tmp_path_factory) -> object:
+    from cosim.readers.gem5_config import read_config
+
+    path = tmp_path_factory.mktemp("config") / "config.ini"
+    path.write_text(biglittle_config())
+    return read_config(path).cluster("little", "system.littleCluster")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    asleep_from=st.floats(0.0, 0.95),  # of epoch 0
+    woke_at=st.floats(0.0, 1.0),  # of epoch 1
+    stalled=st.floats(0.0, 0.5),  # share of its clocked cycles the pipeline sat stopped
+    kind=st.sampled_from(["ArmMinorCPU", "ArmO3CPU", "ArmAtomicSimpleCPU"]),
+)
+def test_the_cycles_interval_holds_the_cycles_the_cpu_was_clocked(tmp_path_factory, asleep_from, woke_at, stalled, kind):
+    """cpus1 sleeps from ``asleep_from`` of epoch 0 (power state ON, SE) to ``woke_at`` of epoch 1 and runs to the end;
+    its counts are what gem5 writes (the slept cycles added on wake; O3 and Minor put them in idleCycles too; an atomic
+    CPU commits at most one instruction a cycle).  The cycles it was clocked in epoch 1 lie in the flagged range."""
+    from cosim.timeline.wake import wake_credit
+
+    cluster = dataclasses.replace(_little(tmp_path_factory), cpu_types={c: kind for c in _little(tmp_path_factory).cpus})
+    c = EPOCH_TICKS / LITTLE_PERIODS[0]  # cycles a 1 ms epoch ticks
+    awake0, slept = asleep_from * c, (1 - asleep_from) * c + woke_at * c
+    clocked1 = (1 - woke_at) * c  # the truth: clocked cycles of epoch 1
+    counts1 = slept + clocked1  # numCycles of epoch 1: the credit, then its own
+    stats = {
+        "start_tick": np.array([0.0, EPOCH_TICKS]),
+        "end_tick": np.array([EPOCH_TICKS, 2.0 * EPOCH_TICKS]),
+        "system.littleCluster.cpus0.numCycles": np.array([c, c]),
+        "system.littleCluster.cpus1.numCycles": np.array([awake0, counts1]),
+        "system.littleCluster.cpus1.idleCycles": np.array([stalled * awake0, slept + stalled * clocked1]),
+        "system.littleCluster.cpus1.commitStats0.numInsts": np.array([awake0, clocked1]) * (1 - stalled),
+        "system.littleCluster.cpus1.power_state.pwrStateResidencyTicks::ON": np.array([EPOCH_TICKS, EPOCH_TICKS]),
+    }
+    credit = wake_credit(stats, cluster, freq_mhz=np.full(2, 1e6 / LITTLE_PERIODS[0]), duration_s=np.full(2, T_S))
+    priced = min(counts1, c)  # the 0x11 rule: numCycles capped at the ON residency's cycles
+    if credit.flagged[1]:
+        assert priced + credit.low_cycles[1] <= clocked1 * (1 + 1e-9) + 1
+        assert clocked1 <= priced + credit.high_cycles[1] + 1
+    else:  # only where nothing was credited: it slept into epoch 1 yet counted no more than the epoch
+        assert awake0 > 0 and counts1 <= c * (1 + 0.005) + 1
+        assert not credit.flagged[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lengths=st.lists(st.floats(1e-6, 1e-3), min_size=1, max_size=8),
+    watts=st.lists(st.floats(0.0, 10.0), min_size=8, max_size=8),
+    interval=st.floats(1e-6, 2e-3),
+)
+def test_resampling_keeps_energy(lengths, watts, interval):
+    """Every joule of the epochs is in some row: sum of row power x the time the epochs cover of it."""
+    from cosim.timeline.ptrace import resample_w
+
+    end = np.cumsum(lengths)
+    start = end - np.asarray(lengths)
+    power = np.asarray(watts[: len(lengths)])
+    times, rows = resample_w(start, end, {"b": power}, interval)
+    edges = np.r_[times, times[-1] + interval]
+    covered = np.clip(np.minimum(edges[1:], end[-1]) - edges[:-1], 0.0, None)
+    assert float(np.sum(rows["b"] * covered)) == pytest.approx(float(np.sum(power * np.asarray(lengths))), rel=1e-9, abs=1e-15)
