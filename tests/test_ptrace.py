@@ -128,4 +128,6 @@ def test_a_trace_that_names_an_input_or_is_no_ptrace_or_has_a_row_without_power_
         if says is None:  # the kept implausible epoch
             assert "epoch 1 of cluster 'big' has no power value" in line and "without --ptrace" in line
             assert not (folder / "config.ptrace").exists() and not out.exists()  # nothing half-written
+            way_out = run_cosim("power", folder, *BIGLITTLE_ARGS, "--keep-implausible", "-o", out)  # as it says
+            assert way_out.returncode == 0 and out.exists(), way_out.stderr
     assert (folder / "stats.txt").read_text().count("Begin Simulation Statistics") == 3  # the input is untouched
