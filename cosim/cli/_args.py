@@ -97,7 +97,9 @@ def _volts(name: str, text: str) -> float:
 
 
 #: Options naming a file cosim writes, as the user typed them
-_OUTPUTS = {"output": "-o", "plot": "--plot", "breakdown": "--breakdown", "plot_balance": "--plot-balance"}
+_OUTPUTS = {"output": "-o", "plot": "--plot", "breakdown": "--breakdown", "plot_balance": "--plot-balance", "ptrace": "--ptrace"}
+#: What each output option writes, where it is not a figure (the table's suffixes may be a command's own)
+_SUFFIXES = {"ptrace": (".ptrace",)}
 
 
 def _guard_paths(args: argparse.Namespace) -> None:
@@ -122,7 +124,7 @@ def _guard_paths(args: argparse.Namespace) -> None:
         if dest == "output" and option in outputs and getattr(args, "output_is_folder", False):
             _check_output_folder(outputs[option], option=option)
         elif option in outputs:
-            suffixes = getattr(args, "output_suffixes", TABLE_SUFFIXES) if dest == "output" else FIGURE_SUFFIXES
+            suffixes = getattr(args, "output_suffixes", TABLE_SUFFIXES) if dest == "output" else _SUFFIXES.get(dest, FIGURE_SUFFIXES)
             check_output(outputs[option], option=option, suffixes=suffixes)
 
 

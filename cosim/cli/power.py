@@ -50,6 +50,25 @@ def add_parsers(sub) -> None:
     _add_trust_flags(p)
     p.add_argument("-o", "--output", type=Path, default=Path("power.csv"), help="CSV, or .parquet (default: power.csv)")
     p.add_argument("--plot", type=Path, help="write the stacked power plot (PNG/SVG/PDF)")
+    p.add_argument(
+        "--ptrace",
+        type=Path,
+        metavar="FILE.ptrace",
+        help="also write HotSpot's power trace: watts per floorplan block (--ptrace-blocks) per sampling interval",
+    )
+    p.add_argument(
+        "--ptrace-blocks",
+        choices=("core", "cluster"),
+        default="core",
+        help="a block per core, <cluster>_core<i> (default; the cluster's power split by each core's events, static evenly), "
+        "or per cluster",
+    )
+    p.add_argument(
+        "--ptrace-interval-s",
+        type=float,
+        metavar="SECONDS",
+        help="HotSpot's sampling interval [s] the epochs are resampled to (default: the epochs' median length)",
+    )
     p.add_argument("--allow-partial", action="store_true", help="exit 0 even if some dumps were unusable")
     p.add_argument("--progress", action="store_true", help="progress bar while parsing (needs tqdm)")
     p.set_defaults(run=_cmd_power)
@@ -64,7 +83,12 @@ def add_parsers(sub) -> None:
     d = sub.add_parser("demo", help="timeline CSV + plot of the bundled real gem5 run")
     d.add_argument("--out", type=Path, default=Path("cosim-demo"), help="output folder (default: ./cosim-demo)")
     d.set_defaults(
-        run=_cmd_demo, extra_outputs=lambda a: {f"--out {a.out}'s table": a.out / "power.csv", f"--out {a.out}'s plot": a.out / "power.png"}
+        run=_cmd_demo,
+        extra_outputs=lambda a: {
+            f"--out {a.out}'s table": a.out / "power.csv",
+            f"--out {a.out}'s plot": a.out / "power.png",
+            f"--out {a.out}'s power trace": a.out / "power.ptrace",
+        },
     )
 
 
@@ -103,6 +127,7 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
         extrapolate=getattr(args, "extrapolate", False),
         progress=getattr(args, "progress", False),
     )
+    trace = _ptrace_rows(stats, run, timeline, args)  # before writing anything: a trace cosim cannot write refuses the run
     write_table(timeline, output)
     meta = stats.attrs["gem5"]
     print(f"{meta.path}: {len(stats)} epoch(s) ({meta.generation} stat names) -> {output}")
@@ -117,6 +142,16 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
                 "every epoch, so their share of power is missing (flag missing_term)"
             )
         missing_rows += int((np.isnan(rows["power_w"]) & ~rows["implausible"].astype(bool)).sum())
+    if trace is not None:
+        from cosim.timeline.ptrace import write_ptrace
+
+        meaning, step, rows = trace
+        write_ptrace(args.ptrace, rows)
+        names = ", ".join(f"{block}={what}" for block, what in meaning.items())
+        print(
+            f"  power trace -> {args.ptrace}: {len(rows)} block(s) x {len(next(iter(rows.values())))} row(s), one per {step:.6g} s "
+            f"(hotspot -sampling_intvl {step:.6g}); {names}"
+        )
     if plot is not None:
         from cosim.plots.cpu import plot_timeline
 
@@ -139,6 +174,17 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
         )
         partial = True
     return EXIT_PARTIAL if partial and not args.allow_partial else 0
+
+
+def _ptrace_rows(stats, run, timeline, args: argparse.Namespace):
+    """HotSpot's power trace of the run (None where not asked for)."""
+    if getattr(args, "ptrace", None) is None:
+        return None
+    from cosim.timeline.ptrace import ptrace_rows
+
+    return ptrace_rows(
+        stats, run.config, run.clusters, timeline, blocks=getattr(args, "ptrace_blocks", "core"), interval_s=args.ptrace_interval_s
+    )
 
 
 def _summary(rows) -> str:
@@ -243,5 +289,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     specs = tuple(ClusterSpec(name=name, path=path, model=load_model(model)) for name, path, model in run.clusters)
     resolved = Run(folder=run.stats.parent, stats_path=run.stats, config=read_config(run.config), clusters=specs)
-    demo = argparse.Namespace(strict=False, any_isa=False, keep_implausible=False, allow_partial=True)
+    demo = argparse.Namespace(
+        strict=False, any_isa=False, keep_implausible=False, allow_partial=True, ptrace=args.out / "power.ptrace", ptrace_interval_s=None
+    )
     return _price_and_write(resolved, demo, args.out / "power.csv", args.out / "power.png")

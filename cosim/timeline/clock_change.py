@@ -9,7 +9,9 @@ it; a core that never ticked in the epoch (idle, exited: ``numCycles`` 0 or abse
 
 Where no core ticked the change cannot be placed (flag ``clock_change_unplaced``); where the busiest count is
 outside what the two clocks tick in the epoch (a core that also slept in it) the split is unknown: refused, naming
-the epoch.
+the epoch.  A clock that changed and changed back between two dumps reads as no change; an O3 or Minor CPU that
+counted well below what the clock ticks, at an unchanged clock, while ON, is refused too
+(:func:`cosim.timeline.cycles.cycle_deficits`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 from cosim.models.clocks import FREQ_REL_TOL
 from cosim.readers.gem5_config import Cluster
 from cosim.readers.stats_table import StatsLike
-from cosim.timeline.cycles import CYCLE_EDGE, CYCLE_SLACK, _column
+from cosim.timeline.cycles import CYCLE_EDGE, CYCLE_SLACK, _column, cycle_deficits
 
 #: clocks closer than this (relative) are one clock: gem5 rounds periods to whole ticks
 _SAME_CLOCK = FREQ_REL_TOL
@@ -53,10 +55,10 @@ def clock_change(stats: StatsLike, cluster: Cluster, *, freq_mhz: np.ndarray, du
     share = np.zeros(n)
     unplaced = np.zeros(n, dtype=bool)
     reasons = np.full(n, "", dtype=object)
-    if n < 2:
-        return ClockChange(before, share, unplaced, reasons)
-    prev = np.r_[f[0], f[:-1]]
+    prev = np.r_[f[:1], f[:-1]]
     changed = np.abs(prev - f) > _SAME_CLOCK * f
+    # a change inside an epoch and back before its dump: the clock reads the same, the cycles do not
+    reasons = cycle_deficits(stats, cluster, freq_mhz=f, duration_s=t, clock_changed=changed)
     if not changed.any():
         return ClockChange(before, share, unplaced, reasons)
     counted = busiest_core_cycles(stats, cluster, n)

@@ -27,9 +27,10 @@ from cosim.readers.stats_table import StatsMeta
 from cosim.timeline.clock_change import clock_change
 from cosim.timeline.clusters import ClusterSpec, frequency_mhz, resolve_cluster
 from cosim.timeline.core_kind import core_kind_mismatch, other_kind_epochs
-from cosim.timeline.cpu_flags import flag_cumulative, flag_text, warn_clock_change
+from cosim.timeline.cpu_flags import flag_cumulative, flag_text, warn_clock_change, warn_wake_credit
 from cosim.timeline.cycles import checked_cycles, idle_cpus, powered_cores
 from cosim.timeline.model_checks import check_cpu_types, check_isa, check_operating_point
+from cosim.timeline.wake import credited_eph, wake_credit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -160,6 +161,13 @@ def _cluster_timeline(
         cores_per_cluster=model.cores_per_cluster,
         freq_mhz=ticked_mhz,  # events per cycle the clock ticked: the same rate at both clocks of a split epoch
     )
+    # a count holding cycles slept before the epoch: priced at the middle of what the stats allow (interval below)
+    credit = wake_credit(stats, cluster, freq_mhz=ticked_mhz, duration_s=duration)
+    credited = credit.flagged & ("0x11" in rates.eph)
+    if credited.any():
+        eph_lo, rates.eph["0x11"], eph_hi = credited_eph(
+            rates.eph["0x11"], credit, cores_per_cluster=model.cores_per_cluster, duration_s=duration, freq_mhz=ticked_mhz
+        )
     # an epoch split by a clock change is priced at both operating points, each for its share of the epoch
     points = [(freq, 1 - share)] + ([(change.before_mhz, share)] if change.split.any() else [])
     ops = [
@@ -215,8 +223,16 @@ def _cluster_timeline(
             )
         )
     half = _mix(halves, weights)
-    out["power_lo_w"] = np.maximum(out["power_w"] - half, 0.0)  # power is never negative
-    out["power_hi_w"] = out["power_w"] + half
+    lo_w, hi_w = out["power_w"] - half, out["power_w"] + half
+    if credited.any():  # the interval covers both ends of the cycles the stats allow (a model with no SER: those alone)
+        known = np.nan_to_num(half)
+        for eph in (eph_lo, eph_hi):
+            parts_at = [envelope_power_w(model, {**rates.eph, "0x11": eph}, f, o.voltage_v, static_scale=scale) for f, _, o in ops]
+            at = _mix([p["power_w"] for p in parts_at], weights)
+            lo_w = np.where(credited, np.fmin(lo_w, at - known), lo_w)
+            hi_w = np.where(credited, np.fmax(hi_w, at + known), hi_w)
+    out["power_lo_w"] = np.maximum(lo_w, 0.0)  # power is never negative
+    out["power_hi_w"] = hi_w
     out["energy_j"] = out["power_w"] * duration
     for key, values in power.items():
         if key.startswith("term_"):
@@ -277,6 +293,9 @@ def _cluster_timeline(
     missing += [f"absent_zero:{e}" for e, by in sorted(rates.absent.items()) if set(by) - set(idle) and e not in rates.missing]
     top = np.maximum(freq, change.before_mhz)  # a split epoch is extrapolated where either of its clocks is
     out["flags"] = np.array(flag_text(op, subst, nan_input, bad, model, cluster, extra_flags + missing, top), dtype=object)
+    for i in np.flatnonzero(credited):
+        out["flags"][i] = ";".join(filter(None, [out["flags"][i], "wake_credit"]))
+    warn_wake_credit(credit, credited, epochs, cluster)
     for i in np.flatnonzero(change.split | change.unplaced):
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "clock_change_split" if change.split[i] else "clock_change_unplaced"]))
     if nan_input.any():

@@ -12,22 +12,19 @@ from cosim.models.envelope import above_top, interval_flags
 from cosim.models.modelfile import Model
 from cosim.readers.gem5_config import Cluster
 from cosim.timeline.clock_change import ClockChange
+from cosim.timeline.wake import WakeCredit
 
 
 def warn_clock_change(change: ClockChange, epochs: np.ndarray, cluster: Cluster, freq: np.ndarray) -> None:
     """Say which epochs were split between two clocks, and which had a change no core's cycles place."""
-    split = np.flatnonzero(change.split)
-    if split.size:
-        i = int(split[0])
-        more = f" (and {split.size - 1} more epoch(s))" if split.size > 1 else ""
-        warnings.warn(
-            CosimWarning(
-                f"cluster '{cluster.name}': the clock changed inside epoch {epochs[i]}{more}, from {change.before_mhz[i]:g} to "
-                f"{freq[i]:g} MHz after {change.share_before[i]:.1%} of it (from the cycles its busiest core counted); "
-                "priced at both operating points, each for its share (flag clock_change_split)"
-            ),
-            stacklevel=4,
-        )
+    _warn_first(
+        change.split,
+        lambda i, more: (
+            f"cluster '{cluster.name}': the clock changed inside epoch {epochs[i]}{more}, from {change.before_mhz[i]:g} to "
+            f"{freq[i]:g} MHz after {change.share_before[i]:.1%} of it (from the cycles its busiest core counted); "
+            "priced at both operating points, each for its share (flag clock_change_split)"
+        ),
+    )
     unplaced = np.flatnonzero(change.unplaced)
     if unplaced.size:
         i = int(unplaced[0])
@@ -38,6 +35,26 @@ def warn_clock_change(change: ClockChange, epochs: np.ndarray, cluster: Cluster,
             ),
             stacklevel=4,
         )
+
+
+def warn_wake_credit(credit: WakeCredit, credited: np.ndarray, epochs: np.ndarray, cluster: Cluster) -> None:
+    """Say which epochs hold cycles a CPU slept before them, priced with an interval over what the stats allow."""
+    _warn_first(
+        credited,
+        lambda i, more: (
+            f"cluster '{cluster.name}': in epoch {epochs[i]}{more} {str(credit.cpus[i]).replace(';', ', ')} counted cycles it slept "
+            "before the epoch (gem5 adds them when a CPU wakes) with its power state ON, so when in the epoch it woke is "
+            "unknown; priced at the middle of the cycles its statistics allow, the interval covering both ends (flag wake_credit)"
+        ),
+    )
+
+
+def _warn_first(rows: np.ndarray, message) -> None:
+    """Warn ``message(i, more)`` about the first of ``rows`` (``more`` counts the others), if any."""
+    where = np.flatnonzero(rows)
+    if where.size:
+        more = f" (and {where.size - 1} more epoch(s))" if where.size > 1 else ""
+        warnings.warn(CosimWarning(message(int(where[0]), more)), stacklevel=5)
 
 
 def flag_cumulative(part: cols.Columns, dumps: list[int]) -> None:

@@ -29,6 +29,13 @@ CYCLE_SLACK = 0.005
 CYCLE_EDGE = 1.0
 # per-CPU cycle counters, v20.1+ and older names
 CYCLE_STATS = ("numCycles", "exec_context.thread_0.numBusyCycles", "num_busy_cycles")
+# the ticks a CPU spent in power state ON (not clock-gated, not off), v2019+ and 2016-2019 names
+ON_STATS = ("power_state.pwrStateResidencyTicks::ON", "pwrStateResidencyTicks::ON")
+# committed instructions, v24, v20.1-v23 and older names
+INST_STATS = ("commitStats0.numInsts", "exec_context.thread_0.numInsts", "committedInsts", "num_insts")
+#: an SE O3 or Minor CPU that is ON counts every cycle; "well below" its clock's cycles is more than this share
+#: short (gem5's tick rounding and the cycles of a memory wait that spans a dump, 0.26 % in a real run, are less)
+DEFICIT_SHARE = 0.01
 
 
 def cycle_reasons(stats: StatsLike, cluster: Cluster, *, freq_mhz: np.ndarray, duration_s: np.ndarray) -> np.ndarray:
@@ -77,6 +84,49 @@ def checked_cycles(
     return reasons
 
 
+def cycle_deficits(
+    stats: StatsLike, cluster: Cluster, *, freq_mhz: np.ndarray, duration_s: np.ndarray, clock_changed: np.ndarray
+) -> np.ndarray:
+    """Per epoch, why an O3 or Minor CPU counted cycles its clock cannot account for ("" where none did).
+
+    In SE mode such a CPU counts every cycle it is ON (``numCycles`` = f x t, stalls included: cycles.md); a wait
+    that spans a dump moves cycles to the next epoch (gem5 adds them when the CPU wakes), and a thread that exits
+    stops the count for good.  So an epoch at an unchanged clock (``clock_changed`` False), with the CPU ON the
+    whole epoch, counting well below f x t (:data:`DEFICIT_SHARE`), cycles counted after it, and no later epoch
+    giving the shortfall back, ran part of its time at another clock that no dump saw.
+    """
+    f = np.asarray(freq_mhz, dtype=float)
+    t = np.asarray(duration_s, dtype=float)
+    ticked = f * 1e6 * t
+    epoch_ticks = np.asarray(stats["end_tick"], dtype=float) - np.asarray(stats["start_tick"], dtype=float)
+    period_ticks = cluster.ticks_per_s / (f * 1e6)
+    reasons = np.full(len(f), "", dtype=object)
+    for cpu in cluster.cores:
+        column, on = _column(stats, cpu, "numCycles"), _first_column(stats, cpu, ON_STATS)
+        if cluster.kind(cpu) not in ("o3", "minor") or cpu in cluster.partner.values() or column is None or on is None:
+            continue
+        raw = np.asarray(stats[column], dtype=float)
+        counted = np.nan_to_num(raw, nan=0.0)
+        on_all = (np.asarray(stats[on], dtype=float) >= epoch_ticks - period_ticks) & np.isfinite(raw)  # nan: no count known
+        short = ticked - counted
+        owed = np.cumsum(short)  # cycles the clock ticked that the CPU has not counted (yet), up to each epoch's end
+        allowed = DEFICIT_SHARE * ticked + 2 * CYCLE_EDGE
+        later = np.r_[np.cumsum((counted > 0)[::-1])[::-1][1:], 0] > 0  # counted a cycle in a later epoch
+        for i in np.flatnonzero((short > allowed) & on_all & ~np.asarray(clock_changed) & later & (reasons == "")):
+            before = owed[i - 1] if i else 0.0
+            if np.any(owed[i + 1 :] - before <= allowed[i]):
+                continue  # given back later: a wait across the dump, credited when the CPU woke
+            mean_mhz = counted[i] / t[i] / 1e6
+            reasons[i] = (
+                f"{unpadded(cpu)} ({cluster.kind(cpu)}) counted {counted[i]:.0f} cycles in {t[i] * 1e6:.6g} us, "
+                f"{short[i] / ticked[i]:.1%} short of the {ticked[i]:.0f} its {f[i]:g} MHz clock ticks, ON throughout and "
+                "counting again after it, and no later epoch gives the cycles back: not idleness (an SE CPU counts every "
+                f"cycle it is ON) but a clock change inside the epoch that no dump saw (a mean clock of {mean_mhz:.0f} MHz, "
+                f"so part of the epoch below {mean_mhz:.0f} MHz and the rest up to {f[i]:g} MHz)"
+            )
+    return reasons
+
+
 def idle_cpus(stats: StatsLike, cluster: Cluster) -> tuple[str, ...]:
     """The CPUs of ``cluster`` that counted no cycle in any epoch: gem5's ``se.py -n 4`` with one program leaves
     three CPUs that never run (``numCycles`` 0, their other counters never printed).  They are priced as idle
@@ -106,7 +156,8 @@ def powered_cores(stats: StatsLike, cluster: Cluster, requested: int | None, *, 
 
 def cycle_stats(cluster: Cluster) -> set[str]:
     """The stat names :func:`cycle_reasons` reads for ``cluster`` (for a filtered parse)."""
-    return {f"{obj}.{stat}" for cpu in cluster.cpus for obj in _spellings(cpu) for stat in (*CYCLE_STATS, "idleCycles")}
+    stats = (*CYCLE_STATS, *ON_STATS, *INST_STATS, "idleCycles")
+    return {f"{obj}.{stat}" for cpu in cluster.cpus for obj in _spellings(cpu) for stat in stats}
 
 
 def _cycle_counts(stats: StatsLike, cpu: str) -> list[tuple[str, np.ndarray]]:
@@ -125,6 +176,11 @@ def _cycle_counts(stats: StatsLike, cpu: str) -> list[tuple[str, np.ndarray]]:
 def _spellings(cpu: str) -> tuple[str, ...]:
     """``cpu`` as named in the config (cpus00) and as gem5 names its stats (cpus0)."""
     return tuple(dict.fromkeys((cpu, unpadded(cpu))))
+
+
+def _first_column(stats: StatsLike, cpu: str, names: tuple[str, ...]) -> str | None:
+    """The column of the first of ``names`` the stats hold for ``cpu``."""
+    return next((c for name in names if (c := _column(stats, cpu, name))), None)
 
 
 def _column(stats: StatsLike, cpu: str, stat: str) -> str | None:
