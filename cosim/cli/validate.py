@@ -144,6 +144,20 @@ def _print_model(result, model: str) -> None:
         if math.isfinite(s[f"rate_{e}_mape_pct"])
     )
     print(f"  per-event rate error per cycle, mean |gem5/board - 1| (mean |gem5 - board|): {rates or 'no event on both sides'}")
+    cal = result.intervals.get(model)
+    if cal is None:
+        print("  no interval: it is calibrated on training programs (give --split and gem5 runs of two or more of them)")
+    else:
+        from cosim.validate.interval import Z, coverage
+
+        c = coverage(result.rows, model)
+        print(
+            f"  interval holding the board (calibrated on the {len(cal.programs)} training programs; model's own error "
+            f"{100 * cal.model_sd:.1f} % sd from {cal.model_source}; gem5's activity "
+            + ", ".join(f"{f:g} MHz {100 * m:+.1f} % +- {100 * sd:.1f} %" for f, (m, sd) in cal.activity.items())
+            + f"; +-{Z} sd): board inside on {c['coverage_pct']:.0f} % of {c['rows']} training rows, each calibrated "
+            f"without its own program; mean half-width {c['mean_half_width_pct']:.1f} %"
+        )
     differ = sorted({r["powered_cores_gem5"] for r in rows if "powered_cores_differ" in r["flags"]})
     if differ:
         print(

@@ -47,6 +47,7 @@ class Validation:
     one_side: list[str] = field(default_factory=list)  # one line each: what is on one side only
     excluded: list[str] = field(default_factory=list)  # one line each: left out, and why
     events: tuple[str, ...] = ()  # the events compared per cycle
+    intervals: dict = field(default_factory=dict)  # model -> BoardInterval calibrated on all its training programs
 
     def summary(self, model: str | None = None) -> dict[str, float]:
         """Over the priced rows (of ``model`` when given): MAPE and bias [%] of power, energy per instruction and
@@ -160,7 +161,10 @@ def compare(
             ),
             stacklevel=2,
         )
-    return Validation(rows=rows, one_side=one_side, excluded=left_out, events=tuple(events))
+    from cosim.validate.interval import add_intervals
+
+    intervals = add_intervals(rows, [models[name] for name in order])
+    return Validation(rows=rows, one_side=one_side, excluded=left_out, events=tuple(events), intervals=intervals)
 
 
 def _pct(sim: float, board: float) -> float:
