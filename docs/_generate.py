@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 
 from _kernel_validation import kernel_validation_table
-from _silicon import silicon_table
+from _silicon import board_model_table, silicon_table
 from _validation import validation_table
 
 
@@ -21,6 +21,7 @@ def generate_all(out: Path) -> None:
     (out / "kernel-physics-maps.md").write_text(kernel_physics_maps())
     (out / "kernel-validation-table.md").write_text(kernel_validation_table())
     (out / "silicon-table.md").write_text(silicon_table(plot=out / "silicon.png"))
+    (out / "silicon-model.md").write_text(board_model_table())
     figures(out)
 
 

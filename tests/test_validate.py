@@ -305,15 +305,24 @@ RECORDED = REPO / "docs" / "explanation" / "silicon" / "xu3-a15-mibench-train.cs
 
 def test_docs_silicon_table_is_made_from_the_recorded_results_and_skipped_without_them(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "docs"))
-    from _silicon import silicon_table
+    from _silicon import board_model_table, silicon_table
 
     text = silicon_table(RECORDED)
     with open(RECORDED, newline="") as f:
         rows = list(csv.DictReader(f))
-    assert [line.split(" | ")[0] for line in text.splitlines()[2 : 2 + len(rows)]] == [f"| {r['program']}" for r in rows]
-    mape = sum(abs(float(r["power_err_pct"])) for r in rows) / len(rows)
-    assert f"power MAPE {mape:.1f} %" in text
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    assert models[0] == "cortex-a15-armpm-xu3" and rows[0]["model_board"] == "this board"
+    for model in models:  # each model's power MAPE and coverage, by hand from the recorded rows
+        mine = [r for r in rows if r["model"] == model]
+        mape = sum(abs(float(r["power_err_pct"])) for r in mine) / len(mine)
+        inside = sum(r["board_inside"] == "True" for r in mine)
+        assert f"| {model} | " in text and f" | {mape:.1f} % | " in text
+        assert f"| {100 * inside / len(mine):.0f} % of {len(mine)} |" in text
+    table = [line for line in text.splitlines() if line.startswith("| ") and " / " in line and "MHz" not in line]
+    assert [line.split(" | ")[0] for line in table] == [f"| {r['program']}" for r in rows if r["model"] == models[0]]
     assert "not here" in silicon_table(tmp_path / "absent.csv")
+    model = json.loads((REPO / "models" / "cortex-a15-armpm-xu3.json").read_text())
+    assert f"MAPE {model['test_split']['mape_pct']:.2f} %" in board_model_table() and "not here" in board_model_table(tmp_path / "x.json")
 
 
 def test_an_explore_study_names_each_point_by_its_workloads_program(tmp_path):
