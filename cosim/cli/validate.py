@@ -11,13 +11,19 @@ from cosim.cli._args import EXIT_PARTIAL
 from cosim.errors import CosimError
 
 _HELP = """\
-Compare gem5 runs priced by cosim (as `cosim power` prices them, no flags) with a
-board's measurements of the same programs: one row per program and clock with
-measured and simulated IPC, power [W], energy per instruction [nJ], each model
-event per cycle on both sides, and the power error split into what gem5's events
-cost (the model on gem5's rates against the model on the board's) and the model's
-own error on the board's rates.  Rates, not run lengths, are compared: a board
-run's input differs from a gem5 run's.  Each board run's first sample is skipped.
+Compare gem5 runs priced by cosim (as `cosim power` prices them: no flags, or
+--model alone) with a board's measurements of the same programs: one row per
+model, program and clock with measured and simulated IPC, power [W], energy per
+instruction [nJ] (power over each side's measured instruction rate), each event
+per cycle on both sides, the model on the board's own rates (its counted events,
+voltage, clock and powered cores; any input that is not the board's is named),
+and the exact split ln(P_gem5/P_board) = the model's own error + gem5's activity,
+the latter per event (each swapped alone) with an interaction line.  With --split,
+an interval that holds the board (the model's cross-validated error and gem5's
+activity error per clock, calibrated on the training programs; each training row's
+without its own program): `cosim power --against-board` reads it from -o's table.
+Rates, not run lengths, are compared: a board run's input differs from a gem5
+run's.  Each board run's first sample is skipped.
 
 MEASURED: ARMPM's concatenated log (Concatenated_Data/cBench/*_big.data) or a
 Powmon table (*-powmon-data.csv).  RUNS: a folder of gem5 runs laid out as
@@ -27,9 +33,10 @@ its clock read from its config).
 Programs or clocks on one side only are listed one line each; programs that are
 I/O-bound on the board (cosim/validate/excluded.toml) are left out and named.
 
-example:
+example (the board's own model, beside another board's):
   cosim validate ../shared/data/armpm/Concatenated_Data/cBench/xu3_cset_perfcpu_cBench_eMMC_big.data \\
-      ../shared/data/gem5/xu3-mibench-train -o validate.csv --plot validate.png
+      ../shared/data/gem5/xu3-mibench-train --split ../shared/data/armpm/cbench_split.data \\
+      --model cortex-a15-armpm-xu3 --model cortex-a15-gemstone2018 -o validate.csv --plot validate.png
 """
 
 
@@ -88,7 +95,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.plot is not None:
         from cosim.plots.validate import plot_validation
 
-        plot_validation(rows, result.events, args.plot)
+        first = result.models[0]  # one model's rows: the plot compares it with the board
+        plot_validation([r for r in rows if r["model"] == first], result.events, args.plot, title=f"{first}: power per program and clock")
         print(f"  plot -> {args.plot}")
     unpriced = [r for r in rows if r["not_priced"]]
     if unpriced:

@@ -99,33 +99,26 @@ def read_sim(program: str, folder: Path, *, events: tuple[str, ...], model: str 
         raise CosimError(f"{run.stats_path}: no CPU of cluster '{cluster.name}' committed an instruction; nothing to compare")
     rates = event_rates(stats, busy, sorted(wanted), generation=meta.generation, cores_per_cluster=1, freq_mhz=freq)
     counts = {e: float(np.sum(v * duration * freq)) for e, v in rates.eph.items()}  # eph * t * f: the count again
-    try:
-        timeline = timeline_columns(stats, run.config, run.clusters)
-    except CosimError as err:
-        return SimRow(
-            program=program,
-            clock_mhz=clock_mhz,
-            folder=folder,
-            model=spec.model.name,
-            counts=counts,
-            powered_cores=len(cluster.cpus),
-            duration_s=float(duration.sum()),
-            not_priced=str(err),
-        )
-    dur = np.asarray(timeline["duration_s"], dtype=float)
-    eph = {e: float(np.average(timeline[f"eph_{e}"], weights=dur)) for e in spec.model.events}
-    return SimRow(
+    row = SimRow(
         program=program,
         clock_mhz=clock_mhz,
         folder=folder,
         model=spec.model.name,
         counts=counts,
+        powered_cores=len(cluster.cpus),
+        duration_s=float(duration.sum()),
+    )
+    try:
+        timeline = timeline_columns(stats, run.config, run.clusters)
+    except CosimError as err:
+        return dataclasses.replace(row, not_priced=str(err))
+    dur = np.asarray(timeline["duration_s"], dtype=float)
+    return dataclasses.replace(
+        row,
         power_w=float(np.sum(timeline["energy_j"]) / dur.sum()),
         voltage_v=float(np.average(timeline["voltage_v"], weights=dur)),
         static_scale=float(timeline["cores_scaled"][0]),
-        powered_cores=len(cluster.cpus),
-        duration_s=float(duration.sum()),
-        eph=eph,
+        eph={e: float(np.average(timeline[f"eph_{e}"], weights=dur)) for e in spec.model.events},
     )
 
 
