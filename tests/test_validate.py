@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from helpers import REPO, SHARED, needs_shared, run_cosim
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cosim.errors import CosimError, CosimWarning
 from cosim.validate import compare, read_board, read_split
@@ -524,3 +526,27 @@ def test_power_against_board_gives_the_boards_interval_and_refuses_a_model_it_ha
     refused = run_cosim("power", run, "--model", "cortex-a15-walker2017", "--against-board", validation, "-o", tmp_path / "q.csv")
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert "no row priced with cortex-a15-walker2017" in refused.stderr and "cosim validate --model cortex-a15-walker2017" in refused.stderr
+
+
+@given(
+    board_counts=st.tuples(*[st.floats(1e6, 2e9)] * 3),
+    gem5_scale=st.tuples(*[st.floats(0.2, 5.0)] * 8),
+    board_power_w=st.floats(0.2, 4.0),
+    voltages=st.tuples(st.floats(0.9, 1.35), st.floats(0.9, 1.35)),
+    cores=st.sampled_from([1, 2, 4]),
+)
+@settings(max_examples=60, deadline=None)
+def test_decomposition_sums_to_the_total_for_any_board_and_gem5_activity(board_counts, gem5_scale, board_power_w, voltages, cores):
+    """Whatever the two sides' activity, voltage and powered cores: model + each swap + interaction = the total."""
+    cycles, insts, l1d = board_counts
+    board = BoardRow(program="p", clock_mhz=1000.0, samples=5, runs=1, power_w=board_power_w, voltage_v=voltages[0],
+                     duration_s=1.0, counts={"0x11": cycles, "0x08": insts, "0x04": l1d})  # fmt: skip
+    events = ("0x11", "0x04", "0x14", "0x16", "0x1b", "0x43", "0x73", "0x08")
+    counts = {e: 1e6 * k for e, k in zip(events, gem5_scale)}
+    eph = {e: counts[e] / 1e-3 / 4 / 1000 for e in events[:-1]}
+    sim = SimRow(program="p", clock_mhz=1000.0, folder=Path("r"), model="cortex-a15-gemstone2018", counts=counts, power_w=1.0,
+                 voltage_v=voltages[1], eph=eph, powered_cores=cores, duration_s=1e-3)  # fmt: skip
+    (row,) = compare({("p", 1000.0): board}, [sim], excluded={}).rows
+    parts = [v for k, v in row.items() if k.startswith("ln_") and k not in ("ln_total", "ln_model", "ln_activity")]
+    assert len(parts) == 7 + 1 + (cores != 4) + 1  # the model's 7 events, clock and voltage, cores if they differ, interaction
+    assert row["ln_model"] + math.fsum(parts) == pytest.approx(math.log(1.0 / board_power_w), abs=1e-12)

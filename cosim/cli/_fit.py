@@ -60,6 +60,8 @@ def run_fit(args: argparse.Namespace) -> int:
     if args.split and "Benchmark" not in groups:
         groups.append("Benchmark")  # the split names programs
     table = fit_table(measured, power_col=args.power_col, group_cols=groups, source=str(args.measured))
+    if args.format == "armpm":
+        table.static_points = "clock"  # ARMPM's sensed voltage moves around its clocks' only by load sag
     held_out = None
     if args.split:
         table, held_out = split_rows(table, measured.table["Benchmark"].astype(str).to_numpy(), args.split)
