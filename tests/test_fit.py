@@ -10,6 +10,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("statsmodels")
 
@@ -492,3 +494,31 @@ def test_apply_compare_with_a_column_not_in_the_input_lists_its_columns(tmp_path
     result = run_cosim("apply", "cortex-a7-gemstone2018", tmp_path / "wide.csv", "--compare-with", "Power A15")
     (line,) = result.stderr.splitlines()
     assert line.endswith("'Average A7 Event 0x60', 'Power A7', 'extra 0', 'extra 1', 'extra 2', ... (17 more)")
+
+
+@given(clock=st.floats(1000, 2000), dv=st.floats(-0.05, 0.05), share=st.floats(0, 1))
+@settings(max_examples=50, deadline=None)
+def test_shipped_board_model_power_rises_with_voltage_and_along_its_vf_curve(clock, dv, share):
+    """Trust: the ARMPM board model's power, at any activity, grows with voltage at a clock and with the clock along its
+    V-f table (what cosim power prices with no flags)."""
+    from cosim.models.envelope import envelope_power_w
+    from cosim.models.modelfile import operating_point
+
+    model = load_model("cortex-a15-armpm-xu3")
+    # a busy core's inputs per MHz over 4 cores: 1 cycle, IPC 1.5 x share, a few refills and mispredictions
+    eph = {
+        "0x11": np.array([0.25]),
+        "0x08": np.array([0.375 * share]),
+        "0x03": np.array([1e-4]),
+        "0x04": np.array([0.1 * share]),
+        "0x10": np.array([2e-3 * share]),
+    }
+    f = np.array([clock])
+    v = operating_point(model, f).voltage_v
+    low, high = (envelope_power_w(model, eph, f, v + d)["power_w"][0] for d in sorted((0.0, dv)))
+    assert high >= low
+    up = np.array([min(clock + 50, 2000.0)])
+    assert (
+        envelope_power_w(model, eph, up, operating_point(model, up).voltage_v)["power_w"][0]
+        >= envelope_power_w(model, eph, f, v)["power_w"][0]
+    )
