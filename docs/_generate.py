@@ -10,7 +10,7 @@ from pathlib import Path
 from _gpu_energy import gpu_energy_table
 from _kernel_validation import kernel_validation_table
 from _ruby import ruby_runs_table
-from _silicon import silicon_table
+from _silicon import board_model_table, silicon_table
 from _validation import validation_table
 
 
@@ -25,6 +25,7 @@ def generate_all(out: Path) -> None:
     (out / "silicon-table.md").write_text(silicon_table(plot=out / "silicon.png"))
     (out / "gpu-energy-table.md").write_text(gpu_energy_table(plot=out / "gpu-energy.png"))
     (out / "ruby-runs.md").write_text(ruby_runs_table())
+    (out / "silicon-model.md").write_text(board_model_table())
     figures(out)
 
 

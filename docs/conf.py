@@ -27,7 +27,7 @@ exclude_patterns = [
     "_build",
     "_generated/*.png",
     "_generated/validation-table.md",
-    "_generated/silicon-table.md",
+    "_generated/silicon-*.md",
     "_generated/kernel-*.md",
     "_generated/gpu-energy-table.md",
 ]  # included by explanation/validation.md and the kernel how-tos

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from helpers import REPO, SHARED, needs_shared, run_cosim
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cosim.errors import CosimError, CosimWarning
 from cosim.validate import compare, read_board, read_split
@@ -47,9 +49,10 @@ def test_board_skips_each_runs_first_sample_also_at_a_new_clock(tmp_path):
     assert fast.ipc == pytest.approx((1500 + 1300) / (1000 + 1000))
     assert fast.power_w == pytest.approx((2.0 + 2.2) / 2)
     assert fast.per_cycle("0x04") == pytest.approx(500 / 2000)
-    assert fast.per_s("0x11") == pytest.approx(2000 / 1.0)  # two 0.5 s intervals
+    # two 0.5 s steps, each less the sampler's 8.75 ms in which the counters do not count
+    assert fast.per_s("0x11") == pytest.approx(2000 / (2 * (0.5 - 0.00875)))
     assert slow.ipc == pytest.approx(600 / 500) and slow.power_w == pytest.approx(0.5)
-    assert slow.per_s("0x11") == pytest.approx(500 / 0.5)  # not over the 8 s gap between the clocks
+    assert slow.per_s("0x11") == pytest.approx(500 / (0.5 - 0.00875))  # not over the 8 s gap between the clocks
 
 
 def test_board_voltage_is_power_over_current_where_it_lies_in_the_logged_tenth(tmp_path):
@@ -81,69 +84,84 @@ def test_board_refuses_a_file_of_neither_format(tmp_path):
         read_board(path)
 
 
-def _model_power_w(eph: dict[str, float], f_mhz: float, v: float) -> float:
-    """Walker et al. Eq. 2 written out from the model file's coefficients."""
-    data = json.loads((REPO / "models" / "cortex-a15-gemstone2018.json").read_text())
+def _model_power_w(eph: dict[str, float], f_mhz: float, v: float, model: str = "cortex-a15-gemstone2018", cores: int = 4) -> float:
+    """Walker et al. Eq. 2 written out from the model file's coefficients; static power of ``cores`` of the model's
+    4 as 1 - phi + phi * cores / 4 with phi the per-core share the model file states (1 at four cores)."""
+    data = json.loads((REPO / "models" / f"{model}.json").read_text())
     dyn = sum(t["coefficient"] * sum(w * eph[e] for e, w in t["events"].items()) * v**2 * f_mhz for t in data["dynamic_terms"])
     static = sum(t["coefficient"] * f_mhz ** t["f_exp"] * v ** t["v_exp"] for t in data["static_terms"])
-    return dyn + static
+    return dyn + static * (1 if cores == 4 else _cores_scale(data, cores))
 
 
-def test_compare_decomposes_power_and_energy_errors_by_hand():
-    # a board row at 1000 MHz: 1 s of one busy core, 0.9e9 cycles, 1.2e9 instructions, 0.3e9 L1D accesses
+def _cores_scale(data: dict, cores: int) -> float:
+    phi = data.get("cores", {}).get("per_core_static_fraction", 1.0)  # the model file's statement (1 when absent)
+    return 1 - phi + phi * cores / 4
+
+
+def _synthetic(power_gem5_w: float, *, powered_cores: int = 4, voltage_gem5_v: float = 0.954):
+    """A board row at 1000 MHz: 0.9825 s of counters (two 0.5 s steps less 8.75 ms each) of one busy core, and a gem5
+    row of the same program at 1000 MHz for 1 ms."""
+    window_s = 2 * (0.5 - 0.00875)
     board = BoardRow(
-        program="prog", clock_mhz=1000.0, samples=7, runs=2, power_w=0.6, voltage_v=0.9, duration_s=1.0,
+        program="prog", clock_mhz=1000.0, samples=2, runs=1, power_w=0.6, voltage_v=0.977, duration_s=window_s,
         counts={"0x11": 0.9e9, "0x08": 1.2e9, "0x04": 0.3e9},
     )  # fmt: skip
-    sim_counts = {"0x11": 1e6, "0x08": 1.0e6, "0x04": 0.25e6, "0x14": 0.3e6, "0x1b": 1.4e6, "0x73": 1.1e6, "0x43": 1e3, "0x16": 2e3}
+    counts = {"0x11": 1e6, "0x08": 1.0e6, "0x04": 0.25e6, "0x14": 0.3e6, "0x1b": 1.4e6, "0x73": 1.1e6, "0x43": 1e3, "0x16": 2e3}
+    # gem5's cluster inputs: its busy core clocked all the time, 1e9 cycles/s over 4 cores at 1000 MHz
+    gem5_eph = {e: n / counts["0x11"] * 1e9 / 4 / 1000 for e, n in counts.items() if e != "0x08"}
     sim = SimRow(program="prog", clock_mhz=1000.0, folder=Path("runs/prog/1000MHz"), model="cortex-a15-gemstone2018",
-                 counts=sim_counts, power_w=0.66, voltage_v=0.954)  # fmt: skip
-    result = compare({("prog", 1000.0): board}, [sim], excluded={})
-    (row,) = result.rows
+                 counts=counts, power_w=power_gem5_w, voltage_v=voltage_gem5_v, eph=gem5_eph, powered_cores=powered_cores,
+                 duration_s=1e-3)  # fmt: skip
+    return board, sim, gem5_eph, window_s
+
+
+def test_compare_figures_by_hand_on_a_synthetic_row():
+    board, sim, gem5_eph, window_s = _synthetic(0.66)
+    (row,) = compare({("prog", 1000.0): board}, [sim], excluded={}).rows
     assert row["ipc_board"] == pytest.approx(1.2 / 0.9) and row["ipc_gem5"] == pytest.approx(1.0)
     assert row["power_err_pct"] == pytest.approx((0.66 / 0.6 - 1) * 100)
-    epi_b = 0.6 / (1.2 / 0.9 * 1000e6) * 1e9  # J per instruction -> nJ
-    epi_g = 0.66 / (1.0 * 1000e6) * 1e9
+    # energy per instruction: power over each side's measured instruction rate, no nominal clock
+    epi_b = 0.6 / (1.2e9 / window_s) * 1e9  # W / (inst/s) = J/inst -> nJ
+    epi_g = 0.66 / (1.0e6 / 1e-3) * 1e9
     assert row["epi_board_nj"] == pytest.approx(epi_b) and row["epi_gem5_nj"] == pytest.approx(epi_g)
-    assert row["epi_err_pct"] == pytest.approx((epi_g / epi_b - 1) * 100)
-    # EPI's error is the power error times the IPC error: (1 + e_epi) = (1 + e_power)(1 + e_from_ipc)
-    assert 1 + row["epi_err_pct"] / 100 == pytest.approx((1 + row["power_err_pct"] / 100) * (1 + row["epi_err_from_ipc_pct"] / 100))
-    assert row["epi_err_from_ipc_pct"] == pytest.approx((1.2 / 0.9 / 1.0 - 1) * 100)
-    # the model on the board's rates: EPH = count / s / 4 cores / MHz; an event the board lacks takes gem5's count
-    # per instruction times the board's instructions
-    e08 = 1.2e9 / 4 / 1000
-    eph = {"0x11": 0.9e9 / 4 / 1000, "0x04": 0.3e9 / 4 / 1000}
-    eph |= {e: sim_counts[e] / sim_counts["0x08"] * e08 for e in ("0x14", "0x1b", "0x73", "0x43", "0x16")}
-    assert row["power_model_board_w"] == pytest.approx(_model_power_w(eph, 1000.0, 0.954), rel=1e-9)
-    assert row["events_cost_w"] == pytest.approx(0.66 - row["power_model_board_w"])
-    assert row["model_err_w"] == pytest.approx(row["power_model_board_w"] - 0.6)
+    # the model on the board's rates: its counts per second / 4 cores / MHz, its own voltage; an event it lacks is
+    # gem5's count per instruction times the board's instructions, and is named
+    e08 = 1.2e9 / window_s / 4 / 1000
+    eph = {"0x11": 0.9e9 / window_s / 4 / 1000, "0x04": 0.3e9 / window_s / 4 / 1000}
+    eph |= {e: sim.counts[e] / sim.counts["0x08"] * e08 for e in ("0x14", "0x1b", "0x73", "0x43", "0x16")}
+    assert row["power_model_board_w"] == pytest.approx(_model_power_w(eph, 1000.0, 0.977), rel=1e-9)
+    assert row["model_board_inputs_not_board"] == "0x14;0x16;0x1b;0x43;0x73"
     assert row["rate_0x04_board"] == pytest.approx(0.3 / 0.9) and row["rate_0x04_gem5"] == pytest.approx(0.25)
     assert "board_lacks:0x1b" in row["flags"] and "board_lacks:0x04" not in row["flags"]
-    assert row["board_samples"] == 7
+    assert "powered_cores_differ" not in row["flags"] and row["model_board"] == "another board"
 
 
-def test_events_cost_splits_into_cycles_counted_and_uncounted_events_that_add_up():
-    board = BoardRow(
-        program="prog", clock_mhz=1000.0, samples=7, runs=2, power_w=0.6, voltage_v=0.977, duration_s=1.0,
-        counts={"0x11": 0.9e9, "0x08": 1.2e9, "0x04": 0.3e9},
-    )  # fmt: skip
-    sim_counts = {"0x11": 1e6, "0x08": 1.0e6, "0x04": 0.25e6, "0x14": 0.3e6, "0x1b": 1.4e6, "0x73": 1.1e6, "0x43": 1e3, "0x16": 2e3}
-    # gem5's cluster inputs: its busy core clocked all the time, 1e9 cycles/s over 4 cores at 1000 MHz
-    gem5_eph = {e: n / sim_counts["0x11"] * 1e9 / 4 / 1000 for e, n in sim_counts.items() if e != "0x08"}
-    sim = SimRow(program="prog", clock_mhz=1000.0, folder=Path("runs/prog/1000MHz"), model="cortex-a15-gemstone2018",
-                 counts=sim_counts, power_w=_model_power_w(gem5_eph, 1000.0, 0.954), voltage_v=0.954, eph=gem5_eph)  # fmt: skip
+def test_log_decomposition_swaps_each_input_alone_and_sums_exactly():
+    board, sim, gem5_eph, window_s = _synthetic(0.0)
+    sim = dataclasses.replace(sim, power_w=_model_power_w(gem5_eph, 1000.0, 0.954))
     (row,) = compare({("prog", 1000.0): board}, [sim], excluded={}).rows
-    e08 = 1.2e9 / 4 / 1000
-    eph = {"0x11": 0.9e9 / 4 / 1000, "0x04": 0.3e9 / 4 / 1000}
-    eph |= {e: sim_counts[e] / sim_counts["0x08"] * e08 for e in ("0x14", "0x1b", "0x73", "0x43", "0x16")}
-    p_board_rates = _model_power_w(eph, 1000.0, 0.954)
-    p_cycles = _model_power_w(eph | {"0x11": gem5_eph["0x11"]}, 1000.0, 0.954)
-    p_counted = _model_power_w(eph | {"0x11": gem5_eph["0x11"], "0x04": gem5_eph["0x04"]}, 1000.0, 0.954)
-    assert row["events_cost_cycles_w"] == pytest.approx(p_cycles - p_board_rates, rel=1e-9)
-    assert row["events_cost_counted_w"] == pytest.approx(p_counted - p_cycles, rel=1e-9)
-    assert row["events_cost_uncounted_w"] == pytest.approx(sim.power_w - p_counted, rel=1e-9)
-    parts = row["events_cost_cycles_w"] + row["events_cost_counted_w"] + row["events_cost_uncounted_w"]
-    assert parts == pytest.approx(row["events_cost_w"], rel=1e-9)
+    e08 = 1.2e9 / window_s / 4 / 1000
+    eph = {"0x11": 0.9e9 / window_s / 4 / 1000, "0x04": 0.3e9 / window_s / 4 / 1000}
+    eph |= {e: sim.counts[e] / sim.counts["0x08"] * e08 for e in ("0x14", "0x1b", "0x73", "0x43", "0x16")}
+    p_board = _model_power_w(eph, 1000.0, 0.977)
+    assert row["ln_total"] == pytest.approx(math.log(sim.power_w / 0.6), rel=1e-8)
+    assert row["ln_model"] == pytest.approx(math.log(p_board / 0.6), rel=1e-8)
+    for event in eph:
+        swapped = _model_power_w(eph | {event: gem5_eph[event]}, 1000.0, 0.977)
+        assert row[f"ln_event_{event}"] == pytest.approx(math.log(swapped / p_board), rel=1e-9), event
+    assert row["ln_clock_voltage"] == pytest.approx(math.log(_model_power_w(eph, 1000.0, 0.954) / p_board), rel=1e-9)
+    parts = [row[k] for k in row if k.startswith("ln_event_")] + [row["ln_clock_voltage"], row["ln_interaction"]]
+    assert row["ln_model"] + row["ln_activity"] == pytest.approx(row["ln_total"], abs=1e-15)  # exact, to float rounding
+    assert math.fsum(parts) == pytest.approx(row["ln_activity"], abs=1e-15)
+
+
+def test_a_run_powering_other_cores_than_the_board_is_flagged_and_its_share_is_its_own_line():
+    board, sim, gem5_eph, _ = _synthetic(0.5, powered_cores=2)
+    (row,) = compare({("prog", 1000.0): board}, [sim], excluded={}).rows
+    assert "powered_cores_differ" in row["flags"] and row["powered_cores_gem5"] == 2 and row["powered_cores_board"] == 4
+    assert row["ln_powered_cores"] < 0  # two cores' static power is less than four's
+    parts = [row[k] for k in row if k.startswith("ln_event_")] + [row["ln_clock_voltage"], row["ln_powered_cores"], row["ln_interaction"]]
+    assert math.fsum(parts) == pytest.approx(row["ln_activity"], abs=1e-15)
 
 
 def _board(program: str, clock: float) -> BoardRow:
@@ -289,34 +307,24 @@ RECORDED = REPO / "docs" / "explanation" / "silicon" / "xu3-a15-mibench-train.cs
 
 def test_docs_silicon_table_is_made_from_the_recorded_results_and_skipped_without_them(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "docs"))
-    from _silicon import silicon_table
+    from _silicon import board_model_table, silicon_table
 
     text = silicon_table(RECORDED)
     with open(RECORDED, newline="") as f:
         rows = list(csv.DictReader(f))
-    assert [line.split(" | ")[0] for line in text.splitlines()[2 : 2 + len(rows)]] == [f"| {r['program']}" for r in rows]
-    mape = sum(abs(float(r["power_err_pct"])) for r in rows) / len(rows)
-    assert f"power MAPE {mape:.1f} %" in text
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    assert models[0] == "cortex-a15-armpm-xu3" and rows[0]["model_board"] == "this board"
+    for model in models:  # each model's power MAPE and coverage, by hand from the recorded rows
+        mine = [r for r in rows if r["model"] == model]
+        mape = sum(abs(float(r["power_err_pct"])) for r in mine) / len(mine)
+        inside = sum(r["board_inside"] == "True" for r in mine)
+        assert f"| {model} | " in text and f" | {mape:.1f} % | " in text
+        assert f"| {100 * inside / len(mine):.0f} % of {len(mine)} |" in text
+    table = [line for line in text.splitlines() if line.startswith("| ") and " / " in line and "MHz" not in line]
+    assert [line.split(" | ")[0] for line in table] == [f"| {r['program']}" for r in rows if r["model"] == models[0]]
     assert "not here" in silicon_table(tmp_path / "absent.csv")
-
-
-@needs_shared
-def test_recorded_results_are_what_the_code_gives_today(tmp_path):
-    """The docs' recorded rows of one program, recomputed: a change to the pricing must regenerate the file."""
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    (runs / "security_sha").symlink_to(XU3_RUNS / "security_sha")
-    out = tmp_path / "v.csv"
-    result = run_cosim("validate", CBENCH, runs, "-o", out)
-    assert result.returncode == 0, result.stderr
-    with open(out, newline="") as f:
-        now = {r["clock_mhz"]: r for r in csv.DictReader(f)}
-    with open(RECORDED, newline="") as f:
-        recorded = {r["clock_mhz"]: r for r in csv.DictReader(f) if r["program"] == "security_sha"}
-    assert set(now) == set(recorded) == {"1000", "1500", "2000"}
-    for clock, row in now.items():
-        for key in ("power_gem5_w", "power_board_w", "ipc_gem5", "ipc_board", "power_model_board_w", "board_samples"):
-            assert float(row[key]) == pytest.approx(float(recorded[clock][key]), rel=1e-6), (clock, key)
+    model = json.loads((REPO / "models" / "cortex-a15-armpm-xu3.json").read_text())
+    assert f"MAPE {model['test_split']['mape_pct']:.2f} %" in board_model_table() and "not here" in board_model_table(tmp_path / "x.json")
 
 
 def test_an_explore_study_names_each_point_by_its_workloads_program(tmp_path):
@@ -368,3 +376,177 @@ def test_cli_refuses_when_nothing_is_on_both_sides(tmp_path):
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "no program at a clock on both sides (security_sha at 599.88 MHz: gem5 only" in result.stderr
     assert not out.exists()
+
+
+# --- every figure of two real rows, by hand from the raw ARMPM lines and gem5's stats.txt ----------------------------
+
+SPLIT = ARMPM / "cbench_split.data"
+DEAD_TIME_S = 0.00875  # the sampler's dead time, re-measured from the log in test_sampler_dead_time_is_what_the_log_shows
+
+
+def _raw_samples(program: str, clock: int) -> list[tuple[dict, float]]:
+    """The log's kept samples of ``program`` at ``clock`` with their step [s] since the previous sample of the same
+    program, run and clock (each stretch's first sample has none and is left out)."""
+    kept, previous, previous_ns = [], None, 0
+    with open(CBENCH, newline="") as f:
+        for rec in csv.DictReader(f, delimiter="\t"):
+            key = (rec["Benchmark"], rec["Run(#)"], rec["CPU(4) Frequency(MHz)"])
+            if key == previous and key[0] == program and key[2] == str(clock):
+                kept.append((rec, (int(rec["#Timestamp"]) - previous_ns) / 1e9))
+            previous, previous_ns = key, int(rec["#Timestamp"])
+    return kept
+
+
+def _stats(path: Path) -> dict[str, float]:
+    out = {}
+    for line in path.read_text().splitlines():
+        words = line.split()
+        if len(words) >= 2 and not line.startswith("-"):
+            try:
+                out[words[0]] = float(words[1])
+            except ValueError:
+                pass
+    return out
+
+
+@needs_shared
+def test_sampler_dead_time_is_what_the_log_shows():
+    """A busy core clocks every cycle: the step less CPU_CYCLES / f is the time the counters did not count."""
+    import statistics
+
+    train = {line.split("\t")[0] for line in SPLIT.read_text().splitlines()[1:] if line.split("\t")[0].strip()}
+    gaps: dict[str, list[float]] = {}
+    for program in train:
+        for clock in (1000, 1500, 2000):
+            for rec, step in _raw_samples(program, clock):
+                gaps.setdefault(str(clock), []).append(step - float(rec["CPU_CYCLES"]) / (clock * 1e6))
+    assert sum(len(g) for g in gaps.values()) == 5698
+    for clock, values in gaps.items():
+        assert statistics.median(values) == pytest.approx(DEAD_TIME_S, abs=0.0002), clock
+
+
+@needs_shared
+@pytest.mark.parametrize("program, clock", [("security_sha", 1000), ("telecom_gsm", 2000)])
+def test_real_row_every_figure_by_hand(tmp_path, program, clock):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / program).symlink_to(XU3_RUNS / program)
+    out = tmp_path / "v.csv"
+    result = run_cosim("validate", CBENCH, runs, "--split", SPLIT, "--model", "cortex-a15-armpm-xu3", "-o", out)
+    assert result.returncode == 0, result.stderr
+    with open(out, newline="") as f:
+        (row,) = [r for r in csv.DictReader(f) if r["clock_mhz"] == str(clock)]
+    got = {k: float(v) for k, v in row.items() if k.startswith(("ln_", "power_", "epi_", "voltage_", "ipc_", "inst_"))}
+    # the board, from its raw lines: power, power / current, counts over the steps less the dead time
+    samples = _raw_samples(program, clock)
+    window_s = sum(step - DEAD_TIME_S for _, step in samples)
+    total = {code: sum(float(r[name]) for r, _ in samples) for code, name in
+             [("0x11", "CPU_CYCLES"), ("0x08", "INST_RETIRED"), ("0x10", "BRANCH_MISPRED"), ("0x03", "L1D_CACHE_REFILL"), ("0x04", "L1D_CACHE_ACCESS")]}  # fmt: skip
+    p_board = sum(float(r["A15 Power(W)"]) for r, _ in samples) / len(samples)
+    v_board = sum(float(r["A15 Power(W)"]) / float(r["A15 Current(A)"]) for r, _ in samples) / len(samples)
+    assert int(row["board_samples"]) == len(samples)
+    assert got["power_board_w"] == pytest.approx(p_board, rel=1e-8) and got["voltage_board_v"] == pytest.approx(v_board, rel=1e-8)
+    assert got["ipc_board"] == pytest.approx(total["0x08"] / total["0x11"], rel=1e-8)
+    assert got["inst_per_s_board"] == pytest.approx(total["0x08"] / window_s, rel=1e-8)
+    assert got["epi_board_nj"] == pytest.approx(p_board / (total["0x08"] / window_s) * 1e9, rel=1e-8)
+    # gem5, from its stats: cpu0 ran the program, cpu1-3 never did; the cluster's inputs are per core of 4, per MHz
+    st = _stats(XU3_RUNS / program / f"{clock}MHz" / "stats.txt")
+    seconds = st["simTicks"] / st["simFreq"]
+    f_gem5 = st["simFreq"] / st["system.cpu_clk_domain.clock"] / 1e6
+    gem5 = {"0x11": st["system.cpu0.numCycles"], "0x08": st["system.cpu0.commitStats0.numInsts"],
+            "0x10": st["system.cpu0.commit.branchMispredicts"], "0x03": st["system.cpu0.dcache.overallMshrMisses::total"],
+            "0x04": st["system.cpu0.dcache.overallAccesses::total"]}  # fmt: skip
+    assert [st[f"system.cpu{i}.numCycles"] for i in (1, 2, 3)] == [0, 0, 0]
+    model = json.loads((REPO / "models" / "cortex-a15-armpm-xu3.json").read_text())
+    v_table = dict(map(tuple, model["vf_table"]["points_mhz_v"]))[float(clock)]
+    eph_gem5 = {e: n / seconds / 4 / f_gem5 for e, n in gem5.items()}
+    p_gem5 = _model_power_w(eph_gem5, f_gem5, v_table, model="cortex-a15-armpm-xu3")
+    assert got["power_gem5_w"] == pytest.approx(p_gem5, rel=1e-6)
+    # (cosim bounds numCycles by the cycles of the ON residency, one cycle fewer here: 1e-7)
+    assert got["ipc_gem5"] == pytest.approx(gem5["0x08"] / gem5["0x11"], rel=1e-6)
+    assert got["epi_gem5_nj"] == pytest.approx(p_gem5 / (gem5["0x08"] / seconds) * 1e9, rel=1e-6)
+    assert got["power_err_pct"] == pytest.approx((p_gem5 / p_board - 1) * 100, rel=1e-5)
+    # the model on the board's rates and voltage; the exact decomposition, each input swapped alone
+    eph_board = {e: n / window_s / 4 / clock for e, n in total.items()}
+    p_model = _model_power_w(eph_board, clock, v_board, model="cortex-a15-armpm-xu3")
+    assert got["power_model_board_w"] == pytest.approx(p_model, rel=1e-9) and row["model_board_inputs_not_board"] == ""
+    assert got["ln_total"] == pytest.approx(math.log(p_gem5 / p_board), abs=1e-6)
+    assert got["ln_model"] == pytest.approx(math.log(p_model / p_board), abs=1e-9)
+    for event in eph_board:
+        swapped = _model_power_w(eph_board | {event: eph_gem5[event]}, clock, v_board, model="cortex-a15-armpm-xu3")
+        assert got[f"ln_event_{event}"] == pytest.approx(math.log(swapped / p_model), abs=1e-6), event
+    swapped = _model_power_w(eph_board, f_gem5, v_table, model="cortex-a15-armpm-xu3")
+    assert got["ln_clock_voltage"] == pytest.approx(math.log(swapped / p_model), abs=1e-9)
+    parts = [got[k] for k in got if k.startswith("ln_event_")] + [got["ln_clock_voltage"], got["ln_interaction"]]
+    assert got["ln_model"] + math.fsum(parts) == pytest.approx(got["ln_total"], abs=1e-9)  # the CSV's 9 digits
+    assert row["model_board"] == "this board" and row["split"] == "train" and "powered_cores_differ" not in row["flags"]
+
+
+@needs_shared
+def test_every_real_row_decomposes_exactly_and_the_interval_is_calibrated_without_its_program(tmp_path):
+    from cosim.validate import validate
+
+    rows = [{k: str(v) for k, v in r.items()} for r in validate(CBENCH, XU3_RUNS, split=SPLIT, models=("cortex-a15-armpm-xu3",)).rows]
+    assert len(rows) == 33
+    for r in rows:  # in memory: exactly, to float rounding
+        parts = [float(r[k]) for k in r if k.startswith("ln_event_")] + [float(r["ln_clock_voltage"]), float(r["ln_interaction"])]
+        assert float(r["ln_model"]) + float(r["ln_activity"]) == pytest.approx(float(r["ln_total"]), abs=1e-15)
+        assert math.fsum(parts) == pytest.approx(float(r["ln_activity"]), abs=1e-15)
+    # one row's interval by hand: the other programs' ln(P_gem5 / P_model(board)) at its clock, the model's grouped
+    # CV residuals from the model file, +- 1.96 sd in log space around gem5 + cosim's price
+    import statistics
+
+    row = next(r for r in rows if r["program"] == "telecom_gsm" and float(r["clock_mhz"]) == 2000)
+    others = [float(r["ln_total"]) - float(r["ln_model"]) for r in rows if r["program"] != "telecom_gsm" and float(r["clock_mhz"]) == 2000]
+    cv = json.loads((REPO / "models" / "cortex-a15-armpm-xu3.json").read_text())["fit"]["cv_by_group"]
+    centre = math.log(float(row["power_gem5_w"])) - math.log1p(cv["bias_pct"] / 100) - statistics.mean(others)
+    half = 1.96 * math.hypot(math.log1p(cv["rms_pct"] / 100), statistics.stdev(others))
+    assert float(row["board_lo_w"]) == pytest.approx(math.exp(centre - half), rel=1e-9)
+    assert float(row["board_hi_w"]) == pytest.approx(math.exp(centre + half), rel=1e-9)
+    assert (row["board_inside"] == "True") == (math.exp(centre - half) <= float(row["power_board_w"]) <= math.exp(centre + half))
+
+
+@needs_shared
+def test_power_against_board_gives_the_boards_interval_and_refuses_a_model_it_has_not_seen(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for program in ("security_sha", "telecom_gsm", "consumer_jpeg_c"):
+        (runs / program).symlink_to(XU3_RUNS / program)
+    validation = tmp_path / "v.csv"
+    result = run_cosim("validate", CBENCH, runs, "--split", SPLIT, "--model", "cortex-a15-armpm-xu3", "-o", validation)
+    assert result.returncode == 0, result.stderr
+    run = XU3_RUNS / "security_rijndael_d" / "1000MHz"  # a program the validation did not see
+    out = tmp_path / "p.csv"
+    priced = run_cosim("power", run, "--model", "cortex-a15-armpm-xu3", "--against-board", validation, "-o", out)
+    assert priced.returncode == 0, priced.stderr
+    with open(out, newline="") as f:
+        (epoch,) = list(csv.DictReader(f))
+    assert 0 < float(epoch["board_lo_w"]) < float(epoch["power_w"]) < float(epoch["board_hi_w"])
+    assert "calibrated on 3 training programs" in priced.stdout
+    refused = run_cosim("power", run, "--model", "cortex-a15-walker2017", "--against-board", validation, "-o", tmp_path / "q.csv")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "no row priced with cortex-a15-walker2017" in refused.stderr and "cosim validate --model cortex-a15-walker2017" in refused.stderr
+
+
+@given(
+    board_counts=st.tuples(*[st.floats(1e6, 2e9)] * 3),
+    gem5_scale=st.tuples(*[st.floats(0.2, 5.0)] * 8),
+    board_power_w=st.floats(0.2, 4.0),
+    voltages=st.tuples(st.floats(0.9, 1.35), st.floats(0.9, 1.35)),
+    cores=st.sampled_from([1, 2, 4]),
+)
+@settings(max_examples=60, deadline=None)
+def test_decomposition_sums_to_the_total_for_any_board_and_gem5_activity(board_counts, gem5_scale, board_power_w, voltages, cores):
+    """Whatever the two sides' activity, voltage and powered cores: model + each swap + interaction = the total."""
+    cycles, insts, l1d = board_counts
+    board = BoardRow(program="p", clock_mhz=1000.0, samples=5, runs=1, power_w=board_power_w, voltage_v=voltages[0],
+                     duration_s=1.0, counts={"0x11": cycles, "0x08": insts, "0x04": l1d})  # fmt: skip
+    events = ("0x11", "0x04", "0x14", "0x16", "0x1b", "0x43", "0x73", "0x08")
+    counts = {e: 1e6 * k for e, k in zip(events, gem5_scale)}
+    eph = {e: counts[e] / 1e-3 / 4 / 1000 for e in events[:-1]}
+    sim = SimRow(program="p", clock_mhz=1000.0, folder=Path("r"), model="cortex-a15-gemstone2018", counts=counts, power_w=1.0,
+                 voltage_v=voltages[1], eph=eph, powered_cores=cores, duration_s=1e-3)  # fmt: skip
+    (row,) = compare({("p", 1000.0): board}, [sim], excluded={}).rows
+    parts = [v for k, v in row.items() if k.startswith("ln_") and k not in ("ln_total", "ln_model", "ln_activity")]
+    assert len(parts) == 7 + 1 + (cores != 4) + 1  # the model's 7 events, clock and voltage, cores if they differ, interaction
+    assert row["ln_model"] + math.fsum(parts) == pytest.approx(math.log(1.0 / board_power_w), abs=1e-12)

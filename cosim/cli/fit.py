@@ -53,8 +53,19 @@ def add_parsers(sub) -> None:
     f.add_argument("--format", choices=("table", "armpm"), default="table", help="input layout (default: table)")
     f.add_argument("--power-col", required=True, metavar="COLUMN", help="measured cluster power [W]")
     f.add_argument("--events", metavar="LIST", help="model inputs, e.g. 0x11,0x1b-0x73,0x50 (a-b: difference of events)")
-    f.add_argument("--select", type=int, metavar="N", help="choose N events (cycle counter first, then by R^2, then VIF transforms)")
+    f.add_argument(
+        "--select",
+        type=int,
+        metavar="N",
+        help="choose N events (cycle counter first, then by R^2, then VIF transforms); armpm: among the events gem5 counts",
+    )
     f.add_argument("--candidates", metavar="LIST", help="events --select may choose from (default: every event column)")
+    f.add_argument(
+        "--split",
+        type=Path,
+        metavar="FILE",
+        help="armpm: a split file (cbench_split.data): fit on its training programs only, score on its test programs",
+    )
     f.add_argument("--label", help="Powmon cluster label (A7, A15)")
     f.add_argument("--freq-col", help="frequency column [MHz]")
     f.add_argument("--voltage-col", help="voltage column [V]")

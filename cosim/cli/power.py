@@ -47,6 +47,13 @@ def add_parsers(sub) -> None:
         "default: the CPUs simulated, those that never ran included)",
     )
     p.add_argument("--strict", action="store_true", help="refuse operating points not in the model's V-f table or training range")
+    p.add_argument(
+        "--against-board",
+        type=Path,
+        metavar="VALIDATION",
+        help="add board_lo_w/board_hi_w: where the board's power lies, calibrated on the training programs of a "
+        "cosim validate table (-o of cosim validate --split --model MODEL)",
+    )
     _add_trust_flags(p)
     p.add_argument("-o", "--output", type=Path, default=Path("power.csv"), help="CSV, or .parquet (default: power.csv)")
     p.add_argument("--plot", type=Path, help="write the stacked power plot (PNG/SVG/PDF)")
@@ -128,6 +135,11 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
         progress=getattr(args, "progress", False),
     )
     trace = _ptrace_rows(stats, run, timeline, args)  # before writing anything: a trace cosim cannot write refuses the run
+    board = []
+    if getattr(args, "against_board", None) is not None:
+        from cosim.validate.interval import board_columns
+
+        board = board_columns(timeline, args.against_board)
     write_table(timeline, output)
     meta = stats.attrs["gem5"]
     print(f"{meta.path}: {len(stats)} epoch(s) ({meta.generation} stat names) -> {output}")
@@ -141,6 +153,10 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
                 f"  {'':<12} {len(missing)} term(s) of {rows['model'][0]} gem5 cannot count ({', '.join(missing)}): input 0 in "
                 "every epoch, so their share of power is missing (flag missing_term)"
             )
+        if "board_lo_w" in rows:
+            energy = float(np.nansum(rows["board_lo_w"] * rows["duration_s"])), float(np.nansum(rows["board_hi_w"] * rows["duration_s"]))
+            time_s = float(np.sum(rows["duration_s"]))
+            print(f"  {'':<12} the board's power: {energy[0] / time_s:.3f}-{energy[1] / time_s:.3f} W (mean over time)")
         missing_rows += int((np.isnan(rows["power_w"]) & ~rows["implausible"].astype(bool)).sum())
     if trace is not None:
         from cosim.timeline.ptrace import write_ptrace
@@ -152,6 +168,8 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
             f"  power trace -> {args.ptrace}: {len(rows)} block(s) x {len(next(iter(rows.values())))} row(s), one per {step:.6g} s "
             f"(hotspot -sampling_intvl {step:.6g}); {names}"
         )
+    for line in board:
+        print(f"  {line}")
     if plot is not None:
         from cosim.plots.cpu import plot_timeline
 

@@ -11,13 +11,19 @@ from cosim.cli._args import EXIT_PARTIAL
 from cosim.errors import CosimError
 
 _HELP = """\
-Compare gem5 runs priced by cosim (as `cosim power` prices them, no flags) with a
-board's measurements of the same programs: one row per program and clock with
-measured and simulated IPC, power [W], energy per instruction [nJ], each model
-event per cycle on both sides, and the power error split into what gem5's events
-cost (the model on gem5's rates against the model on the board's) and the model's
-own error on the board's rates.  Rates, not run lengths, are compared: a board
-run's input differs from a gem5 run's.  Each board run's first sample is skipped.
+Compare gem5 runs priced by cosim (as `cosim power` prices them: no flags, or
+--model alone) with a board's measurements of the same programs: one row per
+model, program and clock with measured and simulated IPC, power [W], energy per
+instruction [nJ] (power over each side's measured instruction rate), each event
+per cycle on both sides, the model on the board's own rates (its counted events,
+voltage, clock and powered cores; any input that is not the board's is named),
+and the exact split ln(P_gem5/P_board) = the model's own error + gem5's activity,
+the latter per event (each swapped alone) with an interaction line.  With --split,
+an interval that holds the board (the model's cross-validated error and gem5's
+activity error per clock, calibrated on the training programs; each training row's
+without its own program): `cosim power --against-board` reads it from -o's table.
+Rates, not run lengths, are compared: a board run's input differs from a gem5
+run's.  Each board run's first sample is skipped.
 
 MEASURED: ARMPM's concatenated log (Concatenated_Data/cBench/*_big.data) or a
 Powmon table (*-powmon-data.csv).  RUNS: a folder of gem5 runs laid out as
@@ -27,9 +33,10 @@ its clock read from its config).
 Programs or clocks on one side only are listed one line each; programs that are
 I/O-bound on the board (cosim/validate/excluded.toml) are left out and named.
 
-example:
+example (the board's own model, beside another board's):
   cosim validate ../shared/data/armpm/Concatenated_Data/cBench/xu3_cset_perfcpu_cBench_eMMC_big.data \\
-      ../shared/data/gem5/xu3-mibench-train -o validate.csv --plot validate.png
+      ../shared/data/gem5/xu3-mibench-train --split ../shared/data/armpm/cbench_split.data \\
+      --model cortex-a15-armpm-xu3 --model cortex-a15-gemstone2018 -o validate.csv --plot validate.png
 """
 
 
@@ -43,6 +50,13 @@ def add_parsers(sub) -> None:
     p.add_argument("measured", type=Path, help="measured board data: an ARMPM .data log or a Powmon .csv table")
     p.add_argument("runs", type=Path, help="folder of gem5 runs (PROGRAM/CLOCK/stats.txt), or an explore study folder")
     p.add_argument("--split", type=Path, help="ARMPM split file (cbench_split.data): marks each row train or test")
+    p.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help="price the gem5 runs with this model (file or shipped name) instead of cosim power's default; repeat to compare models",
+    )
     p.add_argument("-o", "--output", type=Path, default=Path("validate.csv"), help="table .csv or .parquet (default: validate.csv)")
     p.add_argument("--plot", type=Path, help="write measured against simulated power and per-event rate errors (PNG/SVG/PDF)")
     p.add_argument("--allow-partial", action="store_true", help="exit 0 even if some gem5 runs could not be priced")
@@ -55,7 +69,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from cosim.output import write_table
     from cosim.validate import validate
 
-    result = validate(args.measured, args.runs, split=args.split)
+    result = validate(args.measured, args.runs, split=args.split, models=tuple(args.model))
     rows = result.rows
     if not rows:
         first = (result.one_side or result.excluded or ["nothing found"])[0]
@@ -63,55 +77,26 @@ def cmd_validate(args: argparse.Namespace) -> int:
             f"{args.measured} against {args.runs}: no program at a clock on both sides ({first}); name the gem5 runs' "
             "program folders as the board names the programs, at the board's clocks"
         )
-    columns = {key: np.array([r[key] for r in rows], dtype=object if isinstance(rows[0][key], str) else None) for key in rows[0]}
+    keys = list(dict.fromkeys(k for r in rows for k in r))  # models differ in their events' columns
+    columns = {
+        k: np.array([r.get(k, "") for r in rows], dtype=object)
+        if isinstance(rows[0].get(k, 0.0), str)
+        else np.array([r.get(k, np.nan) for r in rows])
+        for k in keys
+    }
     write_table(columns, args.output)
-    print(f"{args.measured} against {args.runs}: {len(rows)} program x clock row(s) -> {args.output}")
-    print(f"  {'program':<22} {'MHz':>5} {'samples':>7} {'IPC b/g':>11} {'power b/g [W]':>13} {'err':>6} {'nJ/inst b/g':>11} {'err':>6}")
-    for r in rows:
-        print(
-            f"  {r['program']:<22} {r['clock_mhz']:>5g} {r['board_samples']:>7d} {r['ipc_board']:>5.2f}/{_num(r['ipc_gem5'], 2):<5} "
-            f"{r['power_board_w']:>6.3f}/{_num(r['power_gem5_w'], 3):<6} {_pct(r['power_err_pct'])} "
-            f"{r['epi_board_nj']:>5.2f}/{_num(r['epi_gem5_nj'], 2):<5} {_pct(r['epi_err_pct'])}"
-        )
+    print(f"{args.measured} against {args.runs}: {len(rows)} program x clock x model row(s) -> {args.output}")
+    for model in result.models:
+        _print_model(result, model)
     for line in result.excluded:
         print(f"  left out: {line}")
     for line in result.one_side:
         print(f"  one side only: {line}")
-    s = result.summary()
-    lacks = sorted({f.partition(":")[2] for r in rows for f in r["flags"].split(";") if f.startswith("board_lacks:")})
-    if s["priced_rows"]:
-        print(
-            f"  power MAPE {s['power_mape_pct']:.1f} %, energy per instruction MAPE {_num(s['epi_mape_pct'], 1)} %, "
-            f"IPC MAPE {_num(s['ipc_mape_pct'], 1)} % over {s['priced_rows']} priced row(s) of {s['rows']}"
-        )
-        print(
-            f"  gem5's IPC is {_num(s['epi_ipc_share_pct'], 0)} % of the energy-per-instruction error (log shares); "
-            f"mean |what gem5's events cost| {s['events_cost_mean_abs_pct']:.1f} % of measured power, "
-            f"mean |model on the board's rates| {s['model_err_mean_abs_pct']:.1f} %"
-        )
-        print(
-            f"  what gem5's events cost, taken apart (mean |part| of measured power): cycles clocked "
-            f"{_num(s['events_cost_cycles_mean_abs_pct'], 1)} %, other events the board counted "
-            f"{_num(s['events_cost_counted_mean_abs_pct'], 1)} %, events it did not count (gem5's IPC) "
-            f"{_num(s['events_cost_uncounted_mean_abs_pct'], 1)} %"
-        )
-    else:
-        print(f"  no gem5 run could be priced, so no power figures; IPC MAPE {_num(s['ipc_mape_pct'], 1)} % over {s['rows']} row(s)")
-    rates = ", ".join(
-        f"{'IPC' if e == '0x08' else e} {s[f'rate_{e}_mape_pct']:.1f} % ({s[f'rate_{e}_mean_abs_diff']:.3g}/cycle)"
-        for e in result.events
-        if math.isfinite(s[f"rate_{e}_mape_pct"])
-    )
-    print(f"  per-event rate error per cycle, mean |gem5/board - 1| (mean |gem5 - board|): {rates or 'no event on both sides'}")
-    if lacks:
-        print(
-            f"  the board did not count {', '.join(lacks)}: for the model on the board's rates, gem5's count per instruction "
-            "times the board's instructions stands in (flag board_lacks)"
-        )
     if args.plot is not None:
         from cosim.plots.validate import plot_validation
 
-        plot_validation(rows, result.events, args.plot)
+        first = result.models[0]  # one model's rows: the plot compares it with the board
+        plot_validation([r for r in rows if r["model"] == first], result.events, args.plot, title=f"{first}: power per program and clock")
         print(f"  plot -> {args.plot}")
     unpriced = [r for r in rows if r["not_priced"]]
     if unpriced:
@@ -122,6 +107,70 @@ def cmd_validate(args: argparse.Namespace) -> int:
         )
         return 0 if args.allow_partial else EXIT_PARTIAL
     return 0
+
+
+def _print_model(result, model: str) -> None:
+    from cosim.validate.compare import log_terms
+
+    rows = [r for r in result.rows if r["model"] == model]
+    s = result.summary(model)
+    label = "fitted on this board" if rows[0]["model_board"] == "this board" else "another board's model"
+    print(f"model {model} ({label}):")
+    print(f"  {'program':<22} {'MHz':>5} {'samples':>7} {'IPC b/g':>11} {'power b/g [W]':>13} {'err':>6} {'nJ/inst b/g':>11} {'err':>6}")
+    for r in rows:
+        print(
+            f"  {r['program']:<22} {r['clock_mhz']:>5g} {r['board_samples']:>7d} {r['ipc_board']:>5.2f}/{_num(r['ipc_gem5'], 2):<5} "
+            f"{r['power_board_w']:>6.3f}/{_num(r['power_gem5_w'], 3):<6} {_pct(r['power_err_pct'])} "
+            f"{r['epi_board_nj']:>5.2f}/{_num(r['epi_gem5_nj'], 2):<5} {_pct(r['epi_err_pct'])}"
+        )
+    if not s["priced_rows"]:
+        print(f"  no gem5 run could be priced, so no power figures; IPC MAPE {_num(s['ipc_mape_pct'], 1)} % over {s['rows']} row(s)")
+        return
+    clocks = sorted({r["clock_mhz"] for r in rows if math.isfinite(r["power_gem5_w"])})
+    print(
+        f"  power MAPE {s['power_mape_pct']:.1f} % (bias {s['power_bias_pct']:+.1f} %; "
+        + ", ".join(f"{c:g} MHz {s[f'power_mape_pct@{c:g}']:.1f} % bias {s[f'power_bias_pct@{c:g}']:+.1f} %" for c in clocks)
+        + f"), energy per instruction MAPE {_num(s['epi_mape_pct'], 1)} %, IPC MAPE {_num(s['ipc_mape_pct'], 1)} % over "
+        f"{s['priced_rows']} priced row(s) of {s['rows']}"
+    )
+    lacks = sorted({e for r in rows for e in r["model_board_inputs_not_board"].split(";") if e})
+    inputs = "the board's counted events, voltage, clock and four powered cores"
+    if lacks:
+        inputs += f"; not the board's: {', '.join(lacks)} (gem5's count per instruction times the board's instructions)"
+    print(f"  the model on the board's rates ({inputs}): MAPE {_num(s['model_board_mape_pct'], 1)} %")
+    terms = log_terms(rows)
+    print(
+        "  ln(P_gem5 / P_board), mean over rows x 100 (mean |term| in brackets): "
+        + ", ".join(
+            f"{t.removeprefix('ln_').replace('event_', '')} {s[f'{t}_mean_pct']:+.2f} ({s[f'{t}_mean_abs_pct']:.2f})" for t in terms
+        )
+        + "; total = model + activity, activity = the swaps + interaction, in every row"
+    )
+    rates = ", ".join(
+        f"{'IPC' if e == '0x08' else e} {s[f'rate_{e}_mape_pct']:.1f} % ({s[f'rate_{e}_mean_abs_diff']:.3g}/cycle)"
+        for e in result.events
+        if math.isfinite(s[f"rate_{e}_mape_pct"])
+    )
+    print(f"  per-event rate error per cycle, mean |gem5/board - 1| (mean |gem5 - board|): {rates or 'no event on both sides'}")
+    cal = result.intervals.get(model)
+    if cal is None:
+        print("  no interval: it is calibrated on training programs (give --split and gem5 runs of two or more of them)")
+    else:
+        from cosim.validate.interval import Z, coverage
+
+        c = coverage(result.rows, model)
+        print(
+            f"  interval holding the board (calibrated on the {len(cal.programs)} training programs; model's own error "
+            f"{100 * cal.model_sd:.1f} % sd from {cal.model_source}; gem5's activity "
+            + ", ".join(f"{f:g} MHz {100 * m:+.1f} % +- {100 * sd:.1f} %" for f, (m, sd) in cal.activity.items())
+            + f"; +-{Z} sd): board inside on {c['coverage_pct']:.0f} % of {c['rows']} training rows, each calibrated "
+            f"without its own program; mean half-width {c['mean_half_width_pct']:.1f} %"
+        )
+    differ = sorted({r["powered_cores_gem5"] for r in rows if "powered_cores_differ" in r["flags"]})
+    if differ:
+        print(
+            f"  flag powered_cores_differ: gem5 powers {', '.join(map(str, differ))} core(s) where the board powers 4 (the swap ln_powered_cores)"
+        )
 
 
 def _num(value: float, digits: int) -> str:

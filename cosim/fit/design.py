@@ -75,6 +75,9 @@ class FitTable:
     voltage_v: np.ndarray
     rates: dict[str, np.ndarray]  # event -> per-core average rate [events/s]
     groups: pd.DataFrame = field(default_factory=pd.DataFrame)  # workload, core mask ... per row
+    # "clock": the static terms are chosen on each clock's mean voltage, for data whose voltage moves around a few
+    # nominal points only by load sag (ARMPM's sensed voltage: +-3 mV at each clock), which is no operating point
+    static_points: str = "rows"
 
     def __len__(self) -> int:
         return len(self.power_w)
@@ -87,6 +90,7 @@ class FitTable:
             voltage_v=self.voltage_v[rows],
             rates={e: r[rows] for e, r in self.rates.items()},
             groups=self.groups.iloc[rows].reset_index(drop=True) if len(self.groups) else self.groups,
+            static_points=self.static_points,
         )
 
     def eph(self, event: str) -> np.ndarray:
@@ -102,11 +106,15 @@ def static_terms_for(table: FitTable) -> tuple[tuple[str, int, int], ...]:
     Terms are taken in the published order and one is skipped when it would make the
     static block (nearly) singular: with a single frequency every f term is the
     intercept again; with three nominal (f, V) points only three terms can be fitted.
+    With ``table.static_points == "clock"`` the points judged are each clock at its mean voltage.
     """
+    volts = table.voltage_v
+    if table.static_points == "clock":
+        volts = np.array([table.voltage_v[table.freq_mhz == f].mean() for f in table.freq_mhz])
     kept: list[tuple[str, int, int]] = []
     for term in WALKER_STATIC:
         trial = kept + [term]
-        X = np.column_stack([table.freq_mhz**fa * table.voltage_v**vb for _, fa, vb in trial])
+        X = np.column_stack([table.freq_mhz**fa * volts**vb for _, fa, vb in trial])
         s = np.linalg.svd(X / np.abs(X).max(axis=0), compute_uv=False)
         if s[-1] / s[0] > _STATIC_CONDITION:
             kept = trial

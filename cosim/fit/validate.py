@@ -31,6 +31,9 @@ class CVResult:
             "mse_w2": self.mse_w2,
             "rmse_w": self.rmse_w,
             "pi95_coverage": round(self.pi95_coverage, 4),
+            # held-out relative errors [%]: their root mean square and mean (the spread and bias an interval needs)
+            "rms_pct": round(float(np.sqrt(np.mean(self.per_row_error_pct**2))), 4),
+            "bias_pct": round(float(np.mean(self.per_row_error_pct)), 4),
         }
 
 

@@ -22,7 +22,7 @@ from cosim.fit.ols import OLSFit
 
 def dynamic_power_w(fit: OLSFit, table: FitTable, terms: Sequence[Term], voltage_v: np.ndarray) -> np.ndarray:
     """The fitted model's dynamic (event) power [W] at ``voltage_v``."""
-    at_v = FitTable(table.source, table.power_w, table.freq_mhz, voltage_v, table.rates, table.groups)
+    at_v = FitTable(table.source, table.power_w, table.freq_mhz, voltage_v, table.rates, table.groups, table.static_points)
     X = walker_design(at_v, terms)
     dyn = [c for c in fit.columns if c.startswith("dyn:")]
     return X[dyn].to_numpy() @ fit.params[dyn].to_numpy()

@@ -58,3 +58,32 @@ def plot_validation(rows: list[dict], events: tuple[str, ...], path: str | Path,
     right.set_ylabel("gem5's rate per cycle / the board's (log scale)")
     right.set_title("per-event rate error, one value per program and clock")
     return save_figure(fig, path)
+
+
+def plot_board_intervals(rows: list[dict], path: str | Path, *, models: list[str] | None = None) -> Path:
+    """One panel per model: each program and clock of the training split, the board's measured power (black dot)
+    and gem5 + cosim's price (coloured) with the interval that holds the board (bar), each training row's interval
+    calibrated without its own program."""
+    plt = pyplot()
+    models = models or list(dict.fromkeys(r["model"] for r in rows))
+    fig, axes = plt.subplots(len(models), 1, figsize=(12, 3.2 * len(models)), layout="constrained", squeeze=False)
+    for ax, model in zip(axes[:, 0], models):
+        mine = sorted(
+            (r for r in rows if r["model"] == model and math.isfinite(r["power_gem5_w"])), key=lambda r: (r["clock_mhz"], r["program"])
+        )
+        x = list(range(len(mine)))
+        ax.scatter(x, [r["power_board_w"] for r in mine], c="k", s=18, zorder=3, label="board (measured)")
+        price = [r["power_gem5_w"] for r in mine]
+        lo = [r["power_gem5_w"] - r["board_lo_w"] if math.isfinite(r["board_lo_w"]) else 0.0 for r in mine]
+        hi = [r["board_hi_w"] - r["power_gem5_w"] if math.isfinite(r["board_hi_w"]) else 0.0 for r in mine]
+        ax.errorbar(x, price, yerr=[lo, hi], fmt="o", ms=4, capsize=2, alpha=0.8, label="gem5 + cosim, with the interval holding the board")
+        inside = sum(bool(r["board_inside"]) for r in mine)
+        board = mine[0]["model_board"] if mine else ""
+        ax.set_title(
+            f"{model} ({'fitted on this board' if board == 'this board' else 'another board'}): board inside {inside} of {len(mine)}"
+        )
+        ax.set_xticks(x, [f"{r['program'].split('_', 1)[-1]} {r['clock_mhz']:g}" for r in mine], rotation=90, fontsize=6)
+        ax.set_yscale("log")
+        ax.set_ylabel("cluster power [W]")
+        ax.legend(fontsize="small", loc="upper left")
+    return save_figure(fig, path)

@@ -6,6 +6,7 @@ model's cross-validation on its training data.)
 """
 
 from cosim.errors import CosimWarning
+from cosim.readers.armpm import read_split
 from cosim.validate.board import BoardRow, read_board
 from cosim.validate.compare import Validation, compare, excluded_programs
 from cosim.validate.sim import SimRow, find_runs, read_sim
@@ -13,10 +14,11 @@ from cosim.validate.sim import SimRow, find_runs, read_sim
 __all__ = ["BoardRow", "SimRow", "Validation", "compare", "excluded_programs", "find_runs", "read_board", "read_sim", "validate"]
 
 
-def validate(measured, runs, *, split=None) -> Validation:
+def validate(measured, runs, *, split=None, models: tuple[str, ...] = ()) -> Validation:
     """Read ``measured`` (ARMPM log or Powmon table) and every gem5 run under ``runs``, and compare them.
 
-    ``split``: an ARMPM split file (``cbench_split.data``) whose columns say which programs are training ones.
+    ``split``: an ARMPM split file (``cbench_split.data``) whose columns say which programs are training ones;
+    ``models``: price every run with each of these models in turn (default: the model ``cosim power`` picks).
     """
     from cosim.models.modelfile import load_model
 
@@ -24,34 +26,13 @@ def validate(measured, runs, *, split=None) -> Validation:
     found = find_runs(runs)
     from cosim.timeline.core_kind import DEFAULT_MODELS
 
-    events = tuple(sorted({e for name in set(DEFAULT_MODELS.values()) for e in load_model(name).events}))
+    events = tuple(sorted({e for name in {*DEFAULT_MODELS.values(), *models} for e in load_model(name).events}))
     import warnings
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        sims = [read_sim(program, folder, events=events) for program, folder in found]
+        sims = [read_sim(program, folder, events=events, model=m) for m in models or (None,) for program, folder in found]
     # one warning per cause, not one per run: 33 runs at three clocks say the same three things
     for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, CosimWarning)):
         warnings.warn(CosimWarning(f"{message} (gem5 runs under {runs})"), stacklevel=2)
-    return compare(board, sims, split=read_split(split) if split is not None else None, board_cluster=label)
-
-
-def read_split(path) -> dict[str, str]:
-    """Program -> ``train`` or ``test`` from an ARMPM split file (two tab-separated columns, a ``#`` header)."""
-    from pathlib import Path
-
-    from cosim.errors import CosimError
-    from cosim.readers._files import read_text
-
-    path = Path(path)
-    out: dict[str, str] = {}
-    for line in read_text(path, missing_hint="give ARMPM's cbench_split.data").splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        cells = line.split("\t")
-        if len(cells) > 2:
-            raise CosimError(f"{path}: '{line}' has {len(cells)} columns; a split file has two (train, test)")
-        for which, name in zip(("train", "test"), cells):
-            if name.strip():
-                out[name.strip()] = which
-    return out
+    return compare(board, sims, split=read_split(split) if split is not None else None, board_cluster=label, board_file=str(measured))

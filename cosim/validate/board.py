@@ -4,12 +4,9 @@ Two measured formats, read by :mod:`cosim.readers`:
 
 - ARMPM's concatenated logs (``xu3_cset_perfcpu_cBench_eMMC_big.data``): one ~0.5 s sample per line with the A15
   cluster's power and the busy core's raw PMU counts since the previous sample (ARMPM counts the core the program
-  is pinned to; the three idle cores sit in WFI, where the Cortex counters stop).  Its voltage column is written
-  to 0.1 V, cut down (0.9 V at 1000 MHz for a rail at 0.977 V); the INA231 sensor's power is its current times the
-  bus voltage it measured, so power / current gives that voltage to 0.1 % and is used where the current is logged.
-  A board run is a stretch of
-  consecutive lines with one program, run number and clock; its first sample is skipped (its counts start before
-  the program does, and no previous sample of the run bounds its interval).
+  is pinned to; the three idle cores sit in WFI, where the Cortex counters stop).  Voltage, board runs and the
+  counter window are read as :mod:`cosim.readers.armpm` reads them: power / current (the voltage column is cut to
+  0.1 V), a run's first sample skipped, counts over the timestamps' step less the sampler's dead time.
 - Powmon/GemStone tables (``asrtpm-A15-powmon-data.csv``): one row per workload, clock and core mask, already
   averaged on the board (``Samples Averaged``); only one-thread rows are used, as gem5 runs one program on one core.
 
@@ -25,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from cosim.errors import CosimError
-from cosim.readers.armpm import EVENT_CODES
+from cosim.readers.armpm import EVENT_CODES, counter_window_s, refuse_short_steps, run_starts, sensed_voltage_v
 from cosim.readers.measured import read_table_with_lines
 from cosim.validate.rates import CYCLES as _CYCLES
 from cosim.validate.rates import PerCycle
@@ -44,7 +41,7 @@ class BoardRow(PerCycle):
     runs: int  # board runs (stretches of one program at one clock) the samples come from
     power_w: float  # mean measured cluster power [W]
     voltage_v: float  # mean measured cluster voltage [V] (ARMPM: power / current, its voltage column is cut to 0.1 V)
-    duration_s: float  # time the kept samples cover [s]
+    duration_s: float  # time the kept samples' counters cover [s] (ARMPM: timestamps' steps less the sampler's dead time)
     counts: dict[str, float] = field(default_factory=dict)  # event -> the cluster's count over the kept samples
     note: str = ""
 
@@ -93,24 +90,13 @@ def _armpm_rows(path: Path, table, lines: np.ndarray) -> dict[tuple[str, float],
     volt = _numbers(path, table, _VOLT, lines)
     power = _numbers(path, table, _POWER, lines)
     if _CURRENT in table.columns:
-        current = _numbers(path, table, _CURRENT, lines)
-        # the sensor's power is current x its measured bus voltage; the logged voltage is cut to one decimal, so
-        # power / current is used where it lies in the logged value's 0.1 V step (with the 3-decimal rounding)
-        sensed = power / np.where(current > 0, current, np.nan)
-        volt = np.where((sensed >= volt - 0.005) & (sensed < volt + 0.105), sensed, volt)
+        volt = sensed_voltage_v(power, _numbers(path, table, _CURRENT, lines), volt)
     counts = {code: _numbers(path, table, col, lines) for code, col in events.items()}
     program = table["Benchmark"].astype(str).to_numpy()
     run = table["Run(#)"].astype(str).to_numpy() if "Run(#)" in table.columns else np.full(len(table), "1")
-    # a board run: consecutive lines of one program, run number and clock; its first line is skipped
-    key = np.array([f"{p}\0{r}\0{f:g}" for p, r, f in zip(program, run, freq)], dtype=object)
-    first = np.ones(len(key), dtype=bool)
-    first[1:] = key[1:] != key[:-1]
-    dt_s = np.zeros(len(key))
-    dt_s[1:] = np.diff(time_ns) / 1e9
-    late = ~first & (dt_s <= 0)
-    if late.any():
-        i = int(np.flatnonzero(late)[0])
-        raise CosimError(f"{path}:{lines[i]}: timestamp not after the previous sample's of the same run; the log is out of order")
+    first = run_starts(program, run, freq)
+    window_s = counter_window_s(time_ns, first)
+    refuse_short_steps(path, window_s, lines)
     rows: dict[tuple[str, float], BoardRow] = {}
     for name, clock in dict.fromkeys(zip(program, freq)):
         mine = (program == name) & (freq == clock)
@@ -125,7 +111,7 @@ def _armpm_rows(path: Path, table, lines: np.ndarray) -> dict[tuple[str, float],
             runs=n_runs,
             power_w=float(power[keep].mean()),
             voltage_v=float(volt[keep].mean()),
-            duration_s=float(dt_s[keep].sum()),
+            duration_s=float(window_s[keep].sum()),
             counts={code: float(values[keep].sum()) for code, values in counts.items()},
         )
     return rows

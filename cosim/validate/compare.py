@@ -1,16 +1,19 @@
-"""Board rows against gem5 rows: one row per program and clock, with the error decomposed.
+"""Board rows against gem5 rows: one row per program and clock, with the error taken apart exactly.
 
-Energy per instruction [nJ] is power / (IPC * f): its error is the product of the power error and the IPC error,
-``EPI_gem5 / EPI_board = (P_gem5 / P_board) * (IPC_board / IPC_gem5)``, so the part that is gem5's IPC is read
-off directly.  The power error is split by pricing the model twice at gem5's operating point: with the board's
-event rates (``power_model_board_w``) and with gem5's (``power_gem5_w``).  Their difference is what gem5's events
-cost; the rest, ``power_model_board_w - power_board_w``, is the model's own error on this board.  An event the board
-did not count (flag ``board_lacks:EVENT``) takes gem5's count per instruction times the board's instructions (per
-cycle times the board's cycles where the board did not count instructions): the board's activity, gem5's mix, so
-that event's part of the events' cost is only what gem5's IPC adds.  The events' cost is taken apart into three
-parts that add up to it: gem5's cycles clocked per second against the board's (``events_cost_cycles_w``: the board's
-core also sleeps in WFI while it waits on its I/O), the other events the board counted (``events_cost_counted_w``),
-and the events it did not count (``events_cost_uncounted_w``: gem5's IPC against the board's).
+Every figure is computed from what it names:
+
+- energy per instruction [nJ]: power over the instruction rate each side measured (the board: INST_RETIRED over
+  the time its counters counted; gem5: committed instructions over simulated time), never a nominal clock;
+- "the model on the board's rates" (``power_model_board_w``): the model given the board's own counted events and
+  the board's own voltage, clock and powered cores; an input the board did not count is gem5's count per
+  instruction times the board's instructions, and each such input is named in ``model_board_inputs_not_board``;
+- the exact log decomposition, in every row:
+  ``ln(P_gem5 / P_board) = ln(P_model(board) / P_board)`` [the model, ``ln_model``]
+  ``+ ln(P_gem5 / P_model(board))`` [gem5's activity, ``ln_activity``], the second taken apart by swapping one of
+  the model's inputs at a time from the board's value to gem5's (``ln_event_<E>``; the clock and voltage together,
+  ``ln_clock_voltage``) with what no single swap explains on its own line (``ln_interaction``), so the parts sum
+  to the total;
+- flag ``powered_cores_differ`` when the cores the gem5 run powers are not the board's.
 """
 
 from __future__ import annotations
@@ -44,29 +47,47 @@ class Validation:
     one_side: list[str] = field(default_factory=list)  # one line each: what is on one side only
     excluded: list[str] = field(default_factory=list)  # one line each: left out, and why
     events: tuple[str, ...] = ()  # the events compared per cycle
+    intervals: dict = field(default_factory=dict)  # model -> BoardInterval calibrated on all its training programs
 
-    def summary(self) -> dict[str, float]:
-        """MAPEs [%] over the priced rows, and the share of the energy error that is gem5's IPC [%]."""
-        priced = [r for r in self.rows if math.isfinite(r["power_gem5_w"])]
-        out: dict[str, float] = {"rows": len(self.rows), "priced_rows": len(priced)}
+    def summary(self, model: str | None = None) -> dict[str, float]:
+        """Over the priced rows (of ``model`` when given): MAPE and bias [%] of power, energy per instruction and
+        IPC; power MAPE and bias per clock; the decomposition's mean terms [% of ln, i.e. 100 * mean ln ratio]."""
+        rows = [r for r in self.rows if model is None or r["model"] == model]
+        priced = [r for r in rows if math.isfinite(r["power_gem5_w"])]
+        out: dict[str, float] = {"rows": len(rows), "priced_rows": len(priced)}
         for key in ("power", "epi", "ipc"):
-            errs = [abs(r[f"{key}_err_pct"]) for r in (priced if key != "ipc" else self.rows) if math.isfinite(r[f"{key}_err_pct"])]
-            out[f"{key}_mape_pct"] = float(np.mean(errs)) if errs else float("nan")
-        log_ipc = [abs(math.log1p(r["epi_err_from_ipc_pct"] / 100)) for r in priced if math.isfinite(r["epi_err_from_ipc_pct"])]
-        log_pow = [abs(math.log1p(r["power_err_pct"] / 100)) for r in priced if math.isfinite(r["epi_err_from_ipc_pct"])]
-        total = sum(log_ipc) + sum(log_pow)
-        out["epi_ipc_share_pct"] = 100 * sum(log_ipc) / total if total > 0 else float("nan")
-        for key in ("events_cost_w", "model_err_w", "events_cost_cycles_w", "events_cost_counted_w", "events_cost_uncounted_w"):
-            vals = [abs(r[key]) / r["power_board_w"] * 100 for r in priced if math.isfinite(r[key])]
-            out[f"{key[:-2]}_mean_abs_pct"] = float(np.mean(vals)) if vals else float("nan")
+            errs = [r[f"{key}_err_pct"] for r in (priced if key != "ipc" else rows) if math.isfinite(r[f"{key}_err_pct"])]
+            out[f"{key}_mape_pct"] = float(np.mean(np.abs(errs))) if errs else float("nan")
+            out[f"{key}_bias_pct"] = float(np.mean(errs)) if errs else float("nan")
+        for clock in sorted({r["clock_mhz"] for r in priced}):
+            errs = [r["power_err_pct"] for r in priced if r["clock_mhz"] == clock]
+            out[f"power_mape_pct@{clock:g}"] = float(np.mean(np.abs(errs)))
+            out[f"power_bias_pct@{clock:g}"] = float(np.mean(errs))
+        model_errs = [(r["power_model_board_w"] / r["power_board_w"] - 1) * 100 for r in priced if math.isfinite(r["power_model_board_w"])]
+        out["model_board_mape_pct"] = float(np.mean(np.abs(model_errs))) if model_errs else float("nan")
+        for key in log_terms(rows):
+            vals = [r[key] for r in priced if math.isfinite(r[key])]
+            out[f"{key}_mean_pct"] = 100 * float(np.mean(vals)) if vals else float("nan")
+            out[f"{key}_mean_abs_pct"] = 100 * float(np.mean(np.abs(vals))) if vals else float("nan")
         for event in self.events:
-            errs = [abs(r[f"rate_{event}_err_pct"]) for r in self.rows if math.isfinite(r[f"rate_{event}_err_pct"])]
-            out[f"rate_{event}_mape_pct"] = float(np.mean(errs)) if errs else float("nan")
+            chosen = [r for r in rows if math.isfinite(r[f"rate_{event}_err_pct"])]
+            out[f"rate_{event}_mape_pct"] = float(np.mean([abs(r[f"rate_{event}_err_pct"]) for r in chosen])) if chosen else float("nan")
             # a rare event's relative error says little (0.00002 against 0.004 per cycle): the difference per cycle too
-            diffs = [abs(r[f"rate_{event}_gem5"] - r[f"rate_{event}_board"]) for r in self.rows]
+            diffs = [abs(r[f"rate_{event}_gem5"] - r[f"rate_{event}_board"]) for r in rows]
             diffs = [d for d in diffs if math.isfinite(d)]
             out[f"rate_{event}_mean_abs_diff"] = float(np.mean(diffs)) if diffs else float("nan")
         return out
+
+    @property
+    def models(self) -> list[str]:
+        """The models the rows were priced with, in order of first appearance."""
+        return list(dict.fromkeys(r["model"] for r in self.rows))
+
+
+def log_terms(rows: list[dict]) -> list[str]:
+    """The decomposition's columns, total first, in the order they sum: model, then each swap, then interaction."""
+    swaps = list(dict.fromkeys(k for r in rows for k in r if k.startswith("ln_event_") or k == "ln_clock_voltage"))
+    return ["ln_total", "ln_model", "ln_activity", *swaps, "ln_interaction"] if rows else []
 
 
 def compare(
@@ -76,12 +97,14 @@ def compare(
     excluded: dict[str, str] | None = None,
     split: dict[str, str] | None = None,
     board_cluster: str = "A15",
+    board_file: str = "",
 ) -> Validation:
     """Pair board and gem5 rows by program and clock (within 1 %), price the board's rates, decompose the errors.
 
     ``excluded``: program -> reason (default: :func:`excluded_programs`); ``split``: program -> ``train``/``test``;
     ``board_cluster``: the cluster the board measured (``A15``): a run priced by a model of another cluster is flagged
-    ``model_not_board_cluster`` and warned about.
+    ``model_not_board_cluster`` and warned about; ``board_file``: the measured file, whose name a model fitted on
+    this board records as its training data (its rows say ``this board``, every other model's ``another board``).
     """
     from cosim.models.modelfile import load_model
 
@@ -94,7 +117,8 @@ def compare(
     both = {e for s in sims for e in s.counts} & {e for b in board.values() for e in b.counts}
     models = {name: load_model(name) for name in {s.model for s in sims}}  # each model file read and checked once
     events = sorted(({e for s in sims for e in models[s.model].events} | {_INSTS} | both) - {_CYCLES})
-    for sim in sorted(sims, key=lambda s: (s.program, s.clock_mhz)):
+    order = {name: i for i, name in enumerate(dict.fromkeys(s.model for s in sims))}
+    for sim in sorted(sims, key=lambda s: (order[s.model], s.program, s.clock_mhz)):
         key = next(
             (k for k in board if k[0] == sim.program and abs(k[1] - sim.clock_mhz) <= _CLOCK_REL_TOL * k[1]),
             None,
@@ -108,7 +132,7 @@ def compare(
         if sim.program in excluded:
             left_out.append(f"{sim.program} at {key[1]:g} MHz ({board[key].samples} board samples): excluded, {excluded[sim.program]}")
             continue
-        rows.append(_row(board[key], sim, models[sim.model], events, split.get(sim.program, "")))
+        rows.append(_row(board[key], sim, models[sim.model], events, split.get(sim.program, ""), board_file))
         if board_cluster.lower() not in sim.model.lower():
             rows[-1]["flags"] = ";".join(filter(None, [rows[-1]["flags"], "model_not_board_cluster"]))
             mismatched.append(sim.model)
@@ -137,50 +161,76 @@ def compare(
             ),
             stacklevel=2,
         )
-    return Validation(rows=rows, one_side=one_side, excluded=left_out, events=tuple(events))
+    from cosim.validate.interval import add_intervals
+
+    intervals = add_intervals(rows, [models[name] for name in order])
+    return Validation(rows=rows, one_side=one_side, excluded=left_out, events=tuple(events), intervals=intervals)
 
 
 def _pct(sim: float, board: float) -> float:
     return (sim / board - 1) * 100 if board and math.isfinite(board) and math.isfinite(sim) else float("nan")
 
 
-def _row(board: BoardRow, sim: SimRow, model, events: list[str], split: str) -> dict:
-    from cosim.models.envelope import envelope_power_w
-    from cosim.models.modelfile import operating_point
+BOARD_POWERED_CORES = 4  # the XU3's A15 cluster: four cores powered, the program's busy, three in WFI
 
-    f = np.array([sim.clock_mhz])
-    voltage = sim.voltage_v if math.isfinite(sim.voltage_v) else float(operating_point(model, f).voltage_v[0])
+
+def model_board(model, board_file: str) -> str:
+    """``this board`` when the model was fitted on the measured file (its training data names it), else ``another board``."""
+    from pathlib import Path
+
+    data = str(model.raw.get("training", {}).get("data", ""))
+    return "this board" if board_file and data and Path(data).name == Path(board_file).name else "another board"
+
+
+def _row(board: BoardRow, sim: SimRow, model, events: list[str], split: str, board_file: str = "") -> dict:
+    from cosim.models.envelope import cores_factor, envelope_power_w
+
     flags = []
-    # the board's model inputs: its rates per second averaged over the model's cores, per MHz
+    # the board's model inputs: its rates per second over its counters' time, averaged over the model's cores, per MHz
     per = _INSTS if _INSTS in board.counts and _INSTS in sim.counts else _CYCLES
-    board_eph_per = board.per_s(per) / (model.cores_per_cluster * board.clock_mhz)
+    not_board = [e for e in model.events if e not in board.counts]
     eph = {}
     for event in model.events:
         if event in board.counts:
-            eph[event] = np.array([board.per_s(event) / (model.cores_per_cluster * board.clock_mhz)])
-        else:
+            eph[event] = board.per_s(event) / (model.cores_per_cluster * board.clock_mhz)
+        else:  # gem5's count per instruction (per cycle without 0x08) times the board's instructions
             flags.append(f"board_lacks:{event}")
-            eph[event] = np.array([sim.counts.get(event, np.nan) / sim.counts[per] * board_eph_per])
+            eph[event] = sim.counts.get(event, np.nan) / sim.counts[per] * board.per_s(per) / (model.cores_per_cluster * board.clock_mhz)
+    if sim.powered_cores != BOARD_POWERED_CORES:
+        flags.append("powered_cores_differ")
 
-    def price(rates) -> float:
-        return float(envelope_power_w(model, rates, f, np.array([voltage]), static_scale=sim.static_scale)["power_w"][0])
+    def price(rates: dict[str, float], clock_mhz: float, voltage_v: float, cores: int) -> float:
+        p = envelope_power_w(
+            model,
+            {e: np.array([v]) for e, v in rates.items()},
+            np.array([clock_mhz]),
+            np.array([voltage_v]),
+            static_scale=cores_factor(model, cores),
+        )
+        return float(p["power_w"][0])
 
-    p_model_board = price(eph)
-    # what gem5's events cost, taken apart by swapping in gem5's inputs one group at a time (the parts add up):
-    # cycles clocked (the board's core also waits on its I/O in WFI), the other events the board counted, and
-    # the events it did not count (gem5's own mix; only gem5's IPC moves them)
-    gem5_eph = {e: np.array([sim.eph[e]]) for e in model.events if e in sim.eph}
-    if len(gem5_eph) == len(model.events):
-        with_cycles = price({**eph, **{e: v for e, v in gem5_eph.items() if e == _CYCLES}})
-        counted = price({**eph, **{e: gem5_eph[e] for e in model.events if e in board.counts}})
-        parts = (with_cycles - p_model_board, counted - with_cycles, sim.power_w - counted)
+    p_model_board = price(eph, board.clock_mhz, board.voltage_v, BOARD_POWERED_CORES)
+    ln_total = math.log(sim.power_w / board.power_w) if sim.power_w > 0 else float("nan")
+    ln_model = math.log(p_model_board / board.power_w) if p_model_board > 0 else float("nan")
+    ln_activity = ln_total - ln_model  # = ln(P_gem5 / P_model(board)), so the two sum to the total exactly
+    # gem5's activity taken apart: each of the model's inputs swapped alone from the board's value to gem5's
+    swaps: dict[str, float] = {}
+    if len(sim.eph) >= len(model.events) and p_model_board > 0:
+        for event in model.events:
+            swaps[f"ln_event_{event}"] = math.log(
+                price({**eph, event: sim.eph[event]}, board.clock_mhz, board.voltage_v, BOARD_POWERED_CORES) / p_model_board
+            )
+        swaps["ln_clock_voltage"] = math.log(price(eph, sim.clock_mhz, sim.voltage_v, BOARD_POWERED_CORES) / p_model_board)
+        if sim.powered_cores != BOARD_POWERED_CORES:
+            swaps["ln_powered_cores"] = math.log(price(eph, board.clock_mhz, board.voltage_v, sim.powered_cores) / p_model_board)
     else:
-        parts = (float("nan"),) * 3
+        swaps = {f"ln_event_{e}": float("nan") for e in model.events} | {"ln_clock_voltage": float("nan")}
     if sim.not_priced:
         flags.append("not_priced")
-    ipc_b, ipc_g = board.ipc, sim.ipc
-    epi_b = board.power_w * 1e3 / (ipc_b * board.clock_mhz)  # W / (inst/cycle * Mcycle/s) = uJ/inst -> x1e3 nJ
-    epi_g = sim.power_w * 1e3 / (ipc_g * sim.clock_mhz)
+    inst_b = board.per_s(_INSTS)  # instructions over the time the board's counters counted [1/s]
+    inst_g = sim.counts.get(_INSTS, np.nan) / sim.duration_s if sim.duration_s > 0 else float("nan")
+    epi_b = board.power_w / inst_b * 1e9 if inst_b > 0 else float("nan")  # W / (inst/s) = J/inst -> x1e9 nJ
+    epi_g = sim.power_w / inst_g * 1e9 if inst_g > 0 else float("nan")
     row = {
         "program": board.program,
         "split": split,
@@ -189,24 +239,29 @@ def _row(board: BoardRow, sim: SimRow, model, events: list[str], split: str) -> 
         "board_samples": board.samples,
         "board_runs": board.runs,
         "model": model.name,
+        "model_board": model_board(model, board_file),
+        "powered_cores_board": BOARD_POWERED_CORES,
+        "powered_cores_gem5": sim.powered_cores,
         "voltage_board_v": board.voltage_v,
-        "voltage_gem5_v": voltage,
-        "ipc_board": ipc_b,
-        "ipc_gem5": ipc_g,
-        "ipc_err_pct": _pct(ipc_g, ipc_b),
+        "voltage_gem5_v": sim.voltage_v,
+        "ipc_board": board.ipc,
+        "ipc_gem5": sim.ipc,
+        "ipc_err_pct": _pct(sim.ipc, board.ipc),
+        "inst_per_s_board": inst_b,
+        "inst_per_s_gem5": inst_g,
         "power_board_w": board.power_w,
         "power_gem5_w": sim.power_w,
         "power_err_pct": _pct(sim.power_w, board.power_w),
         "epi_board_nj": epi_b,
         "epi_gem5_nj": epi_g,
         "epi_err_pct": _pct(epi_g, epi_b),
-        "epi_err_from_ipc_pct": _pct(ipc_b, ipc_g),  # EPI's error with the board's power: gem5's IPC alone
         "power_model_board_w": p_model_board,
-        "events_cost_w": sim.power_w - p_model_board,  # gem5's events against the board's, at one operating point
-        "model_err_w": p_model_board - board.power_w,  # the model on the board's own rates
-        "events_cost_cycles_w": parts[0],  # of events_cost_w: gem5's cycles clocked per second against the board's
-        "events_cost_counted_w": parts[1],  # the other events the board counted (0x04 for the A15)
-        "events_cost_uncounted_w": parts[2],  # events the board did not count: gem5's IPC against the board's
+        "model_board_inputs_not_board": ";".join(not_board),
+        "ln_total": ln_total,
+        "ln_model": ln_model,
+        "ln_activity": ln_activity,
+        **swaps,
+        "ln_interaction": ln_activity - sum(swaps.values()),
     }
     for event in events:
         row[f"rate_{event}_board"] = board.per_cycle(event)

@@ -35,6 +35,8 @@ class SimRow(PerCycle):
     power_w: float = float("nan")  # cluster power, energy / time [W]; nan when the run could not be priced
     voltage_v: float = float("nan")  # the voltage it was priced at [V]
     static_scale: float = 1.0  # the static term's core-count scale cosim applied
+    powered_cores: int = 0  # the cluster's CPUs in the run: the cores cosim powers (static power) [cores]
+    duration_s: float = float("nan")  # simulated time [s]
     eph: dict[str, float] = field(default_factory=dict)  # model inputs of the whole cluster, time-weighted
     not_priced: str = ""  # why ``cosim power`` refused the run ("" when priced)
 
@@ -66,15 +68,16 @@ def find_runs(root: str | Path) -> list[tuple[str, Path]]:
     return found
 
 
-def read_sim(program: str, folder: Path, *, events: tuple[str, ...]) -> SimRow:
-    """The run in ``folder`` priced with no flags, and its busy cores' counts of ``events`` (plus 0x08, 0x11)."""
+def read_sim(program: str, folder: Path, *, events: tuple[str, ...], model: str | None = None) -> SimRow:
+    """The run in ``folder`` priced with no flags (or with ``model`` alone, as ``cosim power --model`` does), and its
+    busy cores' counts of ``events`` (plus 0x08, 0x11)."""
     from cosim.counters.pmc import event_rates, load_event_map, stats_for
     from cosim.readers.gem5_stats import read_stats_table
     from cosim.run import open_run
     from cosim.timeline.clusters import frequency_mhz, resolve_cluster, stats_needed
     from cosim.timeline.cpu import timeline_columns
 
-    run = open_run(folder)
+    run = open_run(folder, models=[model] if model else ())
     if len(run.clusters) != 1:
         raise CosimError(
             f"{folder}: {len(run.clusters)} CPU clusters; a validation run simulates one, the board's measured cluster "
@@ -96,22 +99,26 @@ def read_sim(program: str, folder: Path, *, events: tuple[str, ...]) -> SimRow:
         raise CosimError(f"{run.stats_path}: no CPU of cluster '{cluster.name}' committed an instruction; nothing to compare")
     rates = event_rates(stats, busy, sorted(wanted), generation=meta.generation, cores_per_cluster=1, freq_mhz=freq)
     counts = {e: float(np.sum(v * duration * freq)) for e, v in rates.eph.items()}  # eph * t * f: the count again
-    try:
-        timeline = timeline_columns(stats, run.config, run.clusters)
-    except CosimError as err:
-        return SimRow(program=program, clock_mhz=clock_mhz, folder=folder, model=spec.model.name, counts=counts, not_priced=str(err))
-    dur = np.asarray(timeline["duration_s"], dtype=float)
-    eph = {e: float(np.average(timeline[f"eph_{e}"], weights=dur)) for e in spec.model.events}
-    return SimRow(
+    row = SimRow(
         program=program,
         clock_mhz=clock_mhz,
         folder=folder,
         model=spec.model.name,
         counts=counts,
+        powered_cores=len(cluster.cpus),
+        duration_s=float(duration.sum()),
+    )
+    try:
+        timeline = timeline_columns(stats, run.config, run.clusters)
+    except CosimError as err:
+        return dataclasses.replace(row, not_priced=str(err))
+    dur = np.asarray(timeline["duration_s"], dtype=float)
+    return dataclasses.replace(
+        row,
         power_w=float(np.sum(timeline["energy_j"]) / dur.sum()),
         voltage_v=float(np.average(timeline["voltage_v"], weights=dur)),
         static_scale=float(timeline["cores_scaled"][0]),
-        eph=eph,
+        eph={e: float(np.average(timeline[f"eph_{e}"], weights=dur)) for e in spec.model.events},
     )
 
 
