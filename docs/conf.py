@@ -30,6 +30,7 @@ exclude_patterns = [
     "_generated/silicon-*.md",
     "_generated/kernel-*.md",
     "_generated/gpu-energy-table.md",
+    "_generated/ruby-runs.md",
 ]  # included by explanation/validation.md and the kernel how-tos
 myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3
