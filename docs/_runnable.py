@@ -54,7 +54,7 @@ SKIPPED = {
 }
 
 _FENCE = re.compile(r"^```(sh|bash|python)\s*\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
-_OUTPUT = re.compile(r"\A\s*```\{literalinclude\} (?:\.\./)*_generated/out/(?P<name>[\w.-]+)\.txt\s*\n")
+_OUTPUT = re.compile(r"\s*```\{literalinclude\} (?:\.\./)*_generated/out/(?P<name>[\w.-]+)\.txt\s*\n")
 
 
 @dataclass(frozen=True)
@@ -123,11 +123,11 @@ def write_outputs(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for page in PAGES:
-        shown = [b for b in blocks(page) if b.output]
-        if not shown:
+        with_output = [b for b in blocks(page) if b.output]
+        if not with_output:
             continue
         if any(b.needs_shared for b in blocks(page)) and not (REPO.parent / "shared").is_dir():
-            for block in shown:  # the page still builds; it says what is missing
+            for block in with_output:  # the page still builds; it says what is missing
                 path = out / f"{block.output}.txt"
                 path.write_text("(this output is made from ../shared/data, which was absent when these pages were built)\n")
                 written.append(path)
