@@ -535,3 +535,22 @@ def test_peak_windows_follow_gem5s_dump_period():
     work = np.array([[1e-4, 1e-4, 2e-4, 1e-4, 1e-4, 1e-4, 1e-4 - 1e-12, 5e-12]])
     peak = peak_power_w(runtime_s=np.array([time.sum()]), window_s=1e-4, epoch_s=[time], dyn_j=[work], static_w=np.zeros(1))
     assert peak[0] == pytest.approx(2.0, rel=1e-6)
+
+
+def test_whatif_on_a_folder_titles_its_plot_with_that_folder(tmp_path, monkeypatch):
+    """Issue #46: given m5out/, the plot was titled with the folder above it."""
+    import cosim.dse.choose as choose_module
+    from cosim.cli import main
+
+    stats = write_biglittle_run(tmp_path / "my-run")  # my-run/stats.txt
+    titles = []
+    monkeypatch.setattr(choose_module, "plot_pareto", lambda *a, title="", **k: titles.append(title))
+    for given in (stats.parent, stats):
+        assert main(["whatif", str(given), *BIGLITTLE_ARGS, "-o", str(tmp_path / "w.csv"), "--plot", str(tmp_path / "p.png")]) == 0
+    assert titles == ["my-run", "my-run"]
+
+
+@pytest.mark.parametrize("command", ["whatif", "sweep", "soc"])
+def test_help_shows_an_example(command):
+    result = run_cosim(command, "--help")
+    assert result.returncode == 0 and "example" in result.stdout and f"\n  cosim {command} " in result.stdout
