@@ -554,3 +554,26 @@ def test_whatif_on_a_folder_titles_its_plot_with_that_folder(tmp_path, monkeypat
 def test_help_shows_an_example(command):
     result = run_cosim(command, "--help")
     assert result.returncode == 0 and "example" in result.stdout and f"\n  cosim {command} " in result.stdout
+
+
+def test_progress_without_tqdm_is_a_plain_line_per_run_not_silence(tmp_path, monkeypatch):
+    """Issue #46: --progress without tqdm did nothing.  Without it (hidden here), one line per finished run."""
+    import builtins
+    import sys
+
+    import cosim.dse.sweep as sweep_module
+
+    real_import = builtins.__import__
+
+    def no_tqdm(name, *args, **kwargs):
+        if name == "tqdm":
+            raise ImportError("no tqdm")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tqdm)
+    lines = []
+    monkeypatch.setattr(sys, "stderr", type("Err", (), {"write": lambda self, s: lines.append(s), "flush": lambda self: None})())
+    root = _sweep_dirs(tmp_path / "runs", n=2)
+    spec = SweepSpec(models=tuple(m for _, _, m in SPECS), clusters=tuple((n, c) for n, c, _ in SPECS))
+    table = sweep_module.sweep(find_runs([root]), spec, progress=True)
+    assert len(table) == 2 and [x for x in "".join(lines).splitlines() if x] == ["cosim: sweep: 1/2 runs done", "cosim: sweep: 2/2 runs done"]
