@@ -58,7 +58,7 @@ def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: fl
             None,
             f"no configuration meets {limits} (the lowest peak power{' upper end' if peak != 'peak_power_w' else ''} is {capped.min():.3f} W, "
             f"the shortest runtime {df['runtime_s'].min():.6g} s)"
-            + (_point_estimates(df, capped.idxmin()) if power_cap_w is not None else ""),
+            + (_point_estimates(df, capped.idxmin()) if power_cap_w is not None and capped.notna().any() else ""),
         )
     pool = df[ok]
     if deadline_s is not None:
