@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from helpers import (
     BIG_PERIODS,
     BIGLITTLE_ARGS,
@@ -580,3 +582,38 @@ def test_progress_without_tqdm_is_a_plain_line_per_run_not_silence(tmp_path, mon
         "cosim: sweep: 1/2 runs done",
         "cosim: sweep: 2/2 runs done",
     ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.floats(1e-4, 1.0),  # runtime [s]
+            st.floats(0.01, 5.0),  # peak power [W]
+            st.one_of(st.none(), st.floats(0.0, 1.0)),  # the interval's half-width [W], None: no interval
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    cap=st.floats(0.01, 6.0),
+)
+def test_a_cap_never_passes_a_row_whose_peak_or_upper_end_is_above_it(rows, cap):
+    """Whatever mix of rows with and without an interval: the chosen row's peak and upper end are under the cap, and
+    no faster row is (its upper end, or its point estimate where it has none, is above the cap)."""
+    df = pd.DataFrame(
+        {
+            "runtime_s": [r for r, _, _ in rows],
+            "energy_j": [r * p for r, p, _ in rows],
+            "peak_power_w": [p for _, p, _ in rows],
+            "peak_power_w_hi": [p + h if h is not None else np.nan for _, p, h in rows],
+            "flags": ["" if h is not None else "peak_hi_point_estimate:cpu" for _, _, h in rows],
+        }
+    )
+    upper = [p + h if h is not None else p for _, p, h in rows]  # by hand: the upper end that exists
+    choice = choose(df, power_cap_w=cap)
+    fits = [i for i, u in enumerate(upper) if u <= cap]
+    if not fits:
+        assert choice.row is None
+        return
+    assert choice.row is not None and choice.row["peak_power_w"] <= cap and upper[int(choice.row.name)] <= cap
+    assert choice.row["runtime_s"] == min(rows[i][0] for i in fits)
