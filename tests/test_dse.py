@@ -8,8 +8,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from helpers import (
     BIG_PERIODS,
     BIGLITTLE_ARGS,
@@ -21,6 +19,8 @@ from helpers import (
     write_biglittle_run,
     write_stats,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cosim import ClusterSpec, CosimError, load_model, power_timeline, read_config, read_stats
 from cosim.dse.choose import choose, pareto_front
@@ -547,8 +547,8 @@ def test_whatif_on_a_folder_titles_its_plot_with_that_folder(tmp_path, monkeypat
     stats = write_biglittle_run(tmp_path / "my-run")  # my-run/stats.txt
     titles = []
     monkeypatch.setattr(choose_module, "plot_pareto", lambda *a, title="", **k: titles.append(title))
-    for given in (stats.parent, stats):
-        assert main(["whatif", str(given), *BIGLITTLE_ARGS, "-o", str(tmp_path / "w.csv"), "--plot", str(tmp_path / "p.png")]) == 0
+    for path in (stats.parent, stats):
+        assert main(["whatif", str(path), *BIGLITTLE_ARGS, "-o", str(tmp_path / "w.csv"), "--plot", str(tmp_path / "p.png")]) == 0
     assert titles == ["my-run", "my-run"]
 
 
