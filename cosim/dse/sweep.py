@@ -182,9 +182,9 @@ def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: 
         rows = _dask_rows(runs, spec, client, progress)
     elif workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            rows = list(_progress(pool.map(run_row, runs, [spec] * len(runs), chunksize=1), len(runs), progress))
+            rows = list(progress_of(pool.map(run_row, runs, [spec] * len(runs), chunksize=1), len(runs), progress))
     else:
-        rows = [run_row(r, spec) for r in _progress(runs, len(runs), progress)]
+        rows = [run_row(r, spec) for r in progress_of(runs, len(runs), progress)]
     for row, label, run in zip(rows, run_labels(runs), runs):
         models = sorted((k.removesuffix("_model"), v) for k, v in row.items() if k.endswith("_model"))
         row.update(run=label, path=str(run), design="+".join(f"{name}={model}" for name, model in models))
@@ -209,7 +209,7 @@ def _dask_rows(runs: list[Path], spec: SweepSpec, client, progress: bool, *, no_
     index = {future: i for i, future in enumerate(futures)}
     rows: list[dict | None] = [None] * len(runs)
     pending = set(futures)
-    bar = _progress(None, len(futures), progress) if progress else None
+    bar = progress_of(None, len(futures), progress) if progress else None
     alone_since: float | None = None
     lost = f"no Dask worker left to run it for {no_worker_s:g} s (all killed?)"
     while pending:
@@ -279,22 +279,23 @@ def dask_client(scheduler: str, *, workers: int = 2):
         raise CosimError(f"--scheduler {scheduler}: no Dask scheduler answers there ({type(err).__name__}: {str(err)[:200]})") from None
 
 
-def _progress(items, total: int, enabled: bool):
-    """``items`` counted as they pass: a tqdm bar where tqdm is installed, else one plain line per run on stderr."""
+def progress_of(items, total: int, enabled: bool, *, what: str = "sweep"):
+    """``items`` counted as they pass: a tqdm bar where tqdm is installed, else one plain line per run on stderr
+    (``cosim: WHAT: 3/12 runs done``); ``cosim validate`` counts its gem5 runs with it too."""
     if not enabled:
         return items
     try:
         from tqdm import tqdm
     except ImportError:
-        return _PlainProgress(items, total)
+        return _PlainProgress(items, total, what)
     return tqdm(items, total=total, unit="run")
 
 
 class _PlainProgress:
     """tqdm's ``update``/``close`` and iteration, as one ``cosim: sweep: 3/12 runs done`` line per run (no tqdm)."""
 
-    def __init__(self, items, total: int) -> None:
-        self.items, self.total, self.n = items, total, 0
+    def __init__(self, items, total: int, what: str) -> None:
+        self.items, self.total, self.what, self.n = items, total, what, 0
 
     def __iter__(self):
         for item in self.items:
@@ -305,7 +306,7 @@ class _PlainProgress:
         import sys
 
         self.n += n
-        print(f"cosim: sweep: {self.n}/{self.total} runs done", file=sys.stderr, flush=True)
+        print(f"cosim: {self.what}: {self.n}/{self.total} runs done", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         pass
