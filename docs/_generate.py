@@ -11,6 +11,7 @@ from _gpu_energy import gpu_energy_table
 from _kernel_validation import kernel_validation_table
 from _ruby import ruby_runs_table
 from _silicon import board_model_table, silicon_table
+from _runnable import write_outputs
 from _validation import validation_table
 
 
@@ -27,6 +28,7 @@ def generate_all(out: Path) -> None:
     (out / "ruby-runs.md").write_text(ruby_runs_table())
     (out / "silicon-model.md").write_text(board_model_table())
     figures(out)
+    write_outputs(out / "out")  # what the pages' commands print, from running them as written
 
 
 def cli_reference() -> str:
@@ -111,27 +113,24 @@ def figures(out: Path) -> None:
     """The tutorial's plots, computed from the bundled gem5 run."""
     import warnings
 
-    from cosim.cli.demo import find_demo_run
+    from cosim.cli.demo import find_demo_run, open_demo
     from cosim.dse.choose import choose, pareto_front, plot_pareto
     from cosim.dse.whatif import dvfs_grid, recorded_run, whatif, whatif_stats
-    from cosim.models.modelfile import load_model
     from cosim.plots.cpu import plot_timeline
-    from cosim.readers.gem5_config import read_config
     from cosim.readers.gem5_stats import read_stats
-    from cosim.timeline.clusters import ClusterSpec
     from cosim.timeline.cpu import power_timeline
 
-    run = find_demo_run()
-    if run is None:
+    demo = find_demo_run()
+    if demo is None:
         raise RuntimeError("the bundled gem5 run in traces/ is missing; the tutorial's plots are made from it")
-    config = read_config(run.config)
-    specs = [ClusterSpec(name=name, path=path, model=load_model(model)) for name, path, model in run.clusters]
+    run = open_demo(demo)  # as cosim demo and cosim power price it: the default model of each cluster's kind
+    config, specs = run.config, list(run.clusters)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        stats = read_stats(run.stats)
+        stats = read_stats(run.stats_path)
         plot_timeline(power_timeline(stats, config, specs), out / "tutorial-power.png", title="bundled gem5 v24 big.LITTLE run")
         table = whatif(
-            recorded_run(read_stats(run.stats, stats=whatif_stats(config, specs)), config, specs),
+            recorded_run(read_stats(run.stats_path, stats=whatif_stats(config, specs)), config, specs),
             dvfs_grid(recorded_run(stats, config, specs), {}),
         )
     table["pareto"] = pareto_front(table)

@@ -131,28 +131,26 @@ def _apply_a15() -> str:
 
 def _demo_whatif() -> str:
     """The what-if of the bundled demo run over its models' V-f tables, and the choice under a 1 W cap."""
-    from cosim.cli.demo import find_demo_run
+    from cosim.cli.demo import find_demo_run, open_demo
     from cosim.dse.choose import choose, pareto_front
     from cosim.dse.whatif import dvfs_grid, recorded_run, whatif
-    from cosim.models.modelfile import load_model
-    from cosim.readers.gem5_config import read_config
     from cosim.readers.gem5_stats import read_stats
-    from cosim.timeline.clusters import ClusterSpec
 
-    run = find_demo_run()
-    assert run is not None, "the bundled gem5 run in traces/ is missing"
-    specs = [ClusterSpec(name=name, path=path, model=load_model(model)) for name, path, model in run.clusters]
+    demo = find_demo_run()
+    assert demo is not None, "the bundled gem5 run in traces/ is missing"
+    run = open_demo(demo)
+    specs = list(run.clusters)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        stats = read_stats(run.stats)
-        recorded = recorded_run(stats, read_config(run.config), specs)
+        stats = read_stats(run.stats_path)
+        recorded = recorded_run(stats, run.config, specs)
         table = whatif(recorded, dvfs_grid(recorded, {}))
     pareto = pareto_front(table)
     choice = choose(table, power_cap_w=1.0)
     names = " + ".join(f"{s.name} ({s.model.name}, {len(s.model.vf_points)} points)" for s in specs)
     text = f"{len(specs)} clusters, {names}: {len(table)} configurations of a {stats['duration_s'].sum() * 1e3:.2f} ms run, {int(pareto.sum())} on the Pareto front"
     if choice.row is None:
-        return text + f"; under a 1 W cap: {choice.why}"
+        return text + f"; under a 1 W cap: {choice.reason}"
     r = choice.row
     clocks = ", ".join(f"{s.name} {r[f'{s.name}_freq_mhz']:g} MHz" for s in specs)
     return (

@@ -19,6 +19,8 @@ from helpers import (
     write_biglittle_run,
     write_stats,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cosim import ClusterSpec, CosimError, load_model, power_timeline, read_config, read_stats
 from cosim.dse.choose import choose, pareto_front
@@ -232,7 +234,9 @@ def test_roofline_places_a_real_run(tmp_path):
     assert (tmp_path / "b.svg").read_text().startswith("<?xml")
 
 
-def test_sweep_gives_a_run_of_another_system_its_row_and_prices_the_rest(tmp_path):
+def test_sweep_prices_each_system_design_and_names_it(tmp_path):
+    """Issue #46: a run of another design is priced alone and named by its design (it was refused for differing from
+    the majority); each design has its own Pareto front in the command's table."""
     import json
 
     root = _sweep_dirs(tmp_path / "runs", n=3)
@@ -246,16 +250,70 @@ def test_sweep_gives_a_run_of_another_system_its_row_and_prices_the_rest(tmp_pat
         side = {"clusters": {n: {"path": p, "model": m} for n, (p, m) in clusters.items()}}
         (root / f"run{i}" / "cosim-run.json").write_text(json.dumps(side))
     table = sweep(find_runs([root]), SweepSpec())
-    assert table["run"].tolist() == ["run0", "run1", "run2"]
-    assert (
-        table["error"]
-        .iloc[1]
-        .endswith(
-            "clusters little differ from " + str(root / "run0") + "'s (big), which 2 of the "
-            "sweep's 3 priced runs share; sweep runs of one system design"
-        )
+    assert table["run"].tolist() == ["run0", "run1", "run2"] and (table["error"] == "").all()
+    assert table["path"].tolist() == [str(root / f"run{i}") for i in range(3)]
+    assert table["design"].tolist() == ["big=cortex-a15-walker2017", "little=cortex-a7-gemstone2018", "big=cortex-a15-walker2017"]
+    assert table["big_energy_j"].iloc[[0, 2]].gt(0).all() and table["little_energy_j"].iloc[1] > 0
+    result = run_cosim("sweep", root, "-o", tmp_path / "s.csv")
+    assert result.returncode == 0, result.stderr
+    assert "2 designs" in result.stdout and "little=cortex-a7-gemstone2018 (1 runs)" in result.stdout
+    written = pd.read_csv(tmp_path / "s.csv")
+    assert bool(written.loc[1, "pareto"])  # alone in its design: on its own front, whatever the other design's runs cost
+
+
+def test_sweep_reads_the_program_clock_layout_and_names_rows_uniquely(tmp_path):
+    """``PROGRAM/CLOCK/`` (as cosim validate reads it): every run found, each named by its path below the folder given."""
+    root = tmp_path / "programs"
+    for program in ("alpha", "beta"):
+        _sweep_dirs(root / program, n=2)
+    runs = find_runs([root])
+    assert [r.relative_to(root).as_posix() for r in runs] == ["alpha/run0", "alpha/run1", "beta/run0", "beta/run1"]
+    spec = SweepSpec(models=tuple(m for _, _, m in SPECS), clusters=tuple((n, c) for n, c, _ in SPECS))
+    table = sweep(runs, spec)
+    assert table["run"].tolist() == ["alpha/run0", "alpha/run1", "beta/run0", "beta/run1"] and table["run"].is_unique
+    assert find_runs([root / "alpha" / "run0", root / "alpha"]) == [root / "alpha" / "run0", root / "alpha" / "run1"]  # each once
+
+
+def test_a_power_cap_compares_the_point_estimate_where_a_row_has_no_upper_end():
+    """Rows without an interval (a model with no SER) are capped on their point estimate, never passed as 0 W."""
+    df = pd.DataFrame(
+        {
+            "run": ["a", "b", "c"],
+            "runtime_s": [1.0, 2.0, 3.0],
+            "energy_j": [3.0, 2.5, 2.0],
+            "peak_power_w": [1.15, 0.9, 0.4],
+            "peak_power_w_hi": [np.nan, 1.0, np.nan],
+            "flags": ["interval_whatif_only:big", "", "interval_whatif_only:big"],
+        }
     )
-    assert (table["error"].iloc[[0, 2]] == "").all() and table["big_energy_j"].iloc[[0, 2]].gt(0).all()
+    capped = choose(df, power_cap_w=0.5)
+    assert capped.row["run"] == "c" and "for big that upper end is the point estimate" in capped.reason
+    none = choose(df, power_cap_w=0.3)
+    assert none.row is None and "is 0.400 W" in none.reason  # the least upper end, c's point estimate
+
+
+@needs_shared
+def test_sweep_power_cap_holds_on_models_without_an_interval(tmp_path):
+    """Issue #46's case: cortex-a15-gemstone2018 publishes no SER; its rows' peak_power_w_hi was 0, so --power-cap 0.5
+    chose the 1500 MHz run whose peak is 1.15 W.  The expectation comes from the rows' own peaks: a run whose peak
+    (its one dump's power) is above the cap cannot be chosen, and an upper end is never below its point estimate."""
+    folder = GEM5_RUNS / "xu3-mibench-train" / "automotive_susan_c"
+    runs = [folder / f"{f}MHz" for f in (1000, 1500, 2000)]
+    out = tmp_path / "s.csv"
+    result = run_cosim("sweep", *runs, "--model", "cortex-a15-gemstone2018", "--power-cap", "0.5", "-o", out)
+    assert result.returncode == 0, result.stderr
+    table = pd.read_csv(out)
+    assert (table["peak_power_w_hi"] >= table["peak_power_w"]).all() and (table["peak_power_w"] > 0.5).all()
+    assert "no configuration meets peak power <= 0.5 W" in result.stdout
+    inside = table["run"].isin(["1000MHz", "1500MHz"])  # inside the trained clocks: no interval, flagged
+    assert table.loc[inside, "flags"].str.contains("peak_hi_point_estimate:").all()
+    assert (table.loc[inside, "peak_power_w_hi"] == table.loc[inside, "peak_power_w"]).all()
+    # a cap above the 1500 MHz run's peak but below the 2000 MHz run's upper end chooses the faster that fits
+    cap = float(table.loc[table["run"] == "1500MHz", "peak_power_w"].iloc[0]) + 0.01
+    result = run_cosim("sweep", *runs, "--model", "cortex-a15-gemstone2018", "--power-cap", f"{cap}", "-o", out)
+    fits = table[table["peak_power_w_hi"] <= cap]
+    assert result.stdout.strip().endswith(": " + fits.loc[fits["runtime_s"].idxmin(), "run"])
+    assert "that upper end is the point estimate" in result.stdout
 
 
 @needs_shared
@@ -479,3 +537,83 @@ def test_peak_windows_follow_gem5s_dump_period():
     work = np.array([[1e-4, 1e-4, 2e-4, 1e-4, 1e-4, 1e-4, 1e-4 - 1e-12, 5e-12]])
     peak = peak_power_w(runtime_s=np.array([time.sum()]), window_s=1e-4, epoch_s=[time], dyn_j=[work], static_w=np.zeros(1))
     assert peak[0] == pytest.approx(2.0, rel=1e-6)
+
+
+def test_whatif_on_a_folder_titles_its_plot_with_that_folder(tmp_path, monkeypatch):
+    """Issue #46: given m5out/, the plot was titled with the folder above it."""
+    import cosim.dse.choose as choose_module
+    from cosim.cli import main
+
+    stats = write_biglittle_run(tmp_path / "my-run")  # my-run/stats.txt
+    titles = []
+    monkeypatch.setattr(choose_module, "plot_pareto", lambda *a, title="", **k: titles.append(title))
+    for path in (stats.parent, stats):
+        assert main(["whatif", str(path), *BIGLITTLE_ARGS, "-o", str(tmp_path / "w.csv"), "--plot", str(tmp_path / "p.png")]) == 0
+    assert titles == ["my-run", "my-run"]
+
+
+@pytest.mark.parametrize("command", ["whatif", "sweep", "soc"])
+def test_help_shows_an_example(command):
+    result = run_cosim(command, "--help")
+    assert result.returncode == 0 and "example" in result.stdout and f"\n  cosim {command} " in result.stdout
+
+
+def test_progress_without_tqdm_is_a_plain_line_per_run_not_silence(tmp_path, monkeypatch):
+    """Issue #46: --progress without tqdm did nothing.  Without it (hidden here), one line per finished run."""
+    import builtins
+    import sys
+
+    import cosim.dse.sweep as sweep_module
+
+    real_import = builtins.__import__
+
+    def no_tqdm(name, *args, **kwargs):
+        if name == "tqdm":
+            raise ImportError("no tqdm")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tqdm)
+    lines = []
+    monkeypatch.setattr(sys, "stderr", type("Err", (), {"write": lambda self, s: lines.append(s), "flush": lambda self: None})())
+    root = _sweep_dirs(tmp_path / "runs", n=2)
+    spec = SweepSpec(models=tuple(m for _, _, m in SPECS), clusters=tuple((n, c) for n, c, _ in SPECS))
+    table = sweep_module.sweep(find_runs([root]), spec, progress=True)
+    assert len(table) == 2 and [x for x in "".join(lines).splitlines() if x] == [
+        "cosim: sweep: 1/2 runs done",
+        "cosim: sweep: 2/2 runs done",
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.floats(1e-4, 1.0),  # runtime [s]
+            st.floats(0.01, 5.0),  # peak power [W]
+            st.one_of(st.none(), st.floats(0.0, 1.0)),  # the interval's half-width [W], None: no interval
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    cap=st.floats(0.01, 6.0),
+)
+def test_a_cap_never_passes_a_row_whose_peak_or_upper_end_is_above_it(rows, cap):
+    """Whatever mix of rows with and without an interval: the chosen row's peak and upper end are under the cap, and
+    no faster row is (its upper end, or its point estimate where it has none, is above the cap)."""
+    df = pd.DataFrame(
+        {
+            "runtime_s": [r for r, _, _ in rows],
+            "energy_j": [r * p for r, p, _ in rows],
+            "peak_power_w": [p for _, p, _ in rows],
+            "peak_power_w_hi": [p + h if h is not None else np.nan for _, p, h in rows],
+            "flags": ["" if h is not None else "peak_hi_point_estimate:cpu" for _, _, h in rows],
+        }
+    )
+    upper = [p + h if h is not None else p for _, p, h in rows]  # by hand: the upper end that exists
+    choice = choose(df, power_cap_w=cap)
+    fits = [i for i, u in enumerate(upper) if u <= cap]
+    if not fits:
+        assert choice.row is None
+        return
+    assert choice.row is not None and choice.row["peak_power_w"] <= cap and upper[int(choice.row.name)] <= cap
+    assert choice.row["runtime_s"] == min(rows[i][0] for i in fits)

@@ -205,6 +205,36 @@ def test_a_gem5_crash_is_kept_and_retried_only_when_asked(tmp_path, run_dir):
     assert all(r["status"] == "ok" for r in rows(tmp_path / "s" / "results.csv"))
 
 
+def test_dvfs_on_a_resumed_study_prices_every_finished_point_without_running_gem5_again(tmp_path, run_dir):
+    """Issue #46: points finished without --dvfs got no what-if rows when the study was resumed with it."""
+    log = tmp_path / "log"
+    path = design(tmp_path, GRID)
+    assert explore(path, "-o", tmp_path / "s", env=env(run_dir, log=log)).returncode == 0
+    done = explore(path, "-o", tmp_path / "s", "--dvfs", env=env(run_dir, log=log))
+    assert done.returncode == 0, done.stderr
+    table = rows(tmp_path / "s" / "results.csv")
+    predicted = {r["point"] for r in table if r["source"] == "predicted"}
+    assert predicted == {r["point"] for r in table if r["source"] == "simulated"} and len(predicted) == 4
+    assert all(c == {"start": 1, "end": 1} for c in runs_logged(log).values()) and len(runs_logged(log)) == 4  # gem5 ran once per point
+    # the progress lines count the 4 points priced again: "[k/4 done ...]", never more done than in all
+    done_counts = [line.split("[", 1)[1].split(" done")[0] for line in done.stderr.splitlines() if line.startswith("cosim: point")]
+    assert done_counts[-1] == "4/4" and all(int(a) <= int(b) for a, b in (c.split("/") for c in done_counts))
+
+
+def test_a_dry_run_needs_no_gem5(tmp_path):
+    """A dry run runs nothing: a design whose gem5, config and workload are absent still prints its commands."""
+    path = tmp_path / "design.toml"
+    path.write_text(
+        '[gem5]\nbinary = "no/gem5"\nconfig = "no/se.py"\nworkload = ["no/phases", "1"]\n[parameters]\n"--big-cores" = [1, 2]\n'
+    )
+    done = explore(path, "-o", tmp_path / "s", "--dry-run", env={})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(" to run ") == 2 and "--big-cores 2" in done.stdout and "options were not checked" in done.stdout
+    assert "no/gem5" in done.stderr and "a dry run runs nothing" in done.stderr and not (tmp_path / "s").exists()
+    refused = explore(path, "-o", tmp_path / "s", env={})  # a real run still needs them
+    assert refused.returncode == 2 and "no such file" in refused.stderr
+
+
 def test_a_study_folder_of_another_design_is_refused_unless_forced(tmp_path, run_dir):
     explore(design(tmp_path, GRID), "-o", tmp_path / "s", env=env(run_dir))
     other = design(tmp_path, '"--big-cores" = [1, 2]\n"--big-freq" = ["1GHz"]')

@@ -67,6 +67,9 @@ def test_readme_is_a_landing_page(path):
     [
         ("explore", "optuna", ["README.md", "docs/explore.md", "docs/reference/design-file.md"]),
         ("kernels", "scikit-learn", ["README.md", "docs/howto/kernel-models.md"]),
+        ("fit", "statsmodels", ["README.md", "docs/howto/fit-your-board.md"]),  # issue #46: the README named none of these
+        ("parquet", "pyarrow", ["README.md", "docs/tutorial.md"]),
+        ("distributed", "distributed", ["README.md", "docs/howto/sweep-on-a-cluster.md"]),
     ],
 )
 def test_the_pages_of_a_command_say_which_extra_it_needs(extra, package, pages):

@@ -71,7 +71,7 @@ def test_a_config_whose_cpu_types_contradict_the_stats_is_refused(command, tmp_p
 @needs_shared
 def test_sweep_accepts_the_override_its_refusal_recommends(tmp_path):
     (tmp_path / "runs").mkdir()
-    # gem5's starter_se.py at its 4 GHz default, priced past the A15's band on request: 288 W for one core
+    # gem5's starter_se.py at its 4 GHz default, priced past the A15's band on request: 431 W for one core
     (tmp_path / "runs" / "o3").symlink_to(GEM5_RUNS / "public-new-2022-arm-se-minor-starterse-cpucluster")
     argv = ("sweep", tmp_path / "runs", *A15, "--extrapolate", "-o", tmp_path / "s.csv")
     refused = cosim(*argv)

@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 from typing import NoReturn
 
-from cosim.cli import dse, explore, fit, gpu, kernels, power, read, validate
+from cosim.cli import dse, explore, fit, gpu, kernels, models, power, read, validate
 from cosim.cli._args import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PARTIAL, _guard_paths
 from cosim.errors import CosimError, CosimWarning, CutOffWarning
 
@@ -141,6 +141,6 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="cosim", description="Hardware-trained power models for gem5 runs.")
     parser.add_argument("--version", action="version", version=f"cosim {__version__}")
     sub = parser.add_subparsers(required=True, metavar="COMMAND", parser_class=_CommandParser)
-    for group in (power, fit, dse, explore, kernels, gpu, read, validate):
+    for group in (power, models, fit, dse, explore, kernels, gpu, read, validate):
         group.add_parsers(sub)
     return parser

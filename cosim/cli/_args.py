@@ -24,7 +24,7 @@ def _add_trust_flags(p: argparse.ArgumentParser, *, isa: bool = True, implausibl
         p.add_argument(
             "--keep-implausible",
             action="store_true",
-            help="write physically implausible rows, flagged 'implausible' with the reason and no power value, instead of refusing",
+            help="write physically implausible rows with the values cosim computed, flagged 'implausible' with the reason, instead of refusing",
         )
     p.add_argument(
         "--extrapolate",

@@ -3,7 +3,8 @@
 First choice: a ``cosim-*`` run bundled in ``traces/`` (made for cosim, may be
 shipped).  Until one exists, the best public ARM run in ``../shared/data/gem5/``
 when that folder is present (public runs may not be copied into the project).
-Never synthetic numbers.
+Never synthetic numbers.  The demo names the run's clusters; their models are the defaults ``cosim power`` picks
+for each cluster's kind of core, so the demo prints what ``cosim power`` prints on the same run.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ class DemoRun:
     description: str
     stats: Path
     config: Path
-    clusters: tuple[tuple[str, str | None, str], ...]  # (name, config path prefix, model)
+    clusters: tuple[tuple[str, str], ...]  # (name, config path prefix of its CPUs)
 
 
 # Public fallback: ARMv8 full-system boot, two out-of-order CPUs in one clock domain
@@ -42,13 +43,13 @@ def find_demo_run() -> DemoRun | None:
                 description=f"public gem5 run {run} (no cosim-* run is bundled yet; this one is read from ../shared)",
                 stats=run / "stats.txt",
                 config=run / "config.ini",
-                clusters=(("big", "system.cpu", "cortex-a15-walker2017"),),
+                clusters=(("big", "system.cpu"),),
             )
     return None
 
 
 def _bundled(run: Path) -> DemoRun | None:
-    """A bundled run names its clusters and models in cosim-demo.json."""
+    """A bundled run names its clusters in cosim-demo.json."""
     spec = run / "cosim-demo.json"
     stats = stats_file(run)
     if not (spec.exists() and stats):
@@ -61,8 +62,16 @@ def _bundled(run: Path) -> DemoRun | None:
         description=f"bundled gem5 run {run.name}: {data.get('description', '')}",
         stats=stats,
         config=config,
-        clusters=tuple((c["name"], c.get("path"), c["model"]) for c in data["clusters"]),
+        clusters=tuple((c["name"], c["path"]) for c in data["clusters"]),
     )
+
+
+def open_demo(run: DemoRun):
+    """The demo run resolved as ``cosim power`` resolves it (:func:`cosim.run.open_run`): its named clusters, each
+    priced by the default model of its kind of core."""
+    from cosim.run import open_run
+
+    return open_run(run.stats, config=run.config, clusters=dict(run.clusters))
 
 
 def _trace_dirs() -> list[Path]:

@@ -10,9 +10,36 @@ from pathlib import Path
 from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _open_run, _pairs, add_config_options
 from cosim.errors import CosimError
 
+_WHATIF_HELP = """\
+Rescale a recorded gem5 run to other DVFS points of its clusters' models (every V-f point,
+or --freqs): runtime, energy and peak power with intervals, the Pareto front, and the
+fastest configuration under --power-cap or the least energy within --deadline.
+
+examples:
+  cosim whatif traces/cosim-v24-se-biglittle-1800-1400MHz/ --power-cap 1.0 -o whatif.csv --plot pareto.png
+  cosim whatif m5out/ --freqs bigCluster=600,1000,1800 --deadline 0.005 -o whatif.csv
+"""
+
+_SWEEP_HELP = """\
+Price many finished gem5 runs, each as `cosim power` prices it, into one table: a row
+per run (run: its unique path below the folder the runs share; path; design: its
+clusters and their models) with runtime, energy, EDP and power per cluster. Runs of
+several system designs are each priced; each design gets its own Pareto front and choice.
+
+examples:
+  cosim sweep ../shared/data/gem5/xu3-mibench-train/automotive_susan_c -o sweep.csv --power-cap 2.5
+  cosim sweep study/points --workers 2 -o sweep.csv --plot pareto.png
+  cosim sweep runs/ --scheduler local --workers 4 --progress -o sweep.csv
+"""
+
 
 def add_parsers(sub) -> None:
-    w = sub.add_parser("whatif", help="rescale a gem5 run to other DVFS points: runtime, energy, Pareto, choice")
+    w = sub.add_parser(
+        "whatif",
+        help="rescale a gem5 run to other DVFS points: runtime, energy, Pareto, choice",
+        description=_WHATIF_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     w.add_argument("stats", type=Path, help="gem5 output folder (m5out/) or its stats.txt[.gz]")
     add_config_options(w)
     w.add_argument("--model", action="append", default=[], metavar="MODEL", help="as for cosim power")
@@ -38,8 +65,13 @@ def add_parsers(sub) -> None:
     _add_trust_flags(w, implausible=False)
     w.set_defaults(run=_cmd_whatif, voltage=[], voltage_model=False)
 
-    sw = sub.add_parser("sweep", help="one table of runtime, energy, EDP and power over many gem5 runs")
-    sw.add_argument("runs", type=Path, nargs="+", help="gem5 output folders, or folders of them")
+    sw = sub.add_parser(
+        "sweep",
+        help="one table of runtime, energy, EDP and power over many gem5 runs",
+        description=_SWEEP_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sw.add_argument("runs", type=Path, nargs="+", help="gem5 output folders, or folders of them (RUN/ or PROGRAM/CLOCK/)")
     sw.add_argument(
         "--model",
         action="append",
@@ -53,7 +85,11 @@ def add_parsers(sub) -> None:
     sw.add_argument("--deadline", type=_positive("--deadline"), metavar="SECONDS", help="choose the least-energy run within this runtime")
     sw.add_argument("-o", "--output", type=Path, default=Path("sweep.csv"), help="one row per run")
     sw.add_argument("--plot", type=Path, help="Pareto plot (energy against runtime)")
-    sw.add_argument("--progress", action="store_true", help="progress bar (needs tqdm)")
+    sw.add_argument(
+        "--progress",
+        action="store_true",
+        help="progress even when stderr is no terminal (on one it is shown unasked): a tqdm bar where installed, else a line per finished run",
+    )
     sw.add_argument(
         "--scheduler",
         metavar="ADDRESS",
@@ -123,7 +159,8 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
             "part alone, the model's error against hardware unknown (flag interval_whatif_only)"
         )
     if args.plot:
-        plot_pareto(table, args.plot, choice=choice, title=args.stats.parent.name)
+        # the run's folder names the plot: the folder given, or the one holding the stats file given
+        plot_pareto(table, args.plot, choice=choice, title=(args.stats if args.stats.is_dir() else args.stats.parent).resolve().name)
         print(f"  plot -> {args.plot}")
     return 0
 
@@ -204,30 +241,40 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     runs = find_runs(args.runs)
     client = dask_client(args.scheduler, workers=max(1, args.workers)) if args.scheduler else None
     try:
-        table = sweep(runs, spec, workers=max(1, args.workers), progress=args.progress, client=client)
+        # on a terminal progress is shown unasked: a sweep of many runs takes a while
+        progress = args.progress or (len(runs) > 1 and sys.stderr.isatty())
+        table = sweep(runs, spec, workers=max(1, args.workers), progress=progress, client=client)
     finally:
         if client is not None:
             client.close()
             if args.scheduler == "local":
                 client.cluster.close()
     failed = table[table["error"] != ""]
-    good = table[table["error"] == ""].reset_index(drop=True)
+    good = table[table["error"] == ""]
     for _, row in failed.iterrows():
         print(f"cosim: error: run {row['run']}: {row['error']}", file=sys.stderr)
     if good.empty:
         raise CosimError(f"none of the {len(table)} runs could be summarised (first: {failed['error'].iloc[0]})")
-    front = pareto_front(good).to_numpy()
     table["pareto"] = False
-    table.loc[table["error"] == "", "pareto"] = front
+    designs = list(dict.fromkeys(good["design"]))
+    for design in designs:  # runs of one system design share a front; another design's runs are not beaten by them
+        mine = good.index[good["design"] == design]
+        table.loc[mine, "pareto"] = pareto_front(good.loc[mine]).to_numpy()
     write_table(table, args.output)
     print(
-        f"{len(table)} runs -> {args.output} ({int(table['pareto'].sum())} on the Pareto front)"
+        f"{len(table)} runs -> {args.output} ({int(table['pareto'].sum())} on the Pareto front"
+        + (f" of its design; {len(designs)} designs, column design" if len(designs) > 1 else "")
+        + ")"
         + (f"; {len(failed)} failed (their rows say why)" if len(failed) else "")
     )
-    choice = choose(good, power_cap_w=args.power_cap, deadline_s=args.deadline)
-    print(f"  {choice.reason}" + (f": {choice.row['run']}" if choice.row is not None else ""))
+    for design in designs:
+        mine = good[good["design"] == design].reset_index(drop=True)
+        choice = choose(mine, power_cap_w=args.power_cap, deadline_s=args.deadline)
+        head = f"  {design} ({len(mine)} runs): " if len(designs) > 1 else "  "
+        print(head + choice.reason + (f": {choice.row['run']}" if choice.row is not None else ""))
     if args.plot:
-        plot_pareto(good.assign(pareto=front), args.plot, choice=choice, title="sweep")
+        plot_pareto(good.reset_index(drop=True), args.plot, choice=None if len(designs) > 1 else choice, title="sweep", group="design")
+        print(f"  plot -> {args.plot}")
     return EXIT_PARTIAL if len(failed) and not args.allow_partial else 0
 
 

@@ -77,8 +77,12 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         raise CosimError("--search pareto and --budget N go together")
     if args.budget is not None and args.budget < 1:
         raise CosimError(f"--budget {args.budget}: give 1 or more gem5 runs")
-    design = load_design(args.design)
-    if not args.no_check:
+    missing: list[str] | None = [] if args.dry_run else None  # a dry run runs nothing: it needs no gem5
+    design = load_design(args.design, missing=missing)
+    if missing:
+        for line in missing:
+            print(f"cosim: warning: {line}; a dry run runs nothing, so its commands are printed as the design names them", file=sys.stderr)
+    elif not args.no_check:
         check_parameters(design)
     if args.dry_run:
         points = sample_points(design) if not args.search else []
@@ -87,7 +91,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             pid = point_id(params)
             print(f"{pid}  {status.get(pid, 'to run'):8}  {shlex.join(command(design, params))}")
         what = f"{len(points)} points" if points else f"a search of {args.budget} gem5 runs over {len(sample_points(design))} points"
-        print(f"dry run: {what} -> {args.output}; nothing was run")
+        unchecked = " (the config script's options were not checked: no gem5 to ask)" if missing and not args.no_check else ""
+        print(f"dry run: {what} -> {args.output}; nothing was run{unchecked}")
         return 0
     return _explore(design, args)
 

@@ -37,6 +37,17 @@ examples:
   cosim gpu-energy power.csv run_cuda_gpu_trace.csv -o energy.csv --plot energy.png
 """
 
+_SOC_HELP = """\
+The CPU clusters of a gem5 run and the Tegra K1 GPU and memory rails on one time axis
+(Stokke et al., Eq. 8). The CPU clusters are priced only while the gem5 run lasts: before
+its start and after its end they add nothing, neither dynamic nor static power, and those
+rows are flagged no_cpu_timeline (give --gpu-offset-s so the GPU's work falls inside it).
+
+example:
+  cosim soc traces/cosim-v24-se-biglittle-1800-1400MHz/stats.txt.gz --gpu traces/cosim-nvprof-dct.txt \\
+      --gpu-trace traces/cosim-nvprof-dct-gputrace.txt --activity traces/cosim-dct-activity.csv -o soc.csv
+"""
+
 
 def add_parsers(sub) -> None:
     from cosim.cli._args import _add_trust_flags, add_config_options  # cosim.cli calls this while building its parser
@@ -69,7 +80,12 @@ def add_parsers(sub) -> None:
     g.add_argument("--plot", type=Path, help="write the stacked power plot here")
     g.set_defaults(run=cmd_gpu)
 
-    s = sub.add_parser("soc", help="CPU clusters (gem5) + Tegra K1 GPU/memory rails on one time axis")
+    s = sub.add_parser(
+        "soc",
+        help="CPU clusters (gem5) + Tegra K1 GPU/memory rails on one time axis",
+        description=_SOC_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     s.add_argument("stats", type=Path, help="gem5 stats.txt of the CPU side")
     s.add_argument("--gpu", type=Path, required=True, help="GPU Ocelot trace or nvprof metrics file")
     add_config_options(s)

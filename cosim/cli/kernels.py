@@ -263,6 +263,9 @@ def _cmd_kernel_choose(args: argparse.Namespace) -> int:
             f"{given}: one clock pair per kernel, nothing to choose from; give candidate clocks, e.g. "
             "--core-mhz 400,600,800,1000 --mem-mhz 400,1000, or a table measured at more pairs"
         )
+    if args.power_cap is not None and (no_hi := pred["power_w_hi"].isna()).any():  # a cap on the upper end that exists (#46)
+        pred["power_w_hi"] = pred["power_w_hi"].fillna(pred["power_w_pred"])
+        print(f"  {int(no_hi.sum())} pair(s) have no power interval: --power-cap compares their point estimate")
     picked = choose(pred, deadline_factor=args.deadline_factor, power_cap_w=args.power_cap)
     write_table(picked, args.output)
     for _, r in picked[picked["reason"] == ""].iterrows():

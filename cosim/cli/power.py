@@ -77,7 +77,7 @@ def add_parsers(sub) -> None:
         help="HotSpot's sampling interval [s] the epochs are resampled to (default: the epochs' median length)",
     )
     p.add_argument("--allow-partial", action="store_true", help="exit 0 even if some dumps were unusable")
-    p.add_argument("--progress", action="store_true", help="progress bar while parsing (needs tqdm)")
+    p.add_argument("--progress", action="store_true", help="progress while parsing: a tqdm bar where installed, else a line per tenth read")
     p.set_defaults(run=_cmd_power)
 
     g = sub.add_parser("gem5-expr", help="print a model as gem5 MathExprPowerModel expressions, per CPU")
@@ -298,15 +298,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    from cosim.cli.demo import open_demo
+
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"cosim demo: {run.description}")
-    from cosim.models.modelfile import load_model
-    from cosim.readers.gem5_config import read_config
-    from cosim.run import Run
-    from cosim.timeline.clusters import ClusterSpec
-
-    specs = tuple(ClusterSpec(name=name, path=path, model=load_model(model)) for name, path, model in run.clusters)
-    resolved = Run(folder=run.stats.parent, stats_path=run.stats, config=read_config(run.config), clusters=specs)
+    resolved = open_demo(run)
     demo = argparse.Namespace(
         strict=False, any_isa=False, keep_implausible=False, allow_partial=True, ptrace=args.out / "power.ptrace", ptrace_interval_s=None
     )

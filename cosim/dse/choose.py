@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from cosim.dse.sweep import POINT_ESTIMATE_FLAG
+
 
 def pareto_front(df: pd.DataFrame, *, x: str = "runtime_s", y: str = "energy_j") -> pd.Series:
     """True for rows no other row beats on both ``x`` and ``y`` (both minimised); a row without both values is never on it."""
@@ -37,8 +39,10 @@ def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: fl
         return Choice(None, f"none of the {len(df)} configuration(s) has a runtime and energy value to choose by (see their flags)")
     # a cap compares the peak's upper end (the power model's interval) where the table has one, as kernel-choose does
     peak = "peak_power_w_hi" if "peak_power_w_hi" in df else "peak_power_w"
+    # where a row has no upper end the cap compares its point estimate (said in the reason), never nothing or 0
+    capped = df[peak].fillna(df["peak_power_w"])
     if power_cap_w is not None:
-        ok &= df[peak] <= power_cap_w
+        ok &= capped <= power_cap_w
     if deadline_s is not None:
         ok &= df["runtime_s"] <= deadline_s
     if not ok.any():
@@ -52,8 +56,9 @@ def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: fl
         )
         return Choice(
             None,
-            f"no configuration meets {limits} (the lowest peak power{' upper end' if peak != 'peak_power_w' else ''} is {df[peak].min():.3f} W, "
-            f"the shortest runtime {df['runtime_s'].min():.6g} s)",
+            f"no configuration meets {limits} (the lowest peak power{' upper end' if peak != 'peak_power_w' else ''} is {capped.min():.3f} W, "
+            f"the shortest runtime {df['runtime_s'].min():.6g} s)"
+            + (_point_estimates(df, capped.idxmin()) if power_cap_w is not None and capped.notna().any() else ""),
         )
     pool = df[ok]
     if deadline_s is not None:
@@ -67,12 +72,31 @@ def choose(df: pd.DataFrame, *, power_cap_w: float | None = None, deadline_s: fl
         return Choice(row, f"{what} of {int(ok.sum())} configuration(s)")
     reason = f"{what} of {int(ok.sum())} configuration(s) meeting the constraints"
     if power_cap_w is not None and peak != "peak_power_w":
-        reason += f", capped on the peak's upper end ({peak}: the power model's interval)"
+        reason += f", capped on the peak's upper end ({peak}: the power model's interval)" + _point_estimates(df, row.name)
     # chosen on the predicted runtime; a what-if row's interval may reach past the deadline: say so
     hi = float(row.get("runtime_s_hi", np.nan))
     if deadline_s is not None and np.isfinite(hi) and hi > deadline_s:
         reason += f"; its runtime interval reaches {hi:.6g} s, past the deadline (for a deadline that must hold, keep rows with runtime_s_hi <= it)"
     return Choice(row, reason)
+
+
+#: flags saying a row's ``peak_power_w_hi`` holds a cluster's point estimate, its model having no interval there:
+#: a sweep's and a what-if's (whose model part of the interval is missing)
+_NO_INTERVAL = (f"{POINT_ESTIMATE_FLAG}:", "interval_whatif_only:")
+
+
+def _point_estimates(df: pd.DataFrame, label) -> str:
+    """What the reason adds when row ``label``'s upper end is, for some cluster, the point estimate (flagged)."""
+    if "flags" not in df or label not in df.index:
+        return ""
+    flags = [f for f in str(df.at[label, "flags"]).split(";") if f.startswith(_NO_INTERVAL)]
+    if not flags:
+        return ""
+    clusters = sorted({f.split(":", 1)[1] for f in flags})
+    return (
+        f"; for {', '.join(clusters)} that upper end is the point estimate: {'its model publishes' if len(clusters) == 1 else 'their models publish'} "
+        f"no interval (flag {flags[0].split(':')[0]})"
+    )
 
 
 def point_label(row: pd.Series) -> str:
@@ -81,18 +105,22 @@ def point_label(row: pd.Series) -> str:
     return "/".join(clocks) if clocks else str(row.get("run", ""))
 
 
-def plot_pareto(df: pd.DataFrame, path: str | Path, *, choice: Choice | None = None, title: str = "") -> Path:
+def plot_pareto(df: pd.DataFrame, path: str | Path, *, choice: Choice | None = None, title: str = "", group: str | None = None) -> Path:
+    """Energy against runtime, with the Pareto front (one per value of column ``group`` where it has several: a
+    sweep's system designs) and the chosen row."""
     from cosim.plots import pyplot, save_figure
 
     plt = pyplot()
 
-    front = pareto_front(df)
     # seconds and joules for long runs, milli- for short ones
     k, t_unit, e_unit = (1.0, "s", "J") if df["runtime_s"].max() >= 1 else (1e3, "ms", "mJ")
     fig, ax = plt.subplots(figsize=(6.5, 4.5), layout="constrained")
     ax.scatter(df["runtime_s"] * k, df["energy_j"] * k, s=12, c="0.6", label="configurations")
-    f = df[front].sort_values("runtime_s")
-    ax.plot(f["runtime_s"] * k, f["energy_j"] * k, "o-", ms=4, label="Pareto front")
+    groups = list(dict.fromkeys(df[group])) if group is not None and group in df else []
+    for name in groups if len(groups) > 1 else [None]:
+        mine = df if name is None else df[df[group] == name]
+        f = mine[pareto_front(mine)].sort_values("runtime_s")
+        ax.plot(f["runtime_s"] * k, f["energy_j"] * k, "o-", ms=4, label="Pareto front" + ("" if name is None else f": {name}"))
     for _, row in df.iterrows():  # each point's clocks, so the chosen one can be read off the plot
         ax.annotate(point_label(row), (row["runtime_s"] * k, row["energy_j"] * k), fontsize=5, xytext=(2, 2), textcoords="offset points")
     if choice is not None and choice.row is not None:

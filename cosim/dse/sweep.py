@@ -35,21 +35,48 @@ class SweepSpec:
     extrapolate: bool = False
 
 
-def find_runs(paths: Sequence[Path]) -> list[Path]:
-    """Run folders: each path that holds a stats.txt, or the sub-folders of a path that do.
+#: how deep below a given folder a sweep looks for runs: PROGRAM/CLOCK/ (as ``cosim validate`` reads them) is 2
+_MAX_DEPTH = 3
 
-    Hidden sub-folders are skipped: ``cosim explore`` runs a point in ``.ID.part-N`` until it is whole.
+
+def find_runs(paths: Sequence[Path]) -> list[Path]:
+    """Run folders: each path that holds a stats.txt, or the folders below a path that do, down to
+    ``PROGRAM/CLOCK/`` and one more level (a run folder is not looked into; a folder given twice is one run).
+
+    Hidden folders are skipped: ``cosim explore`` runs a point in ``.ID.part-N`` until it is whole.
     """
-    runs = []
+    runs: list[Path] = []
     for path in paths:
         path = Path(path)
-        if stats_file(path):
-            runs.append(path)
-        elif path.is_dir() and (subs := sorted(p for p in path.iterdir() if not p.name.startswith(".") and stats_file(p))):
-            runs += subs
-        else:
-            raise CosimError(f"{path}: no stats.txt in this folder or its sub-folders; is it a gem5 output directory?")
+        found = [path] if stats_file(path) else _runs_below(path, _MAX_DEPTH)
+        if not found:
+            raise CosimError(
+                f"{path}: no stats.txt in this folder or in its sub-folders down to {_MAX_DEPTH} levels "
+                "(RUN/, PROGRAM/CLOCK/); is it a gem5 output directory?"
+            )
+        runs += [r for r in found if r not in runs]
     return runs
+
+
+def _runs_below(folder: Path, depth: int) -> list[Path]:
+    if depth == 0 or not folder.is_dir():
+        return []
+    runs = []
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        runs += [sub] if stats_file(sub) else _runs_below(sub, depth - 1)
+    return runs
+
+
+def run_labels(runs: Sequence[Path]) -> list[str]:
+    """Unique names for ``runs``: each one's path below the folder they all share (``automotive_susan_c/1000MHz``
+    when a sweep spans programs), its own name when it is alone."""
+    import os
+
+    if len(runs) == 1:
+        return [Path(runs[0]).name]
+    absolute = [os.path.abspath(r) for r in runs]
+    common = os.path.commonpath(absolute)
+    return [Path(os.path.relpath(a, common)).as_posix() for a in absolute]
 
 
 def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = False, extrapolate: bool = False) -> dict:
@@ -66,6 +93,7 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
         warnings.simplefilter("ignore")  # flags stay in the table; a sweep prints one line per run at most
         stats, timeline = price_run(run, any_isa=any_isa, keep_implausible=keep_implausible, extrapolate=extrapolate)
     power = timeline["power_w"]
+    upper_w = upper_end_w(power, timeline["power_hi_w"])
     _, epoch_row = np.unique(timeline["epoch"], return_inverse=True)
     total = np.bincount(epoch_row, weights=np.nan_to_num(power, nan=0.0))  # SoC power per epoch; a cluster without value adds 0
     row: dict[str, Any] = {
@@ -74,8 +102,9 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
         "runtime_s": float(np.sum(stats["duration_s"])),
         "energy_j": float(np.sum(timeline["energy_j"])),  # nan if any row has no value: the total is unknown
         "peak_power_w": float(total.max()),
-        # the interval's upper end of the same epoch sums: what --power-cap compares (the model's error included)
-        "peak_power_w_hi": float(np.bincount(epoch_row, weights=np.nan_to_num(timeline["power_hi_w"], nan=0.0)).max()),
+        # the interval's upper end of the same epoch sums: what --power-cap compares (the model's error included);
+        # a row whose model has no interval (no SER) adds its point estimate, never 0, and its cluster is flagged
+        "peak_power_w_hi": float(np.bincount(epoch_row, weights=np.nan_to_num(upper_w, nan=0.0)).max()),
         "rows_without_value": int(np.isnan(power).sum()),
     }
     row["avg_power_w"] = row["energy_j"] / row["runtime_s"]  # energy over time, never a mean of epoch powers
@@ -85,7 +114,10 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
         cluster = resolve_cluster(run.config, spec_, stats.attrs["gem5"].ticks_per_s)
         mine = timeline["cluster"] == spec_.name
         energy_j = float(np.nansum(timeline["energy_j"][mine]))
-        cluster_flags = sorted({f for text in timeline["flags"][mine] for f in text.split(";") if f})
+        found = {f for text in timeline["flags"][mine] for f in text.split(";") if f}
+        if np.any(np.isnan(timeline["power_hi_w"][mine]) & ~np.isnan(power[mine])):
+            found.add(f"{POINT_ESTIMATE_FLAG}:{spec_.name}")
+        cluster_flags = sorted(found)
         flags |= set(cluster_flags)
         row |= {
             f"{spec_.name}_model": spec_.model.name,
@@ -99,6 +131,16 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
         }
     row["flags"] = ";".join(sorted(flags))
     return row
+
+
+#: a row's ``peak_power_w_hi`` holds this cluster's point estimate: its model publishes no interval (no SER)
+POINT_ESTIMATE_FLAG = "peak_hi_point_estimate"
+
+
+def upper_end_w(power_w: np.ndarray, power_hi_w: np.ndarray) -> np.ndarray:
+    """The upper end [W] a cap compares: ``power_hi_w`` where the model gives one, else the point estimate
+    ``power_w`` (a model without a published SER has no interval inside its trained clocks); nan where neither is known."""
+    return np.where(np.isnan(power_hi_w), power_w, power_hi_w)
 
 
 def _max_known(values: np.ndarray) -> float:
@@ -126,8 +168,10 @@ def run_row(folder: Path, spec: SweepSpec) -> dict:
 
 
 def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: bool = False, client=None) -> pd.DataFrame:
-    """Summaries of ``runs``, one row each, in ``runs`` order; a run whose clusters differ from the others' gets a row
-    with the reason in ``error``, as a run that fails does.
+    """Summaries of ``runs``, one row each, in ``runs`` order: ``run`` (a unique name, :func:`run_labels`),
+    ``path`` (the run's folder), ``design`` (its clusters and their models, e.g.
+    ``big=cortex-a15-gemstone2018+little=cortex-a7-gemstone2018``: runs of one design compare on one Pareto front),
+    then the totals.  Each run is priced alone; a run that cannot be keeps its row with the reason in ``error``.
 
     ``workers`` > 1 parses them in a local process pool; ``client`` (a ``dask.distributed.Client``)
     sends each run to a worker of that cluster, which reads and prices the run where its files are.
@@ -138,33 +182,16 @@ def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: 
         rows = _dask_rows(runs, spec, client, progress)
     elif workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            rows = list(_progress(pool.map(run_row, runs, [spec] * len(runs), chunksize=1), len(runs), progress))
+            rows = list(progress_of(pool.map(run_row, runs, [spec] * len(runs), chunksize=1), len(runs), progress))
     else:
-        rows = [run_row(r, spec) for r in _progress(runs, len(runs), progress)]
-    _other_designs(runs, rows)
+        rows = [run_row(r, spec) for r in progress_of(runs, len(runs), progress)]
+    for row, label, run in zip(rows, run_labels(runs), runs):
+        models = sorted((k.removesuffix("_model"), v) for k, v in row.items() if k.endswith("_model"))
+        row.update(run=label, path=str(run), design="+".join(f"{name}={model}" for name, model in models))
     import pandas as pd
 
-    return pd.DataFrame(rows)
-
-
-def _other_designs(runs: list[Path], rows: list[dict]) -> None:
-    """A run whose clusters differ from the sweep's (those of most of its priced runs; of the first among equals)
-    is not comparable: its row keeps only its name and the reason, as a failed run's does."""
-    from collections import Counter
-
-    names = [tuple(sorted(k.removesuffix("_n_cpus") for k in row if k.endswith("_n_cpus"))) for row in rows]
-    counts = Counter(n for n, row in zip(names, rows) if not row["error"])
-    if len(counts) < 2:
-        return
-    design = max(counts, key=counts.__getitem__)  # max keeps the first of equals: the earliest run's
-    first = next(run for run, n, row in zip(runs, names, rows) if n == design and not row["error"])
-    for i, (run, n) in enumerate(zip(runs, names)):
-        if not rows[i]["error"] and n != design:
-            rows[i] = {
-                "run": rows[i]["run"],
-                "error": f"{run}: clusters {', '.join(n)} differ from {first}'s ({', '.join(design)}), which "
-                f"{counts[design]} of the sweep's {sum(counts.values())} priced runs share; sweep runs of one system design",
-            }
+    table = pd.DataFrame(rows)
+    return table[["run", "path", "design", *(c for c in table.columns if c not in ("run", "path", "design"))]]
 
 
 #: Seconds a sweep waits with no Dask worker (and unfinished runs) before giving those runs a reason
@@ -182,7 +209,7 @@ def _dask_rows(runs: list[Path], spec: SweepSpec, client, progress: bool, *, no_
     index = {future: i for i, future in enumerate(futures)}
     rows: list[dict | None] = [None] * len(runs)
     pending = set(futures)
-    bar = _progress(None, len(futures), progress) if progress else None
+    bar = progress_of(None, len(futures), progress) if progress else None
     alone_since: float | None = None
     lost = f"no Dask worker left to run it for {no_worker_s:g} s (all killed?)"
     while pending:
@@ -252,11 +279,34 @@ def dask_client(scheduler: str, *, workers: int = 2):
         raise CosimError(f"--scheduler {scheduler}: no Dask scheduler answers there ({type(err).__name__}: {str(err)[:200]})") from None
 
 
-def _progress(items, total: int, enabled: bool):
+def progress_of(items, total: int, enabled: bool, *, what: str = "sweep"):
+    """``items`` counted as they pass: a tqdm bar where tqdm is installed, else one plain line per run on stderr
+    (``cosim: WHAT: 3/12 runs done``); ``cosim validate`` counts its gem5 runs with it too."""
     if not enabled:
         return items
     try:
         from tqdm import tqdm
     except ImportError:
-        return items
+        return _PlainProgress(items, total, what)
     return tqdm(items, total=total, unit="run")
+
+
+class _PlainProgress:
+    """tqdm's ``update``/``close`` and iteration, as one ``cosim: sweep: 3/12 runs done`` line per run (no tqdm)."""
+
+    def __init__(self, items, total: int, what: str) -> None:
+        self.items, self.total, self.what, self.n = items, total, what, 0
+
+    def __iter__(self):
+        for item in self.items:
+            yield item
+            self.update(1)
+
+    def update(self, n: int) -> None:
+        import sys
+
+        self.n += n
+        print(f"cosim: {self.what}: {self.n}/{self.total} runs done", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        pass

@@ -70,8 +70,12 @@ def point_id(params: dict[str, Value]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def load_design(path: str | Path) -> Design:
-    """Parse and check ``path``; refuses in one line on an unknown key, a wrong type, an empty grid or a missing file."""
+def load_design(path: str | Path, *, missing: list[str] | None = None) -> Design:
+    """Parse and check ``path``; refuses in one line on an unknown key, a wrong type, an empty grid or a missing file.
+
+    With a ``missing`` list (a dry run, which runs nothing) a missing gem5, config or workload is appended to it
+    instead, one line each, and its path kept as the design names it.
+    """
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -90,10 +94,10 @@ def load_design(path: str | Path) -> Design:
     if "config" not in gem5:
         raise CosimError(f"{path}: [gem5] needs config = the gem5 config script to run")
     here = path.resolve().parent
-    binary = _binary(path, here, gem5.get("binary"))
-    config = _file(path, "gem5.config", here, _text(path, "gem5.config", gem5["config"]))
+    binary = _binary(path, here, gem5.get("binary"), missing)
+    config = _file(path, "gem5.config", here, _text(path, "gem5.config", gem5["config"]), missing)
     args = tuple(_text(path, f"gem5.args[{i}]", a) for i, a in enumerate(_list(path, "gem5.args", gem5.get("args", []))))
-    workloads = _workloads(path, here, gem5.get("workload", []))
+    workloads = _workloads(path, here, gem5.get("workload", []), missing)
     parameters = _parameters(path, data.get("parameters", {}))
     models = _models(path, data.get("models", {}))
     sample = data.get("sample", {})
@@ -131,31 +135,39 @@ def _list(path: Path, key: str, value: Any) -> list:
     return value
 
 
-def _file(path: Path, key: str, here: Path, name: str) -> Path:
+def _missing(missing: list[str] | None, message: str) -> None:
+    """Refuse with ``message``, or note it where a dry run collects what is missing."""
+    if missing is None:
+        raise CosimError(message)
+    missing.append(message)
+
+
+def _file(path: Path, key: str, here: Path, name: str, missing: list[str] | None = None) -> Path:
     target = (here / name).resolve()
     if not target.is_file():
-        raise CosimError(f"{path}: {key} = {name!r}: no such file ({target})")
+        _missing(missing, f"{path}: {key} = {name!r}: no such file ({target})")
     return target
 
 
-def _binary(path: Path, here: Path, name: Any) -> Path:
+def _binary(path: Path, here: Path, name: Any, missing: list[str] | None = None) -> Path:
     if name is None:
         name = os.environ.get("COSIM_GEM5") or shutil.which("gem5")
         if not name:
-            raise CosimError(f"{path}: no gem5: set [gem5] binary, or $COSIM_GEM5, or put gem5 on PATH")
+            _missing(missing, f"{path}: no gem5: set [gem5] binary, or $COSIM_GEM5, or put gem5 on PATH")
+            return Path("gem5")
         target = Path(name).resolve()
         key = "$COSIM_GEM5" if os.environ.get("COSIM_GEM5") else "gem5 on PATH"
     else:
         target = (here / _text(path, "gem5.binary", name)).resolve()
         key = f"gem5.binary = {name!r}"
     if not target.is_file():
-        raise CosimError(f"{path}: {key}: no such file ({target})")
-    if not os.access(target, os.X_OK):
+        _missing(missing, f"{path}: {key}: no such file ({target})")
+    elif not os.access(target, os.X_OK):
         raise CosimError(f"{path}: {key}: {target} is not executable (chmod +x it)")
     return target
 
 
-def _workloads(path: Path, here: Path, value: Any) -> tuple[tuple[str, ...], ...]:
+def _workloads(path: Path, here: Path, value: Any, missing: list[str] | None = None) -> tuple[tuple[str, ...], ...]:
     """``["bin", "arg"]`` is one workload; ``[["bin", "a"], ["bin", "b"]]`` several (one more parameter)."""
     items = _list(path, "gem5.workload", value)
     if not items:
@@ -167,7 +179,7 @@ def _workloads(path: Path, here: Path, value: Any) -> tuple[tuple[str, ...], ...
         if not words:
             raise CosimError(f"{path}: {key} is empty; give the program and its arguments")
         words = [_text(path, key, w) for w in words]
-        out.append((str(_file(path, key, here, words[0])), *words[1:]))
+        out.append((str(_file(path, key, here, words[0], missing)), *words[1:]))
     if len(set(out)) != len(out):
         raise CosimError(f"{path}: gem5.workload lists the same workload twice")
     return tuple(out)

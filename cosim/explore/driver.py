@@ -68,11 +68,17 @@ class Driver:
         status = status_of(trial)
         if status == "refused":  # priced again with --extrapolate, unless it already was (its gem5 run is kept)
             return self.options.extrapolate and not trial.user_attrs.get("extrapolate", False)
+        if status == "ok":  # --dvfs on a point finished without it: its run is priced again for the what-if rows
+            return self.options.dvfs and not trial.user_attrs.get("dvfs", False) and not trial.user_attrs.get("row", {}).get("predicted")
         return status == "failed" and self.options.retry_failed
 
     def _attrs(self, pid: str, params: dict[str, Any]) -> dict[str, Any]:
         """A claim's user attributes: the point, who runs it, and how it is priced when that is not the default."""
-        return {"point": pid, "params": params, "driver": self.store.me} | ({"extrapolate": True} if self.options.extrapolate else {})
+        return (
+            {"point": pid, "params": params, "driver": self.store.me}
+            | ({"extrapolate": True} if self.options.extrapolate else {})
+            | ({"dvfs": True} if self.options.dvfs else {})
+        )
 
     def claim(self, n: int = 1) -> list:
         """Up to ``n`` (trial, params) for this driver to run, none when nothing is left; made under the study's lock."""
@@ -101,6 +107,8 @@ class Driver:
         trial.set_user_attr("driver", self.store.me)
         if self.options.extrapolate:
             trial.set_user_attr("extrapolate", True)
+        if self.options.dvfs:
+            trial.set_user_attr("dvfs", True)
         self.tried.add(pid)
         return trial, params
 

@@ -9,7 +9,8 @@ from typing import Any
 
 #: the per-cluster columns of a point's row, after ``{cluster}_``
 CLUSTER_COLUMNS = ("freq_mhz", "avg_power_w", "peak_power_w")
-RESULT_COLUMNS = ("runtime_s", "energy_j", "edp_js", "avg_power_w", "peak_power_w")
+#: peak_power_w_hi: the peak's upper end a power cap compares (the point estimate where a model has no interval, flagged)
+RESULT_COLUMNS = ("runtime_s", "energy_j", "edp_js", "avg_power_w", "peak_power_w", "peak_power_w_hi")
 
 
 def _open(folder: Path, models: dict[str, tuple[str, str]]):

@@ -44,6 +44,8 @@ class Progress:
 
     def counts(self) -> str:
         running = min(self.running, self.workers)  # the rest of the points in flight wait in the workers' queue
+        # the estimate made at the start misses points a dead driver left claimed (reclaimed once the loop runs)
+        self.total = max(self.total, self.done + self.failed + self.running)
         return f"{self.done + self.failed}/{self.total} done, {running} running, {self.failed} failed, ETA {_duration(self.eta_s())}"
 
     def started(self) -> None:

@@ -8,7 +8,7 @@ import pandas as pd
 from cosim.errors import CosimError
 from cosim.models.envelope import envelope_power_w, interval_flags, interval_half_width_w, refuse_beyond_band
 from cosim.models.modelfile import Model, operating_point
-from cosim.models.plausibility import blank_implausible, implausible_reasons, refuse_implausible
+from cosim.models.plausibility import implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
 from cosim.readers.measured import MeasuredInputs
 
@@ -37,7 +37,7 @@ def apply_model(
     frequency or voltage is not a positive number, or whose rates are missing, has
     no value (nan, ``no_value`` true).  Physically implausible rows (see
     :mod:`cosim.models.plausibility`) are refused, naming the first, unless
-    ``keep_implausible`` keeps them flagged, with no power value.
+    ``keep_implausible`` keeps them flagged, with the values computed.
     """
     if voltage not in VOLTAGE_SOURCES:
         raise CosimError(f"voltage source '{voltage}': use one of {', '.join(VOLTAGE_SOURCES)}")
@@ -66,7 +66,6 @@ def apply_model(
     bad = reasons != ""
     if not keep_implausible:
         refuse_implausible(reasons, lambda i: f"{source}: row {rows[i]} ({model.name})", "check that row's columns")
-    blank_implausible(power, bad)
     op = operating_point(model, f, v)
     half = interval_half_width_w(model, freq_mhz=f, power_w=power["power_w"], dpower_dv_w_per_v=slope, voltage_u_v=v_u, voltage_v=v)
     out = pd.DataFrame({"input_row": rows, **power})

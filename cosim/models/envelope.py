@@ -302,11 +302,18 @@ BAND_WAYS_OUT = "; price it with --extrapolate"
 
 
 def refuse_beyond_band(
-    model, freq_mhz: np.ndarray, where, *, inside: str | None = "cosim whatif --freqs", other_model: str = "another --model"
+    model,
+    freq_mhz: np.ndarray,
+    where,
+    *,
+    inside: str | None = "cosim whatif --freqs",
+    other_model: str = "another --model",
+    extrapolated_refusal=None,
 ) -> None:
     """Refuse the first row beyond the extrapolation band, naming it (``where(i)``) and the ways out the command has
     (``inside``: how to ask for clocks inside the band from where the user is, None where there is none;
-    ``other_model``: how to give another model)."""
+    ``other_model``: how to give another model).  ``extrapolated_refusal(i)``: why the extrapolated price of row ``i``
+    would be refused in turn ("" if it would not); where it would, ``--extrapolate`` is not offered, the reason is said."""
     bad = beyond_band(model, freq_mhz)
     if not bad.any():
         return
@@ -314,12 +321,17 @@ def refuse_beyond_band(
     hi = model.train_freq_mhz[1]
     b = band(model)
     more = f" (and {int(bad.sum()) - 1} more)" if bad.sum() > 1 else ""
-    raise CosimError(
+    head = (
         f"{where(i)}: {freq_mhz[i]:g} MHz is {freq_mhz[i] / hi:.3g}x {model.name}'s top trained clock {hi:g} MHz, beyond its "
-        f"extrapolation band ({b:g}x, up to {hi * b:g} MHz){more}{BAND_WAYS_OUT} (flagged, widened interval), "
-        + (f"at clocks inside the band with {inside}, " if inside else "")
-        + f"or with {other_model}"
+        f"extrapolation band ({b:g}x, up to {hi * b:g} MHz){more}"
     )
+    inside_way = f"at clocks inside the band with {inside}, " if inside else ""
+    why_not = extrapolated_refusal(i) if extrapolated_refusal is not None else ""
+    if why_not:  # a way out must lead somewhere: --extrapolate would be refused in turn
+        raise CosimError(
+            f"{head}; --extrapolate would not price it either ({why_not}): price it {inside_way + 'or ' if inside_way else ''}with {other_model}"
+        )
+    raise CosimError(f"{head}{BAND_WAYS_OUT} (flagged, widened interval), {inside_way}or with {other_model}")
 
 
 _DV = 1e-3  # [V], the step of the slopes' central differences

@@ -164,9 +164,3 @@ def static_reasons(model: Model, *, static_w: np.ndarray, freq_mhz: np.ndarray, 
     )
     mark(s < 0, lambda i: f"the static term is negative ({s[i]:.4g} W) at {freq_mhz[i]:g} MHz, {v[i]:.3f} V")
     return reasons
-
-
-def blank_implausible(power: dict[str, np.ndarray], bad: np.ndarray) -> None:
-    """Rows cosim calls unphysical keep their flags and reason but no power figure (nan), even when kept."""
-    for values in power.values():
-        values[bad] = np.nan

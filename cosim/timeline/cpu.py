@@ -20,7 +20,7 @@ from cosim.counters.pmc import event_rates
 from cosim.errors import CosimError, CosimWarning
 from cosim.models.envelope import cores_factor, envelope_power_w, interval_half_width_w, refuse_beyond_band
 from cosim.models.modelfile import operating_point
-from cosim.models.plausibility import blank_implausible, implausible_reasons, refuse_implausible
+from cosim.models.plausibility import implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
 from cosim.readers.gem5_config import Cluster, Gem5Config
 from cosim.readers.stats_table import StatsMeta
@@ -67,7 +67,7 @@ def power_timeline(
     keep_implausible
         Keep physically implausible rows (negative or impossible power, event
         rates no core reaches, static power extrapolated the wrong way), flagged
-        ``implausible`` with the reason and no power value, instead of refusing the run.
+        ``implausible`` with the reason and the values computed, instead of refusing the run.
     extrapolate
         Price clocks beyond the model's extrapolation band (:mod:`cosim.models.envelope`) instead of refusing them.
     model_option
@@ -179,10 +179,6 @@ def _cluster_timeline(
     for f, _, o in ops:
         if strict:
             check_operating_point(cluster, model, f, o, spec, strict)
-        if not extrapolate:
-            refuse_beyond_band(
-                model, f, lambda i: f"{meta.path}: epoch {epochs[i]}, cluster '{cluster.name}'", other_model=f"another {model_option}"
-            )
     # per-core static parts follow the cores powered, shared ones do not (dynamic already sums the present cores)
     powered = powered_cores(stats, cluster, spec.powered_cores, path=meta.path)
     scale = cores_factor(model, powered)
@@ -253,6 +249,14 @@ def _cluster_timeline(
             static_scale=scale,
         )
         reasons = np.where((reasons == "") & (w > 0), judged, reasons)
+        if not extrapolate:  # --extrapolate is offered only where its price would be written (#46)
+            refuse_beyond_band(
+                model,
+                f,
+                lambda i: f"{meta.path}: epoch {epochs[i]}, cluster '{cluster.name}'",
+                other_model=f"another {model_option}",
+                extrapolated_refusal=lambda i, judged=judged: judged[i],
+            )
     cycles = checked_cycles(stats, cluster, freq_mhz=ticked_mhz, duration_s=duration, keep=keep, path=meta.path)
     reasons = np.where(cycles != "", cycles, reasons)
     bad = reasons != ""
@@ -263,7 +267,6 @@ def _cluster_timeline(
             f"{IMPLAUSIBLE_WAYS_OUT}, or another {model_option})",
             unit="epoch",
         )
-    blank_implausible({k: v for k, v in out.items() if k.endswith("_w") or k == "energy_j"}, bad)
     if not strict:
         for f, _, o in ops:
             check_operating_point(cluster, model, f, o, spec, strict)  # warn only once the rows are kept

@@ -20,6 +20,7 @@ def validate(measured, runs, *, split=None, models: tuple[str, ...] = ()) -> Val
     ``split``: an ARMPM split file (``cbench_split.data``) whose columns say which programs are training ones;
     ``models``: price every run with each of these models in turn (default: the model ``cosim power`` picks).
     """
+    from cosim.dse.sweep import progress_of
     from cosim.models.modelfile import load_model
 
     board, label = read_board(measured)
@@ -31,8 +32,16 @@ def validate(measured, runs, *, split=None, models: tuple[str, ...] = ()) -> Val
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        sims = [read_sim(program, folder, events=events, model=m) for m in models or (None,) for program, folder in found]
+        # 33 runs take a while: counted on a terminal (cosim validate's only long step)
+        jobs = [(m, program, folder) for m in models or (None,) for program, folder in found]
+        sims = [read_sim(program, folder, events=events, model=m) for m, program, folder in progress_of(jobs, len(jobs), _tty(), what="validate")]
     # one warning per cause, not one per run: 33 runs at three clocks say the same three things
     for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, CosimWarning)):
         warnings.warn(CosimWarning(f"{message} (gem5 runs under {runs})"), stacklevel=2)
     return compare(board, sims, split=read_split(split) if split is not None else None, board_cluster=label, board_file=str(measured))
+
+
+def _tty() -> bool:
+    import sys
+
+    return sys.stderr.isatty()
