@@ -171,6 +171,11 @@ def _standing(rows) -> str:
         if any("interval_extrapolation_only" in f.split(";") for f in rows["flags"][up]):
             width += " (the extrapolation's part only: the model has no SER)"
         where = f"[extrapolated{ratio}{width}]"
+    elif any("voltage_off_curve" in f.split(";") for f in rows["flags"]):
+        off = np.array(["voltage_off_curve" in f.split(";") for f in rows["flags"]])
+        half = (rows["power_hi_w"] - rows["power_lo_w"])[off] / 2
+        width = f", interval +-{np.nanmax(half):.3f} W" if np.isfinite(half).any() else ""
+        where = f"[voltage off the model's V-f curve: priced by its static form{width}]"
     elif np.any(rows["extrapolated"]):
         where = "[outside training range]"
     else:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError
-from cosim.models.envelope import envelope_power_w, interval_flags, interval_half_width_w, refuse_beyond_band
+from cosim.models.envelope import interval_flags, interval_half_width_w, operating_point_power_w, refuse_beyond_band, voltage_off_curve
 from cosim.models.modelfile import Model, operating_point
 from cosim.models.plausibility import blank_implausible, implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
@@ -55,8 +55,9 @@ def apply_model(
         v, v_u = table_op.voltage_v, table_u
     else:
         v, v_u = voltage_under_load(model, f, eph), table_u
-    power = envelope_power_w(model, eph, f, v)
+    power = operating_point_power_w(model, eph=eph, freq_mhz=f, voltage_v=v)
     slope = power.pop("dpower_dv_w_per_v")
+    del power["off_curve_half_width_w"]  # interval_half_width_w adds it
     no_value = ~(np.isfinite(f) & (f > 0) & np.isfinite(v) & (v > 0) & np.isfinite(power["power_w"]))
     for values in power.values():
         values[no_value] = np.nan
@@ -73,13 +74,24 @@ def apply_model(
     out["power_lo_w"] = np.maximum(out["power_w"] - half, 0.0)  # power is never negative
     out["power_hi_w"] = out["power_w"] + half
     out["voltage_v"] = v
-    out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training
+    off_curve = voltage_off_curve(model, f, v)
+    out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training | off_curve
     out["no_value"] = no_value
     out["implausible"] = bad
     out["implausible_reason"] = reasons
     out["flags"] = [
-        ";".join(name for name, on in (("extrapolated", e), ("interval_extrapolation_only", x), ("no_value", n), ("implausible", i)) if on)
-        for e, x, n, i in zip(out["extrapolated"], interval_flags(model, f), no_value, bad)
+        ";".join(
+            name
+            for name, on in (
+                ("extrapolated", e),
+                ("voltage_off_curve", c),
+                ("interval_extrapolation_only", x),
+                ("no_value", n),
+                ("implausible", i),
+            )
+            if on
+        )
+        for e, c, x, n, i in zip(out["extrapolated"], off_curve, interval_flags(model, f), no_value, bad)
     ]
     return out
 

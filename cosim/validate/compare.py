@@ -145,7 +145,7 @@ def _pct(sim: float, board: float) -> float:
 
 
 def _row(board: BoardRow, sim: SimRow, model, events: list[str], split: str) -> dict:
-    from cosim.models.envelope import envelope_power_w
+    from cosim.models.envelope import operating_point_power_w
     from cosim.models.modelfile import operating_point
 
     f = np.array([sim.clock_mhz])
@@ -163,7 +163,11 @@ def _row(board: BoardRow, sim: SimRow, model, events: list[str], split: str) -> 
             eph[event] = np.array([sim.counts.get(event, np.nan) / sim.counts[per] * board_eph_per])
 
     def price(rates) -> float:
-        return float(envelope_power_w(model, rates, f, np.array([voltage]), static_scale=sim.static_scale)["power_w"][0])
+        return float(
+            operating_point_power_w(model, eph=rates, freq_mhz=f, voltage_v=np.array([voltage]), static_scale=sim.static_scale)["power_w"][
+                0
+            ]
+        )
 
     p_model_board = price(eph)
     # what gem5's events cost, taken apart by swapping in gem5's inputs one group at a time (the parts add up):
