@@ -137,8 +137,11 @@ def test_a_clock_change_inside_an_epoch_is_split_from_the_cycles_gem5_counted(tm
     assert "the clock changed inside epoch 1, from 1000 to 1798.56 MHz after 50.0% of it" in result.stderr
     big = pd.read_csv(out).query("cluster == 'big'").set_index("epoch")
     s = static_power_w(np.array([1000.0, 1800.0]), np.array([0.9437, TOP_V]), A15.static)
-    assert big.loc[1, "static_w"] == pytest.approx(0.625 * (0.5 * s[0] + 0.5 * s[1]), rel=1e-6)
-    assert big.loc[0, "static_w"] == pytest.approx(0.625 * s[0], rel=1e-6) and big.loc[2, "static_w"] == pytest.approx(0.625 * s[1])
+    # the published polynomial at the two table points, within the form's fit there (2 mW; a share 10 % off moves it 35 mW)
+    assert big.loc[1, "static_w"] == pytest.approx(0.625 * (0.5 * s[0] + 0.5 * s[1]), abs=0.002)
+    assert big.loc[0, "static_w"] == pytest.approx(0.625 * s[0], abs=0.002) and big.loc[2, "static_w"] == pytest.approx(
+        0.625 * s[1], abs=0.002
+    )
     # the clock the cores ticked at on average: 279,856 cycles in 200 us
     assert big.loc[1, "freq_mhz"] == pytest.approx(279_856 / 200, rel=1e-5)
     assert "clock_change_split" in big.loc[1, "flags"] and "clock_change_split" not in big.loc[2, "flags"]
@@ -249,30 +252,10 @@ def test_power_cap_compares_the_peaks_upper_end(tmp_path):
 # --- every refusal's way out exists for that command: each option a refusal suggests is run ----------------------------
 
 _WAY = re.compile(r"(?:cosim (?P<cmd>[a-z][a-z-]*) )?(?P<opt>--[a-z][a-z-]*)")
-SE_200, SE_600 = GEM5_RUNS / "cosim-v24-se-o3-200MHz", GEM5_RUNS / "cosim-v24-se-o3-600MHz"
 STARTER = GEM5_RUNS / "public-new-2022-arm-se-minor-starterse-cpucluster"
 OCELOT = REPO / "traces" / "cosim-ocelot-video.trace"  # a GPU trace for cosim soc
 # (command line refused, what its refusal says, {(command, option it suggests): the command line that takes it})
 WAYS_OUT = [
-    pytest.param(
-        ("power", SE_200),
-        "200 MHz is below the model's lowest clock",
-        {
-            ("whatif", "--freqs"): ("whatif", SE_200, "--freqs", "cpu_clk_domain=600"),
-            ("power", "--model"): ("power", SE_200, "--model", "cortex-a15-walker2017"),
-            ("power", "--keep-implausible"): ("power", SE_200, "--keep-implausible"),
-        },
-        id="power-below-training",
-    ),
-    pytest.param(
-        ("whatif", SE_600, "--freqs", "cpu_clk_domain=200,600"),
-        "200 MHz is below the model's lowest clock",
-        {
-            ("whatif", "--freqs"): ("whatif", SE_600, "--freqs", "cpu_clk_domain=600"),
-            ("whatif", "--model"): ("whatif", SE_600, "--freqs", "cpu_clk_domain=200,600", "--model", "cortex-a15-walker2017"),
-        },
-        id="whatif-below-training",
-    ),
     pytest.param(
         ("power", STARTER, "--model", "cortex-a15-walker2017"),
         "beyond its extrapolation band",
@@ -285,7 +268,7 @@ WAYS_OUT = [
     ),
     pytest.param(
         ("power", STARTER, "--model", "cortex-a15-walker2017", "--extrapolate"),
-        "is above the model's plausible maximum",
+        "at 4000 MHz is outside 0.6-1.5 V",
         {
             ("whatif", "--freqs"): ("whatif", STARTER, "--model", "cortex-a15-walker2017", "--freqs", "cpu_cluster=1800"),
             ("power", "--model"): ("power", STARTER, "--model", "cortex-a7-gemstone2018", "--extrapolate", "--keep-implausible"),
@@ -294,14 +277,32 @@ WAYS_OUT = [
         id="power-implausible-extrapolation",
     ),
     pytest.param(
-        ("soc", SE_200, "--gpu", OCELOT),
-        "200 MHz is below the model's lowest clock",
+        ("soc", STARTER, "--gpu", OCELOT, "--cpu-model", "cortex-a15-walker2017", "--extrapolate"),
+        "at 4000 MHz is outside 0.6-1.5 V",
         {
-            ("whatif", "--freqs"): ("whatif", SE_200, "--freqs", "cpu_clk_domain=600"),
-            ("soc", "--cpu-model"): ("soc", SE_200, "--gpu", OCELOT, "--cpu-model", "cortex-a15-walker2017"),
-            ("soc", "--keep-implausible"): ("soc", SE_200, "--gpu", OCELOT, "--keep-implausible"),
+            ("whatif", "--freqs"): ("whatif", STARTER, "--model", "cortex-a15-walker2017", "--freqs", "cpu_cluster=1800"),
+            ("soc", "--cpu-model"): (
+                "soc",
+                STARTER,
+                "--gpu",
+                OCELOT,
+                "--cpu-model",
+                "cortex-a7-gemstone2018",
+                "--extrapolate",
+                "--keep-implausible",
+            ),
+            ("soc", "--keep-implausible"): (
+                "soc",
+                STARTER,
+                "--gpu",
+                OCELOT,
+                "--cpu-model",
+                "cortex-a15-walker2017",
+                "--extrapolate",
+                "--keep-implausible",
+            ),
         },
-        id="soc-below-training",
+        id="soc-voltage-outside-range",
     ),
     pytest.param(
         ("whatif", CLOCK_CHANGE, *BIG),

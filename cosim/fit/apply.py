@@ -23,6 +23,7 @@ def apply_model(
     keep_implausible: bool = False,
     extrapolate: bool = False,
     source: str = "measured table",
+    temperature_c: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Predicted power per measured row: ``input_row`` (the row's line in the input file, header = line 1),
     ``power_w``, ``dynamic_w``, ``static_w``, ``term_*_w``, ``voltage_v``.
@@ -30,7 +31,8 @@ def apply_model(
     The measured rates are per-core averages [events/s], which is the model's input
     once divided by the frequency [MHz].  ``voltage`` picks the voltage the model is
     given: the measured one, the model's V-f table, or its voltage model (Walker
-    Section VIII: what a run-time manager or a simulator, which cannot measure it, has).
+    Section VIII: what a run-time manager or a simulator, which cannot measure it, has).  ``temperature_c`` [°C]
+    per row prices static power at the die's temperature (None: the training board's along the curve).
     Rows outside the training range are flagged in ``extrapolated``; rows above its top clock are priced
     by the model's envelope (:mod:`cosim.models.envelope`), beyond its band refused unless ``extrapolate``.
     ``power_lo_w``/``power_hi_w`` are +-2 SER, widened by the extrapolation (without an SER: nan, or above the top clock the extrapolation's part alone).  A row whose
@@ -55,7 +57,7 @@ def apply_model(
         v, v_u = table_op.voltage_v, table_u
     else:
         v, v_u = voltage_under_load(model, f, eph), table_u
-    power = operating_point_power_w(model, eph=eph, freq_mhz=f, voltage_v=v)
+    power = operating_point_power_w(model, eph=eph, freq_mhz=f, voltage_v=v, temperature_c=temperature_c)
     slope = power.pop("dpower_dv_w_per_v")
     del power["off_curve_half_width_w"]  # interval_half_width_w adds it
     no_value = ~(np.isfinite(f) & (f > 0) & np.isfinite(v) & (v > 0) & np.isfinite(power["power_w"]))

@@ -96,10 +96,10 @@ def extrapolated_voltage(model, freq_mhz: np.ndarray) -> tuple[np.ndarray, np.nd
     return (line + parabola) / 2, np.abs(parabola - line) / 2
 
 
-#: how far a row's voltage may lie from the model's V-f curve unflagged [V]: twice the largest spread of the measured
-#: rail voltage at one clock in the A15's own training data (Powmon, 240 rows per clock: std 0.6-6.0 mV, the board's
-#: load line), so a voltage a board reaches at a table clock under load is on the curve and one beyond it is not
-OFF_CURVE_TOL_V = 0.012
+#: how far a row's voltage may lie from the model's V-f curve unflagged [V]: the farthest the measured rail voltage of
+#: the A15's own training rows lies from their clock's mean (Powmon, 240 rows per clock: 18.1 mV at 1800 MHz, the
+#: board's load line), rounded up, so the voltages a board reached at a clock while the model was fitted are on it
+OFF_CURVE_TOL_V = 0.02
 
 
 def continued_table_v(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
@@ -128,13 +128,24 @@ def curve_voltage_v(model, freq_mhz: np.ndarray) -> np.ndarray:
 
 
 def static_at_w(model, freq_mhz: np.ndarray, voltage_v: np.ndarray, *, temperature_c: np.ndarray | None = None) -> np.ndarray:
-    """The model's static power [W] at any clock [MHz] and voltage [V]: its one physical form
+    """The model's static power [W] at any clock [MHz], voltage [V] and die temperature [°C]: its one physical form
     (:mod:`cosim.models.static_form`), fitted to its static polynomial along its V-f curve, table points included.
 
-    ``temperature_c`` [°C] is accepted for the form's domain but moves nothing: no shipped model has a temperature
-    term, and Powmon's data did not earn one (docs/explanation/envelope.md)."""
-    del temperature_c
-    return static_form(model).static_w(freq_mhz, voltage_v)
+    ``temperature_c`` None is the training board's temperature at each clock (the model as fitted); a model whose
+    file states no temperature term ignores it (:func:`temperature_flag` says so)."""
+    return static_form(model).static_w(freq_mhz, voltage_v, temperature_c)
+
+
+def temperature_flag(model, temperature_c: float | None) -> str:
+    """The flag a given die temperature [°C] puts on every row: ``temperature_outside_training`` beyond the range the
+    model's temperature term was fitted on, ``temperature_not_modelled`` for a model with none ("" otherwise)."""
+    if temperature_c is None:
+        return ""
+    form = static_form(model)
+    if form.trained_temperature_c is None:
+        return "temperature_not_modelled"
+    lo, hi = form.trained_temperature_c
+    return "temperature_outside_training" if not lo <= temperature_c <= hi else ""
 
 
 def off_curve_half_width_w(model, *, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
@@ -178,7 +189,7 @@ def operating_point_power_w(
     out["power_w"] = out["dynamic_w"] + out["static_w"]
     with np.errstate(divide="ignore", invalid="ignore"):
         dyn_dv = np.where(v != 0, 2 * out["dynamic_w"] / v, 0.0)  # β·E·V²·f: d/dV = 2 P_dyn / V
-    out["dpower_dv_w_per_v"] = dyn_dv + form.dstatic_dv_w_per_v(f, v) * static_scale
+    out["dpower_dv_w_per_v"] = dyn_dv + form.dstatic_dv_w_per_v(f, v, temperature_c) * static_scale
     out["off_curve_half_width_w"] = off_curve_half_width_w(model, freq_mhz=f, voltage_v=v) * static_scale
     return out
 

@@ -18,7 +18,14 @@ import numpy as np
 from cosim import columns as cols
 from cosim.counters.pmc import event_rates
 from cosim.errors import CosimError, CosimWarning
-from cosim.models.envelope import cores_factor, interval_half_width_w, operating_point_power_w, refuse_beyond_band, voltage_off_curve
+from cosim.models.envelope import (
+    cores_factor,
+    interval_half_width_w,
+    operating_point_power_w,
+    refuse_beyond_band,
+    temperature_flag,
+    voltage_off_curve,
+)
 from cosim.models.modelfile import operating_point
 from cosim.models.plausibility import blank_implausible, implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
@@ -177,7 +184,12 @@ def _cluster_timeline(
     # per-core static parts follow the cores powered, shared ones do not (dynamic already sums the present cores)
     powered = powered_cores(stats, cluster, spec.powered_cores, path=meta.path)
     scale = cores_factor(model, powered)
-    parts = [operating_point_power_w(model, eph=rates.eph, freq_mhz=f, voltage_v=o.voltage_v, static_scale=scale) for f, _, o in ops]
+    parts = [
+        operating_point_power_w(
+            model, eph=rates.eph, freq_mhz=f, voltage_v=o.voltage_v, temperature_c=spec.temperature_c, static_scale=scale
+        )
+        for f, _, o in ops
+    ]
     weights = [w for _, w, _ in ops]  # each operating point's share of the epoch
     power = {k: _mix([p[k] for p in parts], weights) for k in parts[0] if k not in ("dpower_dv_w_per_v", "off_curve_half_width_w")}
     missing = ~np.isfinite(power["power_w"])  # nan or inf in the stats: no value, not a huge one
@@ -279,6 +291,9 @@ def _cluster_timeline(
     out["flags"] = np.array(flag_text(op, subst, nan_input, bad, model, cluster, extra_flags + missing, top), dtype=object)
     for i in np.flatnonzero(off_curve):  # a voltage off the model's V-f curve: priced by its static form, widened
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "voltage_off_curve"]))
+    heat = temperature_flag(model, spec.temperature_c)
+    if heat:
+        out["flags"] = np.array([";".join(filter(None, [f, heat])) for f in out["flags"]], dtype=object)
     for i in np.flatnonzero(change.split | change.unplaced):
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "clock_change_split" if change.split[i] else "clock_change_unplaced"]))
     if nan_input.any():
