@@ -32,7 +32,8 @@ def apply_model(
     once divided by the frequency [MHz].  ``voltage`` picks the voltage the model is
     given: the measured one, the model's V-f table, or its voltage model (Walker
     Section VIII: what a run-time manager or a simulator, which cannot measure it, has).  ``temperature_c`` [°C]
-    per row prices static power at the die's temperature (None: the training board's along the curve).
+    per row prices static power at the die's temperature (None: the training board's along the curve; a table's own
+    temperature is another session's, which like its voltage the model does not know: docs/explanation/envelope.md).
     Rows outside the training range are flagged in ``extrapolated``; rows above its top clock are priced
     by the model's envelope (:mod:`cosim.models.envelope`), beyond its band refused unless ``extrapolate``.
     ``power_lo_w``/``power_hi_w`` are +-2 SER, widened by the extrapolation (without an SER: nan, or above the top clock the extrapolation's part alone).  A row whose

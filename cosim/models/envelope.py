@@ -127,7 +127,7 @@ def curve_voltage_v(model, freq_mhz: np.ndarray) -> np.ndarray:
     return v.reshape(np.shape(freq_mhz))
 
 
-def static_at_w(model, freq_mhz: np.ndarray, voltage_v: np.ndarray, *, temperature_c: np.ndarray | None = None) -> np.ndarray:
+def static_at_w(model, freq_mhz: np.ndarray, voltage_v: np.ndarray, *, temperature_c: float | np.ndarray | None = None) -> np.ndarray:
     """The model's static power [W] at any clock [MHz], voltage [V] and die temperature [°C]: its one physical form
     (:mod:`cosim.models.static_form`), fitted to its static polynomial along its V-f curve, table points included.
 
@@ -171,7 +171,7 @@ def operating_point_power_w(
     eph,
     freq_mhz: np.ndarray,
     voltage_v: np.ndarray,
-    temperature_c: np.ndarray | None = None,
+    temperature_c: float | np.ndarray | None = None,
     static_scale: float = 1.0,
 ) -> dict[str, np.ndarray]:
     """A core cluster's power [W] at a clock [MHz], voltage [V], temperature [°C] and activity: the one function every

@@ -164,12 +164,14 @@ def _stated(model, block) -> StaticForm:
     values = [block.get(key) if isinstance(block, dict) else None for key in _STATED]
     if not all(_non_negative(x) for x in values):
         raise CosimError(f"{model.path}: static_form needs {', '.join(_STATED)}, each a number >= 0 (see models/README.md)")
-    a, b, k = (float(x) for x in values)
+    a, b, k = (float(x) for x in values if x is not None)
     f = np.array([p[0] for p in model.vf_points])
     v = np.array([p[1] for p in model.vf_points])
     resid = _columns(f, v, k) @ np.array([a, b]) - static_power_w(f, v, model.static)
     heat = block.get("temperature")
-    kappa, curve, trained = 0.0, (), None
+    kappa: float = 0.0
+    curve: tuple[tuple[float, float], ...] = ()
+    trained: tuple[float, float] | None = None
     if heat is not None:
         try:
             kappa = float(heat["kappa_per_k"])
