@@ -116,7 +116,7 @@ def _table_voltage(data: pd.DataFrame) -> pd.DataFrame:
 _REFITS: dict[tuple[str, int], Path] = {}
 
 # validation.toml's target for pricing the next clock up: MAPE <= 6 % with measured and with table voltage; not met
-# by the measured-voltage refits given table voltage (6.65 % at 1800 MHz, 6.56 % at 1600 MHz)
+# by the measured-voltage refits given table voltage (6.74 % at 1800 MHz, 6.46 % at 1600 MHz)
 _MAPE_NOT_MET = {("measured", 1600, "table"), ("measured", 1400, "table")}
 
 
@@ -355,3 +355,58 @@ def test_an_interval_never_reaches_below_zero_watts(tmp_path):
     assert result.returncode == 0, result.stderr
     pred = pd.read_csv(out)
     assert (pred["power_lo_w"] >= 0).all() and (pred["power_lo_w"] == 0).any()
+
+
+@needs_shared
+@pytest.mark.parametrize(("fitted_on", "expected"), [("measured", (3.42, 4.03)), ("table", (3.72, 4.68))])
+def test_a15_refit_with_the_die_temperature_meets_the_5_percent_goal(tmp_path_factory, fitted_on, expected):
+    """Issue 42's goal, <= 5 % at 1800 MHz from a refit <= 1600 MHz at both the measured and the table's voltage:
+    not met without temperature (5.56 / 6.74 % and 4.78 / 5.98 %), met with each row's die temperature, the term
+    (cosim.fit.temperature) fitted on the refit's own <= 1600 MHz rows, the 1800 MHz rows held out."""
+    import dataclasses
+    import json
+
+    from cosim.fit.apply import apply_model
+    from cosim.fit.temperature import fit_temperature_term
+    from cosim.models.modelfile import _parse
+    from cosim.models.static_form import static_form
+    from cosim.readers.measured import read_measured
+
+    data = pd.read_csv(POWMON, sep="\t")
+    if (fitted_on, 1600) not in _REFITS:
+        train = _table_voltage(data) if fitted_on == "table" else data
+        _REFITS[fitted_on, 1600] = _refit(tmp_path_factory.mktemp("refit"), "le1600", train[train["Frequency A15"] <= 1600])
+    model = load_model(_REFITS[fitted_on, 1600])
+    measured = read_measured(POWMON, events=model.events)
+    if fitted_on == "table":  # the term is fitted on the rows as the refit saw them
+        seen = _table_voltage(data)["Voltage A15"].to_numpy()
+        fit_rows = dataclasses.replace(measured, voltage_v=seen)
+    else:
+        fit_rows = measured
+    y, t = data["Power A15"].to_numpy(), data["Average Temperature A15"].to_numpy()
+    low, top = measured.freq_mhz <= 1600, measured.freq_mhz == 1800
+    form = static_form(model)
+    v = fit_rows.voltage_v
+    term = fit_temperature_term(
+        residual_w=(y - apply_model(model, fit_rows)["power_w"].to_numpy())[low],
+        leakage_w=(form.b * v * np.exp(form.k * (v - 1.0)))[low],
+        freq_mhz=measured.freq_mhz[low],
+        temperature_c=t[low],
+    )
+    raw = json.loads(json.dumps(model.raw))
+    raw["static_form"] = {"a_w_per_mhz_v2": form.a, "b_w_per_v": form.b, "k_per_v": form.k}
+    raw["static_form"]["temperature"] = {"kappa_per_k": term.kappa_per_k, "curve_mhz_c": term.curve_mhz_c, "trained_c": term.trained_c}
+    hot = _parse(model.path, raw)
+    rows = dataclasses.replace(
+        measured,
+        table=measured.table[top].reset_index(drop=True),
+        freq_mhz=measured.freq_mhz[top],
+        voltage_v=measured.voltage_v[top],
+        rates={e: r[top] for e, r in measured.rates.items()},
+        input_row=None,
+    )
+    got = []
+    for voltage in ("measured", "table"):
+        pred = apply_model(hot, rows, voltage=voltage, extrapolate=True, temperature_c=t[top])["power_w"].to_numpy()
+        got.append(100 * float(np.mean(np.abs(pred - y[top]) / y[top])))
+    assert got == pytest.approx(list(expected), abs=0.01) and max(got) <= 5.0

@@ -202,3 +202,98 @@ def test_the_temperature_term_prices_the_boards_hotter_rows_higher():
     s = static_at_w(model, f, v, temperature_c=np.array([45.0, t1800, 85.0]))
     assert s[0] < s[1] < s[2]
     assert s[1] == pytest.approx(float(static_at_w(model, f[:1], v[:1])[0]), rel=1e-3)
+
+
+def _leakage_w(model, voltage_v: np.ndarray) -> np.ndarray:
+    """The form's leakage part b*V*e^(k(V - 1)) [W] from the model file's stated coefficients."""
+    form = model.raw["static_form"]
+    return form["b_w_per_v"] * voltage_v * np.exp(form["k_per_v"] * (voltage_v - 1.0))
+
+
+def _rows(measured, mask):
+    return measured.__class__(
+        **{
+            **measured.__dict__,
+            "table": measured.table[mask].reset_index(drop=True),
+            "freq_mhz": measured.freq_mhz[mask],
+            "voltage_v": measured.voltage_v[mask],
+            "rates": {e: r[mask] for e, r in measured.rates.items()},
+            "input_row": None,
+        }
+    )
+
+
+@needs_shared
+def test_a_temperature_term_helps_within_the_boards_session_and_not_across_sessions():
+    """Issue 42, item 3.  Held out by workload (10 folds: every 10th name, the term fitted on the other nine): the
+    TCAD A15 on its Powmon rows goes 3.45 -> 2.64 % MAPE with each row's die temperature.  GemStone's date-18 table
+    (another session of the board, 2-5 K hotter at every clock) goes 4.20 -> 4.69 % with the shipped term: a board's
+    temperature, like its voltage, says something about that session the model does not know, so cosim uses one
+    only when given."""
+    import dataclasses
+
+    from cosim.fit.apply import apply_model
+    from cosim.fit.temperature import fit_temperature_term
+    from cosim.models.modelfile import _parse
+    from cosim.readers.measured import read_measured
+
+    model = load_model("cortex-a15-walker2017")
+    measured = read_measured(POWMON, events=model.events)
+    y = measured.table["Power A15"].to_numpy()
+    t = measured.table["Average Temperature A15"].to_numpy()
+    base = apply_model(model, measured)["power_w"].to_numpy()
+    names = measured.table["Workload Name"].to_numpy()
+    unique = np.unique(names)
+    held = np.zeros_like(y)
+    for k in range(10):
+        test = np.isin(names, unique[k::10])
+        term = fit_temperature_term(
+            residual_w=(y - base)[~test],
+            leakage_w=_leakage_w(model, measured.voltage_v)[~test],
+            freq_mhz=measured.freq_mhz[~test],
+            temperature_c=t[~test],
+        )
+        raw = json_copy(model.raw)
+        raw["static_form"]["temperature"] = {"kappa_per_k": term.kappa_per_k, "curve_mhz_c": term.curve_mhz_c, "trained_c": term.trained_c}
+        refit = dataclasses.replace(_parse(model.path, raw), path=f"{model.path} (fold {k})")
+        held[test] = apply_model(refit, _rows(measured, test), temperature_c=t[test])["power_w"].to_numpy()
+    mape = lambda p, a: 100 * float(np.mean(np.abs(p - a) / a))  # noqa: E731
+    assert mape(base, y) == pytest.approx(3.45, abs=0.01) and mape(held, y) == pytest.approx(2.64, abs=0.01)
+    date18 = read_measured(GEMSTONE / "sample-input-data" / "date-18-A15-experiment-breakdown.csv", events=model.events)
+    y18, t18 = date18.table["Power A15"].to_numpy(), date18.table["Average Temperature A15"].to_numpy()
+    without = mape(apply_model(model, date18)["power_w"].to_numpy(), y18)
+    with_term = mape(apply_model(model, date18, temperature_c=t18)["power_w"].to_numpy(), y18)
+    assert without == pytest.approx(4.20, abs=0.01) and with_term == pytest.approx(4.69, abs=0.01)
+
+
+def json_copy(data):
+    import json
+
+    return json.loads(json.dumps(data))
+
+
+def test_cosim_power_at_a_given_die_temperature(tmp_path):
+    """The demo's big cluster (TCAD A15, which has a temperature term) at --temperature 70 and 95 °C: static power
+    above the default (the training board's 56.95 °C at 1800 MHz: leakage grows with temperature), 95 °C flagged
+    outside the trained 40.8-87.6 °C; the LITTLE cluster's A7 has no term: unchanged, flagged; the summary says which."""
+    from helpers import REPO
+
+    demo = REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz" / "stats.txt.gz"
+    models = ("--model", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster")
+    models += ("--model", "cortex-a7-gemstone2018", "--cluster", "little=system.littleCluster")
+    static = {}
+    for t in (None, 70, 95):
+        out = tmp_path / f"{t}.csv"
+        result = cosim("power", demo, *models, *(() if t is None else ("--temperature", str(t))), "-o", out)
+        assert result.returncode == 0, result.stderr
+        rows = pd.read_csv(out)
+        big, little = rows[rows["cluster"] == "big"], rows[rows["cluster"] == "little"]
+        static[t] = (big["static_w"].mean(), little["static_w"].mean())
+        if t is None:
+            assert "static power at the training board's temperature for its clock" in result.stdout
+        else:
+            assert f"static power at {t:g} °C (--temperature)" in result.stdout
+            assert little["flags"].str.contains("temperature_not_modelled").all()
+            assert big["flags"].str.contains("temperature_outside_training").all() == (t == 95)
+    assert static[None][0] < static[70][0] < static[95][0]
+    assert static[None][1] == static[70][1] == static[95][1]
