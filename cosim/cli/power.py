@@ -167,10 +167,8 @@ def _temperature_line(spec, rows) -> str:
     lo, hi = form.trained_temperature_c
     if spec.temperature_c is None:
         t = form.curve_temperature(rows["freq_mhz"])
-        return (
-            f"static power at the training board's temperature for its clock ({min(t):.1f}-{max(t):.1f} °C here; the model's "
-            f"training mean along its V-f curve), give --temperature to change it"
-        )
+        span = f"{min(t):.1f} °C" if f"{min(t):.1f}" == f"{max(t):.1f}" else f"{min(t):.1f}-{max(t):.1f} °C"
+        return f"static power at the training board's temperature for its clock ({span} here, its mean there); --temperature sets another"
     where = "" if lo <= spec.temperature_c <= hi else f", outside the trained {lo:g}-{hi:g} °C (flag temperature_outside_training)"
     return f"static power at {spec.temperature_c:g} °C (--temperature){where}"
 
