@@ -290,9 +290,9 @@ def test_cosim_power_at_a_given_die_temperature(tmp_path):
         big, little = rows[rows["cluster"] == "big"], rows[rows["cluster"] == "little"]
         static[t] = (big["static_w"].mean(), little["static_w"].mean())
         if t is None:
-            assert "static power at the training board's temperature for its clock" in result.stdout
+            assert "[static at 56.9 °C: the training board's mean at this clock" in result.stdout
         else:
-            assert f"static power at {t:g} °C (--temperature)" in result.stdout
+            assert f"[static at {t:g} °C (--temperature)" in result.stdout
             assert little["flags"].str.contains("temperature_not_modelled").all()
             assert big["flags"].str.contains("temperature_outside_training").all() == (t == 95)
     assert static[None][0] < static[70][0] < static[95][0]

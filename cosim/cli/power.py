@@ -116,16 +116,14 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
     missing_rows = 0
     for name, rows in cols.groups(timeline, "cluster"):
         flags = sorted({f for text in rows["flags"] for f in text.split(";") if f})
-        print(f"  {name:<12} {rows['model'][0]:<26} {_summary(rows)}" + (f"  flags: {', '.join(flags)}" if flags else ""))
+        heat = _temperature_note(next((s for s in run.clusters if s.name == name), None), rows)
+        print(f"  {name:<12} {rows['model'][0]:<26} {_summary(rows)}{heat}" + (f"  flags: {', '.join(flags)}" if flags else ""))
         missing = [f.partition(":")[2] for f in flags if f.startswith("missing_term:")]
         if missing:
             print(
                 f"  {'':<12} {len(missing)} term(s) of {rows['model'][0]} gem5 cannot count ({', '.join(missing)}): input 0 in "
                 "every epoch, so their share of power is missing (flag missing_term)"
             )
-        heat = _temperature_line(next((s for s in run.clusters if s.name == name), None), rows)
-        if heat:
-            print(f"  {'':<12} {heat}")
         missing_rows += int((np.isnan(rows["power_w"]) & ~rows["implausible"].astype(bool)).sum())
     if plot is not None:
         from cosim.plots.cpu import plot_timeline
@@ -151,26 +149,22 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
     return EXIT_PARTIAL if partial and not args.allow_partial else 0
 
 
-def _temperature_line(spec, rows) -> str:
-    """What temperature the cluster's static power is priced at, for a model with a temperature term ("" without)."""
+def _temperature_note(spec, rows) -> str:
+    """What temperature the cluster's static power is priced at, as " [...]" ("" for a model with no term and none given)."""
     from cosim.models.static_form import static_form
 
     if spec is None:
         return ""
     form = static_form(spec.model)
     if form.trained_temperature_c is None:
-        return (
-            "--temperature not used: the model has no temperature term (flag temperature_not_modelled)"
-            if spec.temperature_c is not None
-            else ""
-        )
+        return " [--temperature not used: the model has no temperature term]" if spec.temperature_c is not None else ""
     lo, hi = form.trained_temperature_c
     if spec.temperature_c is None:
         t = form.curve_temperature(rows["freq_mhz"])
         span = f"{min(t):.1f} °C" if f"{min(t):.1f}" == f"{max(t):.1f}" else f"{min(t):.1f}-{max(t):.1f} °C"
-        return f"static power at the training board's temperature for its clock ({span} here, its mean there); --temperature sets another"
-    where = "" if lo <= spec.temperature_c <= hi else f", outside the trained {lo:g}-{hi:g} °C (flag temperature_outside_training)"
-    return f"static power at {spec.temperature_c:g} °C (--temperature){where}"
+        return f" [static at {span}: the training board's mean at this clock; --temperature sets another]"
+    where = "" if lo <= spec.temperature_c <= hi else f", outside the trained {lo:g}-{hi:g} °C"
+    return f" [static at {spec.temperature_c:g} °C (--temperature){where}]"
 
 
 def _summary(rows) -> str:
