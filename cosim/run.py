@@ -80,6 +80,7 @@ def open_run(
     voltage_model: bool = False,
     powered_cores: Mapping[str, int] | None = None,
     cpu_types: Mapping[str, str] | None = None,
+    temperature_c: float | None = None,
 ) -> Run:
     """Resolve the gem5 run at ``path`` (output folder or stats file) for pricing.
 
@@ -97,6 +98,9 @@ def open_run(
         ``{cluster name: voltage [V]}`` used instead of the model's V-f table.
     voltage_model
         Voltage under load from the model's voltage model (Walker et al. Section VIII).
+    temperature_c
+        Die temperature [°C] for the static power of models with a temperature term; None: the training board's at
+        each clock (:mod:`cosim.models.static_form`).
     powered_cores
         ``{cluster name: cores}`` the physical cluster powers where the run simulates fewer (one gem5 CPU standing
         for a board's four-core cluster): static power is that of this many cores.  Default: the CPUs simulated.
@@ -174,6 +178,7 @@ def open_run(
             voltage_v=volts.get(name),
             voltage_model=voltage_model,
             powered_cores=powered.get(name),
+            temperature_c=temperature_c,
         )
         for i, (name, cpu_path) in enumerate(pairs)
     )

@@ -174,7 +174,7 @@ def cpu_expressions(
     generation: str,
     ticks_per_s: float = 1e12,
     maps_dir: Path = MAPS,
-    periods_ticks: list[int] | None = None,
+    periods_ticks: list[int] | None = None,  # kept for callers; the static form needs no table clock
 ) -> dict[str, tuple[str, str]]:
     """``{cpu path: (dyn, st)}`` MathExprPowerModel expressions for each CPU of ``layout``.
 
@@ -182,9 +182,11 @@ def cpu_expressions(
     share of a shared L2); its static power is the cluster's static power divided by
     the cluster's CPUs, so the CPUs add up to the cluster model.  ``voltage`` and
     ``clock_period`` [ticks] are MathExpr's own variables; rates are per
-    ``simSeconds`` (stats are reset at every dump).  Given the clock domain's
-    ``periods_ticks``, the static terms take the V-f table's clock at each of them
-    (:func:`table_clock_expr`), as cosim power does.
+    ``simSeconds`` (stats are reset at every dump).  Static power is the model file's
+    ``static_form`` (the one form cosim power prices with, cosim.models.static_form),
+    at the domain's own clock and voltage: the same function offline and online.
+    MathExpr has no exp(), but its '^' is std::pow, so e^x is written ``2.718281828459045 ^ (x)``:
+    the same number to within a unit in the last place.
 
     Raises ExpressionError naming each event that has no source MathExpr can read.
     """
@@ -206,6 +208,7 @@ def cpu_expressions(
         )
     cores = model["cores_per_cluster"]
     f_mhz = f"({_num(ticks_per_s / 1e6)} / clock_period)"
+    static = static_form_expr(model, f_mhz)
     # the envelope's core-count rule (cosim.models.envelope.cores_factor): per-core static follows the cores present
     phi = float(model.get("cores", {}).get("per_core_static_fraction", 1.0))
     scale = 1.0 - phi + phi * len(layout.cpus) / cores
@@ -218,10 +221,8 @@ def cpu_expressions(
             )
             # beta * E * V^2 * f with E = count / simSeconds / cores / f, so f cancels
             dyn.append((term["coefficient"], f"({counts}) / simSeconds / {cores} * voltage * voltage"))
-        f_static = table_clock_expr(model, periods_ticks, ticks_per_s) if periods_ticks else f_mhz
-        static = [(t["coefficient"], f"{_power(f_static, t['f_exp'])} * {_power('voltage', t['v_exp'])}") for t in model["static_terms"]]
         guard = _cycles_guard(cpu, ticks_per_s)
-        out[cpu] = (f"({_signed(dyn)}) * {guard}", f"({_signed(static)}) * {_num(scale)} / {len(layout.cpus)} * {guard}")
+        out[cpu] = (f"({_signed(dyn)}) * {guard}", f"({static}) * {_num(scale)} / {len(layout.cpus)} * {guard}")
     return out
 
 
@@ -413,17 +414,13 @@ def attach_power(
         }
         wanted = online.get(name, False) if isinstance(online, dict) else online
         lo, top = min(model["training"]["freq_mhz"]), max(model["training"]["freq_mhz"])
-        table_f = [float(pt[0]) for pt in model["vf_table"]["points_mhz_v"]]
         clocks = [tps / p / 1e6 for p in periods]
-        above = [f for f in clocks if f > top * 1.003]
-        # between the V-f table's points too: the polynomial at an interpolated voltage is off its fitted curve
-        between = [f for f in clocks if lo * 0.997 <= f <= top * 1.003 and not any(abs(f - t) <= 0.003 * t for t in table_f)]
-        if wanted and (above or between):
-            # online power evaluates the raw static polynomial, which cosim uses only at the V-f table's clocks
-            where = f"above {model['name']}'s top trained clock {top:g} MHz" if above else f"between {model['name']}'s V-f table points"
+        outside = [f for f in clocks if f > top * 1.003 or f < lo * 0.997]
+        if wanted and outside:
+            # online power has no flag or interval: an extrapolated clock is priced offline, flagged and widened
             warnings.warn(
-                f"cosim: cluster {name} stays offline: {(above or between)[0]:.0f} MHz is {where}; cosim power prices it offline "
-                "by the model's envelope",
+                f"cosim: cluster {name} stays offline: {outside[0]:.0f} MHz is outside {model['name']}'s trained clocks "
+                f"{lo:g}-{top:g} MHz; cosim power prices it offline, flagged extrapolated",
                 stacklevel=2,
             )
             wanted = False
@@ -464,27 +461,20 @@ def _memories(system) -> list:
     return [o for o in system.descendants() if kinds and isinstance(o, kinds)]
 
 
-def table_clock_expr(model: dict, periods_ticks: list[int], ticks_per_s: float) -> str:
-    """The clock [MHz] the static polynomial is evaluated at, as a MathExpr of ``clock_period``: the V-f table's clock
-    where the period's clock is within gem5's tick rounding (0.3 %) of it, else its own (cosim.models.envelope's
-    trained_clock_mhz).  One period: a constant; several (DVFS): the polynomial through each (period, clock) point,
-    exact at every period the domain can take, written with positive constants only (MathExpr reads no signs)."""
-    table_f = [float(pt[0]) for pt in model["vf_table"]["points_mhz_v"]]
-    points = {}
-    for p in sorted(set(periods_ticks)):
-        f = ticks_per_s / p / 1e6
-        points[p] = next((t for t in table_f if abs(f - t) <= 0.003 * t), f)
-    if len(points) == 1:
-        return _num(next(iter(points.values())))
-    terms = []
-    for p_i, f_i in points.items():
-        factors = [
-            f"(clock_period - {_num(p_j)}) / {_num(p_i - p_j)}" if p_i > p_j else f"({_num(p_j)} - clock_period) / {_num(p_j - p_i)}"
-            for p_j in points
-            if p_j != p_i
-        ]
-        terms.append(f"{_num(f_i)} * " + " * ".join(factors))
-    return "(" + " + ".join(terms) + ")"
+def static_form_expr(model: dict, f_mhz: str) -> str:
+    """The model file's static form, a*f*V^2 + b*V*e^(k*(V - 1)) [W], as a MathExpr of ``voltage`` and the clock
+    ``f_mhz`` [MHz] (positive constants only: MathExpr reads no signs).  Its temperature term, where the file states
+    one, is left at the board's temperature along its curve (factor 1), as cosim power prices with no --temperature.
+    Raises ExpressionError where the file has none."""
+    form = model.get("static_form")
+    keys = ("a_w_per_mhz_v2", "b_w_per_v", "k_per_v")
+    if not isinstance(form, dict) or not all(isinstance(form.get(k), (int, float)) and form[k] >= 0 for k in keys):
+        raise ExpressionError(
+            f"model {model['name']} states no static_form (a, b, k >= 0), the static power cosim prices with; "
+            "use the offline path (cosim power) for this model"
+        )
+    a, b, k = (float(form[key]) for key in keys)
+    return f"{_num(a)} * {f_mhz} * voltage * voltage + {_num(b)} * voltage * {_num(math.e)} ^ ({_num(k)} * voltage - {_num(k)})"
 
 
 def _attach_online(cluster_obj, model: dict, layout: ClusterLayout, generation: str, tps: float, periods: list[int]) -> bool:

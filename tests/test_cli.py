@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from helpers import BIGLITTLE_ARGS, POWMON, REPO, ctrl_c_reaches_it, needs_shared, write_biglittle_run
@@ -46,7 +47,10 @@ def test_power_writes_timeline_and_plot(run, tmp_path):
     # the CSV keeps 9 significant digits
     assert (big["power_w"] - big["dynamic_w"] - big["static_w"]).abs().max() < 1e-8
     assert ((big["energy_j"] - big["power_w"] * big["duration_s"]) / big["energy_j"]).abs().max() < 1e-8
-    assert (big["power_hi_w"] - big["power_w"]).round(5).tolist() == [0.1033] * 3  # 2 x SER
+    # 2 x SER (0.1033 W), and at gem5's 1798.56 MHz the 1800 MHz point's voltage, 0.6 mV above the curve between
+    # table points there: its off-curve part is under 1 mW
+    half = (big["power_hi_w"] - big["power_w"]).to_numpy()
+    assert (half >= 0.1033 - 1e-5).all() and (half <= 0.1033 + 0.001).all() and half[2] == pytest.approx(0.1033, abs=1e-5)
     assert timeline.loc[timeline["cluster"] == "little", "power_lo_w"].isna().all()  # gs-A7 has no SER
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not list(tmp_path.glob(".*.tmp"))  # atomic writes leave nothing behind
@@ -139,10 +143,15 @@ def test_bad_flag_values(run):
 
 
 @needs_shared
-def test_apply_prints_the_papers_mape():
-    result = cosim("apply", "cortex-a15-walker2017", POWMON, "--compare-with", "Power A15")
+def test_apply_prints_the_mape_of_what_it_wrote(tmp_path):
+    """cosim apply prints the MAPE of the power it wrote against the measured column (computed here), near the
+    paper's 2.8 % (Table IV; its polynomial at each row's measured voltage: 2.79 %, tests/test_models.py)."""
+    out = tmp_path / "a.csv"
+    result = cosim("apply", "cortex-a15-walker2017", POWMON, "--compare-with", "Power A15", "-o", out)
     assert result.returncode == 0, result.stderr
-    assert "MAPE vs 'Power A15': 2.79 %" in result.stdout
+    pred = pd.read_csv(out)
+    mape = 100 * float(np.mean(np.abs(pred["power_w"] - pred["measured_w"]) / pred["measured_w"]))
+    assert f"MAPE vs 'Power A15': {mape:.2f} %" in result.stdout and mape == pytest.approx(2.8, abs=1.0)
 
 
 @needs_shared

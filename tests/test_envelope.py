@@ -11,8 +11,9 @@ import pytest
 from helpers import GEM5, POWMON, REPO, needs_gem5, needs_shared
 from test_cli import assert_one_line_error, cosim
 
-from cosim.models.envelope import band, cores_factor, envelope_static_w, extrapolated_voltage, static_fit
+from cosim.models.envelope import band, cores_factor, extrapolated_voltage, static_at_w
 from cosim.models.modelfile import load_model
+from cosim.models.static_form import static_form
 from cosim.models.walker import static_power_w
 
 CPU_MODELS = ("cortex-a15-walker2017", "cortex-a15-gemstone2018", "cortex-a7-gemstone2018")
@@ -26,21 +27,27 @@ def test_static_above_the_top_clock_rises_with_voltage_and_clock(name):
     top_f, top_v = model.vf_points[-1]
     f = np.linspace(top_f * 1.001, top_f * band(model), 20)
     v, _ = extrapolated_voltage(model, f)
-    s = envelope_static_w(model, f, v)
+    s = static_at_w(model, f, v)
     assert (np.diff(s) > 0).all() and (np.diff(v) > 0).all()
     at_top = float(static_power_w(np.array([top_f]), np.array([top_v]), model.static)[0])
     assert s[0] == pytest.approx(at_top, rel=0.05)
-    fit = static_fit(model)
-    assert fit.a >= 0 and fit.b >= 0 and 0 <= fit.k <= 10
+    form = static_form(model)
+    assert min(form.a, form.b, form.k) >= 0
 
 
-def test_static_at_a_table_clock_is_the_published_polynomial():
-    # GemStone's gs-A15.params static terms at its 1400 MHz, 1.042 V point, written out by hand
+def test_static_at_a_table_clock_is_the_published_polynomial_within_its_fit_error():
+    """GemStone's gs-A15.params static terms at its 1400 MHz, 1.042 V point and Walker et al.'s asrtpm-A15.params at
+    1800 MHz, 1.1741 V, written out by hand: the form is within 2 % of the first (the model publishes no SER) and
+    within the second's SER (paper Table III: 0.0517 W)."""
     c = (-681.604059986, 0.117551170367, 2277.16890778, -0.491846201277, -2528.1574686, 0.645456768269, 932.937276293, -0.271180478671)
     f, v = 1400.0, 1.042
     by_hand = c[0] + c[1] * f + c[2] * v + c[3] * f * v + c[4] * v**2 + c[5] * f * v**2 + c[6] * v**3 + c[7] * f * v**3
-    model = load_model("cortex-a15-gemstone2018")
-    assert float(envelope_static_w(model, np.array([f]), np.array([v]))[0]) == pytest.approx(by_hand, rel=1e-9)
+    assert float(static_at_w(load_model("cortex-a15-gemstone2018"), np.array([f]), np.array([v]))[0]) == pytest.approx(by_hand, rel=0.02)
+    w = (-752.5773198197522, 0.15156115764402214, 2506.4031159976585, -0.6025387920783244, -2774.438446189505, 0.7649683490065091)
+    w += (1020.9510614494442, -0.31399318221257083)
+    f, v = 1800.0, 1.1741
+    by_hand = w[0] + w[1] * f + w[2] * v + w[3] * f * v + w[4] * v**2 + w[5] * f * v**2 + w[6] * v**3 + w[7] * f * v**3
+    assert float(static_at_w(load_model("cortex-a15-walker2017"), np.array([f]), np.array([v]))[0]) == pytest.approx(by_hand, abs=0.0517)
 
 
 @needs_shared
@@ -62,7 +69,7 @@ def test_static_between_sparse_table_points_follows_the_boards_idle_power():
 
     def priced(f_mhz: float) -> float:
         v = float(np.interp(f_mhz, [p[0] for p in model.vf_points], [p[1] for p in model.vf_points]))
-        return float(envelope_static_w(model, np.array([f_mhz]), np.array([v]))[0])
+        return float(static_at_w(model, np.array([f_mhz]), np.array([v]))[0])
 
     lo, hi = error(1400.0, priced(1400.0)), error(1800.0, priced(1800.0))
     assert 0.10 < lo < hi < 0.30
@@ -76,7 +83,7 @@ def test_walker_polynomial_is_never_used_above_its_range():
     model = load_model("cortex-a15-walker2017")
     raw = float(static_power_w(np.array([2000.0]), np.array([1.2521]), model.static)[0])
     assert raw == pytest.approx(0.2455, abs=1e-3)  # the figure the old refusal named
-    assert envelope_static_w(model, np.array([2000.0]), np.array([1.2521]))[0] > 0.802
+    assert static_at_w(model, np.array([2000.0]), np.array([1.2521]))[0] > 0.802
 
 
 def test_band_is_stated_in_every_cpu_model_file():
@@ -109,7 +116,7 @@ def _table_voltage(data: pd.DataFrame) -> pd.DataFrame:
 _REFITS: dict[tuple[str, int], Path] = {}
 
 # validation.toml's target for pricing the next clock up: MAPE <= 6 % with measured and with table voltage; not met
-# by the measured-voltage refits given table voltage (6.65 % at 1800 MHz, 6.56 % at 1600 MHz)
+# by the measured-voltage refits given table voltage (6.74 % at 1800 MHz, 6.46 % at 1600 MHz)
 _MAPE_NOT_MET = {("measured", 1600, "table"), ("measured", 1400, "table")}
 
 
@@ -249,7 +256,7 @@ def test_starter_se_at_its_4ghz_default_is_refused_for_both_models(gem5_root, tm
 def test_the_big_clusters_static_power_is_the_published_polynomial_scaled_to_its_cores(tmp_path):
     """gem5's big.LITTLE run with 2 of the A15's 4 cores (recorded, gem5 v24): the big cluster's static power is the
     published polynomial (GemStone's asrtpm-A15.params, its terms without an event: sum c * f^a * V^b) at the V-f
-    table's 1800 MHz (gem5's 556-tick period, 1798.56 MHz, is that clock within its tick rounding) and the A15's mean
+    table's 1800 MHz (gem5's 556-tick period, 1798.56 MHz, takes that point's voltage) and the A15's mean
     measured voltage at 1800 MHz (Powmon data), times the model file's stated core rule 1 - 0.75 + 0.75 * 2 / 4
     (three quarters of the static power in the cores)."""
     from helpers import GEM5_RUNS, GEMSTONE
@@ -272,7 +279,8 @@ def test_the_big_clusters_static_power_is_the_published_polynomial_scaled_to_its
     assert result.returncode == 0, result.stderr
     big = pd.read_csv(out).query("cluster == 'bigCluster'")
     assert (big["n_cpus"] == 2).all()
-    assert big["static_w"].to_numpy() == pytest.approx(published_w * (1 - 0.75 + 0.75 * 2 / 4), rel=2e-4)
+    # the form within 0.5 % of the polynomial there: its stated fit (-0.5 mW at 1800 MHz) and gem5's 0.08 % lower clock
+    assert big["static_w"].to_numpy() == pytest.approx(published_w * (1 - 0.75 + 0.75 * 2 / 4), rel=0.005)
 
 
 @needs_shared
@@ -325,20 +333,18 @@ def test_summary_says_where_each_cluster_stands(tmp_path):
     assert se.stdout.count("[inside training range] [2 of 4 cores: static scaled by 0.625]") == 2
 
 
-def test_plausibility_bounds_static_both_ways_above_the_top_clock():
-    """At 2 GHz and 1.26 V the A15's static power may neither fall below its 0.802 W at 1800 MHz (the raw polynomial's
-    0.2455 W) nor exceed f*V^2*exp(10/V*dV) times it (about 1.2 W here): 5 W is caught as well."""
-    from cosim.models.plausibility import implausible_reasons
+def test_plausibility_refuses_a_voltage_outside_the_forms_physical_range():
+    """The static form holds from 0.6 V (above threshold) to 1.5 V (below any rated 28 nm supply): 0.55 and 1.55 V are
+    refused naming the range, 0.6 and 1.5 V are not; a negative static power (no form gives one) is refused."""
+    from cosim.models.plausibility import static_reasons
 
     model = load_model("cortex-a15-walker2017")
-    f = np.full(3, 2000.0)
-    v = np.full(3, 1.26)
-    static = np.array([0.2455, 1.0, 5.0])
-    eph = {e: np.zeros(3) for e in model.events}
-    reasons = implausible_reasons(model, power_w=static, static_w=static, freq_mhz=f, voltage_v=v, eph=eph, n_cpus=4)
-    assert "below the 0.802 W at 1800 MHz" in reasons[0]
-    assert reasons[1] == ""
-    assert "more than the" in reasons[2] and "that switching and leakage" in reasons[2]
+    v = np.array([0.55, 0.6, 1.5, 1.55, 1.0])
+    static = np.array([0.1, 0.1, 1.0, 1.0, -0.01])
+    reasons = static_reasons(model, static_w=static, freq_mhz=np.full(5, 1000.0), voltage_v=v)
+    assert "0.55 V at 1000 MHz is outside 0.6-1.5 V" in reasons[0] and "1.55 V at 1000 MHz is outside 0.6-1.5 V" in reasons[3]
+    assert reasons[1] == reasons[2] == ""
+    assert "the static term is negative" in reasons[4]
 
 
 @needs_shared
@@ -349,3 +355,58 @@ def test_an_interval_never_reaches_below_zero_watts(tmp_path):
     assert result.returncode == 0, result.stderr
     pred = pd.read_csv(out)
     assert (pred["power_lo_w"] >= 0).all() and (pred["power_lo_w"] == 0).any()
+
+
+@needs_shared
+@pytest.mark.parametrize(("fitted_on", "expected"), [("measured", (3.42, 4.03)), ("table", (3.72, 4.68))])
+def test_a15_refit_with_the_die_temperature_meets_the_5_percent_goal(tmp_path_factory, fitted_on, expected):
+    """Issue 42's goal, <= 5 % at 1800 MHz from a refit <= 1600 MHz at both the measured and the table's voltage:
+    not met without temperature (5.56 / 6.74 % and 4.78 / 5.98 %), met with each row's die temperature, the term
+    (cosim.fit.temperature) fitted on the refit's own <= 1600 MHz rows, the 1800 MHz rows held out."""
+    import dataclasses
+    import json
+
+    from cosim.fit.apply import apply_model
+    from cosim.fit.temperature import fit_temperature_term
+    from cosim.models.modelfile import _parse
+    from cosim.models.static_form import static_form
+    from cosim.readers.measured import read_measured
+
+    data = pd.read_csv(POWMON, sep="\t")
+    if (fitted_on, 1600) not in _REFITS:
+        train = _table_voltage(data) if fitted_on == "table" else data
+        _REFITS[fitted_on, 1600] = _refit(tmp_path_factory.mktemp("refit"), "le1600", train[train["Frequency A15"] <= 1600])
+    model = load_model(_REFITS[fitted_on, 1600])
+    measured = read_measured(POWMON, events=model.events)
+    if fitted_on == "table":  # the term is fitted on the rows as the refit saw them
+        seen = _table_voltage(data)["Voltage A15"].to_numpy()
+        fit_rows = dataclasses.replace(measured, voltage_v=seen)
+    else:
+        fit_rows = measured
+    y, t = data["Power A15"].to_numpy(), data["Average Temperature A15"].to_numpy()
+    low, top = measured.freq_mhz <= 1600, measured.freq_mhz == 1800
+    form = static_form(model)
+    v = fit_rows.voltage_v
+    term = fit_temperature_term(
+        residual_w=(y - apply_model(model, fit_rows)["power_w"].to_numpy())[low],
+        leakage_w=(form.b * v * np.exp(form.k * (v - 1.0)))[low],
+        freq_mhz=measured.freq_mhz[low],
+        temperature_c=t[low],
+    )
+    raw = json.loads(json.dumps(model.raw))
+    raw["static_form"] = {"a_w_per_mhz_v2": form.a, "b_w_per_v": form.b, "k_per_v": form.k}
+    raw["static_form"]["temperature"] = {"kappa_per_k": term.kappa_per_k, "curve_mhz_c": term.curve_mhz_c, "trained_c": term.trained_c}
+    hot = _parse(model.path, raw)
+    rows = dataclasses.replace(
+        measured,
+        table=measured.table[top].reset_index(drop=True),
+        freq_mhz=measured.freq_mhz[top],
+        voltage_v=measured.voltage_v[top],
+        rates={e: r[top] for e, r in measured.rates.items()},
+        input_row=None,
+    )
+    got = []
+    for voltage in ("measured", "table"):
+        pred = apply_model(hot, rows, voltage=voltage, extrapolate=True, temperature_c=t[top])["power_w"].to_numpy()
+        got.append(100 * float(np.mean(np.abs(pred - y[top]) / y[top])))
+    assert got == pytest.approx(list(expected), abs=0.01) and max(got) <= 5.0

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -172,17 +174,32 @@ def test_online_power_is_nan_where_cycles_exceed_clock_times_time(tmp_path):
         assert np.isfinite(power) == finite, (cycles, power)
 
 
-def test_online_stays_offline_at_a_clock_between_the_models_table_points(tmp_path):
-    """Online power is the raw static polynomial; cosim prices static power between the A7 table's 1000 and 1400 MHz
-    by the envelope's form, so a LITTLE cluster at 1200 MHz (its configured voltage kept: the table has no 1200 MHz)
-    stays offline, priced offline, with a warning."""
+def _form_by_hand(name: str, f_mhz: float, v: float) -> float:
+    """The model file's static form a*f*V^2 + b*V*e^(k*(V - 1)) [W], written out from its stated coefficients."""
+    form = json.loads((REPO / "models" / f"{name}.json").read_text())["static_form"]
+    a, b, k = form["a_w_per_mhz_v2"], form["b_w_per_v"], form["k_per_v"]
+    return a * f_mhz * v * v + b * v * math.exp(k * (v - 1.0))
+
+
+def test_online_goes_online_between_the_models_table_points(tmp_path):
+    """Online and offline static power are one function of clock and voltage, so a LITTLE cluster at 1200 MHz (between
+    the A7 table's 1000 and 1400 MHz; its configured voltage kept) goes online, and each CPU's static expression is
+    the file's form at gem5's clock (833 ticks: 1200.48 MHz) and voltage, its share of the two cores present
+    (1 - 0.75 + 0.75 * 2 / 4 = 0.625, over 2 CPUs), written out here."""
     system = build_system()
     system.littleCluster.clk_domain = SrcClockDomain(clock=["1.2GHz"], voltage_domain=system.littleCluster.voltage_domain)
     for cpu in system.littleCluster.cpus:
         cpu.clk_domain = system.littleCluster.clk_domain
-    with pytest.warns(UserWarning, match=r"cluster little stays offline: 1200 MHz is between cortex-a7-gemstone2018's V-f table points"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         run = cosim_gem5.attach_power(system, models={"little": MODELS["little"]}, outdir=str(tmp_path), online=True, set_voltages=False)
-    assert run.online == {"little": False}
+    assert run.online == {"little": True}
+    pm = system.littleCluster.cpus[0].power_model[0].pm[0]
+    for period, v in ((833, 1.0), (833, 1.17), (714, 1.253), (715, 1.253)):
+        m5.stats.register("system.littleCluster.cpus0.numCycles", "Scalar", 0.0)
+        m5.stats.register("simSeconds", "Scalar", 1e-4)
+        by_hand = _form_by_hand("cortex-a7-gemstone2018", 1e6 / period, v) * 0.625 / 2
+        assert pm.evaluate(pm.st, voltage=v, clock_period=period) == pytest.approx(by_hand, rel=1e-12)
 
 
 def test_online_refused_where_a_stat_is_a_vector_stays_offline(tmp_path):
@@ -280,12 +297,22 @@ def test_example_configs_compile():
         py_compile.compile(str(path), doraise=True)
 
 
-def test_static_clock_is_the_vf_tables_at_each_dvfs_period():
-    """gem5's whole-tick periods 556, 714 and 1000 ticks are 1798.56, 1400.56 and 1000 MHz; the A15 table has 1800,
-    1400 and 1000 MHz, so the static polynomial is evaluated there at each period (and at a clock off the table, 1250
-    ticks = 800 MHz, which is the A15 walker table's own point too)."""
+def test_online_static_power_is_the_form_at_every_clock_gem5_rounds_to():
+    """gem5's whole-tick periods 556, 714 and 1000 ticks are 1798.56, 1400.56 and 1000 MHz: the expression prices the
+    form at those clocks themselves (no table clock substituted: the form is one continuous function), so 555-557
+    ticks give three values within the clock's own 0.18 % steps.  MathExpr has no exp(): e^x is written as std::pow(e, x)."""
     model = json.loads((REPO / "models" / "cortex-a15-walker2017.json").read_text())
-    expr = cosim_gem5.table_clock_expr(model, [556, 714, 1000, 1250], 1e12)
-    for period, table_mhz in ((556, 1800), (714, 1400), (1000, 1000), (1250, 800)):
-        assert eval(expr.replace("clock_period", str(period))) == pytest.approx(table_mhz, rel=1e-12)  # noqa: S307
-    assert cosim_gem5.table_clock_expr(model, [556], 1e12) == "1800"
+    expr = cosim_gem5.static_form_expr(model, "(1000000 / clock_period)")
+    assert "exp" not in expr and "^" in expr
+    from m5 import mathexpr
+
+    values = []
+    for period in (555, 556, 557, 714, 1000, 1250):
+        v = 1.1741 if period < 600 else 1.0
+        got = mathexpr.evaluate(mathexpr.parse(expr), {"clock_period": float(period), "voltage": v}.__getitem__)
+        assert got == pytest.approx(_form_by_hand("cortex-a15-walker2017", 1e6 / period, v), rel=1e-12)
+        values.append(got)
+    # one tick (0.18 % of the clock) moves static power by less than the clock moved: at most f * V^2 scales with f
+    assert abs(values[0] / values[1] - 1) < 1 / 556 and abs(values[2] / values[1] - 1) < 1 / 556
+    with pytest.raises(cosim_gem5.ExpressionError, match="states no static_form"):
+        cosim_gem5.static_form_expr({k: v for k, v in model.items() if k != "static_form"}, "f")

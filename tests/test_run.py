@@ -122,13 +122,19 @@ def test_sweep_compares_out_of_order_and_in_order_runs_in_one_table(gem5_root, t
 
 @needs_shared
 def test_sweep_takes_the_overrides_its_refusals_recommend(tmp_path):
-    """A Minor CPU at 2 GHz (1.43x the A7's top trained clock) is refused by sweep as by power, and --extrapolate,
-    the way out the refusal names, is honoured by sweep too: its energy is cosim power --extrapolate's."""
+    """A Minor CPU at 2 GHz (1.43x the A7's top trained clock) is refused by sweep as by power, naming --extrapolate
+    and --model; with --extrapolate the A7's V-f curve continued to 2 GHz asks for 1.517 V, outside the static form's
+    0.6-1.5 V, refused by sweep in power's words; another --model (the A15's band reaches 2025 MHz) is honoured by
+    sweep too: its energy is cosim power's with that model, flagged extrapolated."""
     run = GEM5_RUNS / "public-old2016-arm-se-minor-mcf"
     refused = run_cosim("sweep", run, "-o", tmp_path / "refused.csv")
     assert refused.returncode == 2 and "beyond its extrapolation band" in refused.stderr and "--extrapolate" in refused.stderr
-    swept = run_cosim("sweep", run, "--extrapolate", "-o", tmp_path / "sweep.csv")
-    powered = run_cosim("power", run, "--extrapolate", "-o", tmp_path / "power.csv")
+    assert "another --model" in refused.stderr
+    too_high = run_cosim("sweep", run, "--extrapolate", "-o", tmp_path / "high.csv")
+    assert too_high.returncode == 2 and "1.517 V at 2000 MHz is outside 0.6-1.5 V" in too_high.stderr
+    a15 = ("--model", "cortex-a15-walker2017")
+    swept = run_cosim("sweep", run, *a15, "-o", tmp_path / "sweep.csv")
+    powered = run_cosim("power", run, *a15, "-o", tmp_path / "power.csv")
     assert swept.returncode == powered.returncode == 0, swept.stderr + powered.stderr
     row = pd.read_csv(tmp_path / "sweep.csv").iloc[0]
     assert "extrapolated" in row["flags"].split(";")

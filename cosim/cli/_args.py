@@ -70,6 +70,7 @@ def _open_run(args: argparse.Namespace):
         clusters=_pairs(args.cluster, "--cluster"),
         voltages=voltages,
         voltage_model=getattr(args, "voltage_model", False),
+        temperature_c=getattr(args, "temperature", None),
         powered_cores={k: _cores(k, v) for k, v in _pairs(getattr(args, "powered_cores", []), "--powered-cores").items()},
         cpu_types=_pairs(getattr(args, "cpu_type", []), "--cpu-type"),
     )

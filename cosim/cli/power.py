@@ -34,6 +34,13 @@ def add_parsers(sub) -> None:
         help="use this voltage [V] for cluster NAME instead of the model's V-f table",
     )
     p.add_argument(
+        "--temperature",
+        type=float,
+        metavar="CELSIUS",
+        help="die temperature [°C] for the static power of models with a temperature term (default: the training board's "
+        "at each clock, as the model was fitted; flagged outside the trained temperatures)",
+    )
+    p.add_argument(
         "--voltage-model",
         action="store_true",
         help="voltage under load from the model's voltage model (when only nominal voltages are known)",
@@ -146,7 +153,8 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
     missing_rows = 0
     for name, rows in cols.groups(timeline, "cluster"):
         flags = sorted({f for text in rows["flags"] for f in text.split(";") if f})
-        print(f"  {name:<12} {rows['model'][0]:<26} {_summary(rows)}" + (f"  flags: {', '.join(flags)}" if flags else ""))
+        heat = _temperature_note(next((s for s in run.clusters if s.name == name), None), rows)
+        print(f"  {name:<12} {rows['model'][0]:<26} {_summary(rows)}{heat}" + (f"  flags: {', '.join(flags)}" if flags else ""))
         missing = [f.partition(":")[2] for f in flags if f.startswith("missing_term:")]
         if missing:
             print(
@@ -205,6 +213,24 @@ def _ptrace_rows(stats, run, timeline, args: argparse.Namespace):
     )
 
 
+def _temperature_note(spec, rows) -> str:
+    """What temperature the cluster's static power is priced at, as " [...]" ("" for a model with no term and none given)."""
+    from cosim.models.static_form import static_form
+
+    if spec is None:
+        return ""
+    form = static_form(spec.model)
+    if form.trained_temperature_c is None:
+        return " [--temperature not used: the model has no temperature term]" if spec.temperature_c is not None else ""
+    lo, hi = form.trained_temperature_c
+    if spec.temperature_c is None:
+        t = form.curve_temperature(rows["freq_mhz"])
+        span = f"{min(t):.1f} °C" if f"{min(t):.1f}" == f"{max(t):.1f}" else f"{min(t):.1f}-{max(t):.1f} °C"
+        return f" [static at {span}: the training board's mean at this clock; --temperature sets another]"
+    where = "" if lo <= spec.temperature_c <= hi else f", outside the trained {lo:g}-{hi:g} °C"
+    return f" [static at {spec.temperature_c:g} °C (--temperature){where}]"
+
+
 def _summary(rows) -> str:
     """Mean power (energy / time [W]) and energy [J] of one cluster, saying how many epochs have no value rather than counting them as 0."""
     import numpy as np
@@ -235,6 +261,11 @@ def _standing(rows) -> str:
         if any("interval_extrapolation_only" in f.split(";") for f in rows["flags"][up]):
             width += " (the extrapolation's part only: the model has no SER)"
         where = f"[extrapolated{ratio}{width}]"
+    elif any("voltage_off_curve" in f.split(";") for f in rows["flags"]):
+        off = np.array(["voltage_off_curve" in f.split(";") for f in rows["flags"]])
+        half = (rows["power_hi_w"] - rows["power_lo_w"])[off] / 2
+        width = f", interval +-{np.nanmax(half):.3f} W" if np.isfinite(half).any() else ""
+        where = f"[voltage off the model's V-f curve: priced by its static form{width}]"
     elif np.any(rows["extrapolated"]):
         where = "[outside training range]"
     else:

@@ -79,8 +79,9 @@ from cosim.dse.peak import dump_period_s, peak_power_w
 from cosim.dse.recorded import ClusterActivity, RecordedRun, cluster_done_s, cluster_finish, last_active
 from cosim.dse.whatif_refusals import refuse_clock_change, refuse_implausible_clocks
 from cosim.errors import CosimError
-from cosim.models.envelope import above_top, cores_factor, envelope_static_dv_w_per_v, envelope_static_w, refuse_beyond_band
+from cosim.models.envelope import cores_factor, outside_clocks, refuse_beyond_band, static_at_w
 from cosim.models.modelfile import Model, operating_point
+from cosim.models.static_form import static_form
 from cosim.readers.gem5_config import Gem5Config
 from cosim.timeline.clusters import ClusterSpec, frequency_mhz, resolve_cluster
 from cosim.timeline.core_kind import other_core_kind
@@ -280,11 +281,11 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         with np.errstate(divide="ignore", invalid="ignore"):
             cycles = np.where(clocked_s > 0, moved * levels[:, None] / (clocked_s * c.freq_mhz), 1.0)
         dyn_j = (c.dyn_coeff + c.cycle_coeff * cycles) * op.voltage_v[:, None] ** 2
-        model_static_w = envelope_static_w(c.model, levels, op.voltage_v)
+        model_static_w = static_at_w(c.model, levels, op.voltage_v)  # the static part of operating_point_power_w
         refuse_implausible_clocks(c.name, c.model, levels, op.voltage_v, model_static_w)
         static_w = model_static_w * c.cores_scale
         # the static power's slope in V [W/V], for the model's interval where the voltage is continued above the table
-        static_dv = envelope_static_dv_w_per_v(c.model, levels, op.voltage_v)
+        static_dv = static_form(c.model).dstatic_dv_w_per_v(levels, op.voltage_v)
         parts.append(
             _ClusterPrediction(
                 name=c.name,
@@ -323,8 +324,8 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     # as recorded outlast the run), that work falls outside the windows: the average still bounds the peak
     out["peak_power_w"] = np.maximum(peak, out["avg_power_w"])
     out["edp_js"] = out["energy_j"] * out["runtime_s"]
-    # a clock above the model's top trained clock is priced by its envelope's extrapolation: flagged
-    out["extrapolated"] = np.any([above_top(c.model, grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)) for c in run.clusters], axis=0)
+    # a clock outside the model's trained clocks is priced by its envelope's extrapolation: flagged
+    out["extrapolated"] = np.any([outside_clocks(c.model, grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)) for c in run.clusters], axis=0)
     # the shift of the cluster that ends the run, or another's finish where gem5 writing fewer store lines whole
     # may move it past that; what it costs in static energy, and the cycles the whole-line reading adds or removes
     if parts:

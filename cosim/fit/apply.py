@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError
-from cosim.models.envelope import envelope_power_w, interval_flags, interval_half_width_w, refuse_beyond_band
+from cosim.models.envelope import interval_flags, interval_half_width_w, operating_point_power_w, refuse_beyond_band, voltage_off_curve
 from cosim.models.modelfile import Model, operating_point
 from cosim.models.plausibility import implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
@@ -23,6 +23,7 @@ def apply_model(
     keep_implausible: bool = False,
     extrapolate: bool = False,
     source: str = "measured table",
+    temperature_c: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Predicted power per measured row: ``input_row`` (the row's line in the input file, header = line 1),
     ``power_w``, ``dynamic_w``, ``static_w``, ``term_*_w``, ``voltage_v``.
@@ -30,7 +31,9 @@ def apply_model(
     The measured rates are per-core averages [events/s], which is the model's input
     once divided by the frequency [MHz].  ``voltage`` picks the voltage the model is
     given: the measured one, the model's V-f table, or its voltage model (Walker
-    Section VIII: what a run-time manager or a simulator, which cannot measure it, has).
+    Section VIII: what a run-time manager or a simulator, which cannot measure it, has).  ``temperature_c`` [°C]
+    per row prices static power at the die's temperature (None: the training board's along the curve; a table's own
+    temperature is another session's, which like its voltage the model does not know: docs/explanation/envelope.md).
     Rows outside the training range are flagged in ``extrapolated``; rows above its top clock are priced
     by the model's envelope (:mod:`cosim.models.envelope`), beyond its band refused unless ``extrapolate``.
     ``power_lo_w``/``power_hi_w`` are +-2 SER, widened by the extrapolation (without an SER: nan, or above the top clock the extrapolation's part alone).  A row whose
@@ -55,8 +58,9 @@ def apply_model(
         v, v_u = table_op.voltage_v, table_u
     else:
         v, v_u = voltage_under_load(model, f, eph), table_u
-    power = envelope_power_w(model, eph, f, v)
+    power = operating_point_power_w(model, eph=eph, freq_mhz=f, voltage_v=v, temperature_c=temperature_c)
     slope = power.pop("dpower_dv_w_per_v")
+    del power["off_curve_half_width_w"]  # interval_half_width_w adds it
     no_value = ~(np.isfinite(f) & (f > 0) & np.isfinite(v) & (v > 0) & np.isfinite(power["power_w"]))
     for values in power.values():
         values[no_value] = np.nan
@@ -72,13 +76,24 @@ def apply_model(
     out["power_lo_w"] = np.maximum(out["power_w"] - half, 0.0)  # power is never negative
     out["power_hi_w"] = out["power_w"] + half
     out["voltage_v"] = v
-    out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training
+    off_curve = voltage_off_curve(model, f, v)
+    out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training | off_curve
     out["no_value"] = no_value
     out["implausible"] = bad
     out["implausible_reason"] = reasons
     out["flags"] = [
-        ";".join(name for name, on in (("extrapolated", e), ("interval_extrapolation_only", x), ("no_value", n), ("implausible", i)) if on)
-        for e, x, n, i in zip(out["extrapolated"], interval_flags(model, f), no_value, bad)
+        ";".join(
+            name
+            for name, on in (
+                ("extrapolated", e),
+                ("voltage_off_curve", c),
+                ("interval_extrapolation_only", x),
+                ("no_value", n),
+                ("implausible", i),
+            )
+            if on
+        )
+        for e, c, x, n, i in zip(out["extrapolated"], off_curve, interval_flags(model, f), no_value, bad)
     ]
     return out
 

@@ -1,56 +1,39 @@
-"""One trust envelope for every model: priced as trained, priced by physical extrapolation, or refused.
+"""One trust envelope for every CPU model: where its one operating-point function prices, flags, or refuses.
 
-- Inside the trained clocks the model is used as published at its V-f table's points.  Between them the
-  voltage is interpolated, which puts the static polynomial off the V-f curve it was fitted along, where it
-  swings with V at a fixed clock (GemStone's A15: 8-25 W/V; +8/+16/+15 % at 1500/1600/1700 MHz between its
-  1400 and 1800 MHz points): there the static power is the physical form below, fitted to the polynomial at
-  the table's points (2 mW rms for that model), as above the top (docs/explanation/validation.md).
-- Above its top trained clock, up to ``band`` times it (the model file's ``envelope.band_x_top_clock``):
-  voltage from the model's published operating points beyond its table where it lists them, else the
-  mean of two continuations of its V-f table (a line through the top two points, a parabola through the
-  top three), half their spread being the voltage's own uncertainty; dynamic power the model's own
-  beta*E*V^2*f; static power never from the raw polynomial but from a physical form fitted to that
-  polynomial over the trained V-f table (:func:`static_fit`), which rises with V and f.  Rows are
-  flagged ``extrapolated`` and their interval widened (:func:`extrapolation_half_width_w`).
-- Beyond the band: refused (:func:`refuse_beyond_band`) unless the caller asks to ``--extrapolate``.
+:func:`operating_point_power_w` is a core cluster's power at any clock, voltage (and temperature) and activity:
+the model's own dynamic terms, and static power from one physical form (:mod:`cosim.models.static_form`) fitted to
+the model's static polynomial at every point of its V-f table, used everywhere, table points included, so the
+power is continuous, rises with V at every clock and along the curve, and is never negative; no window switches
+formulas, so gem5's tick-rounded clocks reach the same function.  Around it:
+
+- a voltage farther than :data:`OFF_CURVE_TOL_V` from the model's V-f curve (:func:`curve_voltage_v`) is flagged
+  ``voltage_off_curve``, its interval widened by :func:`off_curve_half_width_w` (growing with the distance);
+- above the top trained clock, up to ``band`` times it (``envelope.band_x_top_clock``), and below the lowest,
+  rows are flagged ``extrapolated`` and widened (:func:`extrapolation_half_width_w`); the curve's voltage above
+  the table is :func:`extrapolated_voltage`, with its own uncertainty;
+- beyond the band: refused (:func:`refuse_beyond_band`) unless the caller asks to ``--extrapolate``; a voltage
+  outside :data:`cosim.models.static_form.VOLTAGE_RANGE_V` is refused by :mod:`cosim.models.plausibility`.
 
 The band and the widening are justified by refitting the A15 model on its Powmon rows up to 1600 MHz and
-pricing its 1800 MHz rows (1.125x), see docs/explanation/limits.md.
+pricing its 1800 MHz rows (1.125x), see docs/explanation/envelope.md.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from cosim.errors import CosimError
 from cosim.models.clocks import FREQ_REL_TOL
-from cosim.models.walker import cluster_power_w, static_power_w
+from cosim.models.static_form import static_form
+from cosim.models.walker import cluster_power_w
 
 DEFAULT_BAND = 1.125  # the validated distance: 1600 -> 1800 MHz on the A15's own measured data
 # Relative error added per unit of (f / f_top - 1): 90 % of the A15's 1800 MHz rows priced from 1600 MHz lie within
 # 2 SER + 0.8 * 0.125 * P (+ the voltage term); checked on 1400 -> 1600 MHz (docs/explanation/limits.md)
 DEFAULT_REL_ERROR_PER_X = 0.8
 _TOL = FREQ_REL_TOL  # gem5 tick rounding
-_K_GRID = np.arange(0.0, 10.01, 0.5)  # leakage exponent [1/V]: 0 (no V dependence) to 10 /V
-
-
-@dataclass(frozen=True)
-class StaticFit:
-    """S(f, V) = a*f*V^2 + b*V*exp(k*V) [W]: background switching plus leakage, both >= 0 so S rises with V and f."""
-
-    a: float  # [W / (MHz V^2)]
-    b: float  # [W / V]
-    k: float  # [1/V]
-    points_mhz: tuple[float, ...]  # table clocks it was fitted on
-    rms_w: float  # residual against the model's own static term at those points [W]
-
-    def static_w(self, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
-        f = np.asarray(freq_mhz, dtype=float)
-        v = np.asarray(voltage_v, dtype=float)
-        return self.a * f * v**2 + self.b * v * np.exp(self.k * v)
 
 
 def band(model) -> float:
@@ -66,15 +49,19 @@ def above_top(model, freq_mhz: np.ndarray) -> np.ndarray:
     return np.asarray(freq_mhz, dtype=float) > model.train_freq_mhz[1] * (1 + _TOL)
 
 
+def below_bottom(model, freq_mhz: np.ndarray) -> np.ndarray:
+    """Rows below the model's lowest trained clock (gem5's tick rounding counts as equal)."""
+    return np.asarray(freq_mhz, dtype=float) < model.train_freq_mhz[0] * (1 - _TOL)
+
+
+def outside_clocks(model, freq_mhz: np.ndarray) -> np.ndarray:
+    """Rows outside the model's trained clocks, above or below (priced by the form, flagged, widened)."""
+    return above_top(model, freq_mhz) | below_bottom(model, freq_mhz)
+
+
 def beyond_band(model, freq_mhz: np.ndarray) -> np.ndarray:
     """Rows above ``band`` times the top trained clock."""
     return np.asarray(freq_mhz, dtype=float) > model.train_freq_mhz[1] * band(model) * (1 + _TOL)
-
-
-def _trained_table(model) -> tuple[np.ndarray, np.ndarray]:
-    lo, hi = model.train_freq_mhz
-    pts = [(f, v) for f, v in model.vf_points if lo * (1 - _TOL) <= f <= hi * (1 + _TOL)] or list(model.vf_points)
-    return np.array([p[0] for p in pts]), np.array([p[1] for p in pts])
 
 
 def _published_points(model) -> tuple[np.ndarray, np.ndarray] | None:
@@ -109,129 +96,101 @@ def extrapolated_voltage(model, freq_mhz: np.ndarray) -> tuple[np.ndarray, np.nd
     return (line + parabola) / 2, np.abs(parabola - line) / 2
 
 
-def static_fit(model) -> StaticFit:
-    """The physical static form fitted to the model's static term at every trained V-f table point.
-
-    Every point, not only the top ones where the voltage scales: there clock and voltage rise together, so
-    the clock term and the leakage exponent trade off; the table's bottom, where the voltage stays flat,
-    pins the clock term (validated on the A15's own data, docs/explanation/envelope.md).  ``a`` and ``b``
-    are non-negative least squares for each ``k`` on a grid, and the ``k`` with the smallest residual wins.
-    """
-    f, v = _trained_table(model)
-    s = static_power_w(f, v, model.static)
-    best = None
-    for k in _K_GRID:
-        cols = np.c_[f * v**2, v * np.exp(k * v)]
-        coef = _nnls2(cols, s)
-        rms = float(np.sqrt(np.mean((cols @ coef - s) ** 2)))
-        if best is None or rms < best.rms_w - 1e-12:
-            best = StaticFit(a=float(coef[0]), b=float(coef[1]), k=float(k), points_mhz=tuple(map(float, f)), rms_w=rms)
-    assert best is not None
-    if best.a == 0 and best.b == 0:
-        raise CosimError(
-            f"{model.path}: the static term of {model.name} is not positive at its trained clocks "
-            f"({', '.join(f'{x:g}' for x in f)} MHz), so no physical extrapolation fits it; price it inside its training range"
-        )
-    return best
+#: how far a row's voltage may lie from the model's V-f curve unflagged [V]: the farthest the measured rail voltage of
+#: the A15's own training rows lies from their clock's mean (Powmon, 240 rows per clock: 18.1 mV at 1800 MHz, the
+#: board's load line), rounded up, so the voltages a board reached at a clock while the model was fitted are on it
+OFF_CURVE_TOL_V = 0.02
 
 
-def _nnls2(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Non-negative least squares with two columns: the unconstrained answer, else the better single column."""
-    coef, *_ = np.linalg.lstsq(x, y, rcond=None)
-    if (coef >= 0).all():
-        return coef
-    best, best_err = np.zeros(2), float(np.sum(y**2))
-    for j in range(2):
-        c = max(0.0, float(x[:, j] @ y) / float(x[:, j] @ x[:, j]))
-        err = float(np.sum((y - c * x[:, j]) ** 2))
-        if err < best_err:
-            best, best_err = np.where(np.arange(2) == j, c, 0.0), err
-    return best
+def continued_table_v(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
+    """A table ``(xp, fp)`` at ``x``: interpolated inside it, continued by the line through its two end points outside."""
+    x = np.asarray(x, dtype=float)
+    if len(xp) == 1:
+        return np.full(x.shape, fp[0])
+    y = np.interp(x, xp, fp)
+    lo, hi = x < xp[0], x > xp[-1]
+    y[lo] = fp[0] + (x[lo] - xp[0]) * (fp[1] - fp[0]) / (xp[1] - xp[0])
+    y[hi] = fp[-1] + (x[hi] - xp[-1]) * (fp[-1] - fp[-2]) / (xp[-1] - xp[-2])
+    return y
 
 
-def between_table_points(model, freq_mhz: np.ndarray) -> np.ndarray:
-    """Rows inside the trained clocks whose clock is none of the V-f table's (gem5's tick rounding counts as equal)."""
-    f = np.asarray(freq_mhz, dtype=float)
-    table_f = np.array([p[0] for p in model.vf_points])
-    flat = f.reshape(-1)
-    on_table = (np.abs(flat[:, None] - table_f[None, :]) <= _TOL * table_f[None, :]).any(axis=1).reshape(f.shape)
-    lo, hi = model.train_freq_mhz
-    return ~on_table & (f >= lo * (1 - _TOL)) & (f <= hi * (1 + _TOL))
-
-
-def trained_clock_mhz(model, freq_mhz: np.ndarray) -> np.ndarray:
-    """The clock [MHz] the model was measured at for each row: a V-f table clock where the row is within gem5's tick
-    rounding of it (1798.56 MHz is the table's 1800), else the row's own.
-
-    The static polynomial couples f and V steeply off its table (the A15's falls 9.6 mW per MHz at 1.1741 V), so
-    evaluating it at the rounded clock instead of the table's moved a run's static power by 1.7 % and made the
-    what-if at 1800 MHz differ from ``cosim power`` of the same run at gem5's 1798.56 MHz.
-    """
-    f = np.array(freq_mhz, dtype=float, copy=True)
-    table = np.array([p[0] for p in model.vf_points])
-    if f.size == 0:
-        return f
-    near = np.abs(f[..., None] - table) <= _TOL * table
-    hit = near.any(axis=-1)
-    f[hit] = table[np.argmax(near, axis=-1)[hit]]
-    return f
-
-
-def table_voltage_v(model, freq_mhz: np.ndarray) -> np.ndarray:
-    """The model's V-f table voltage [V] at clocks inside its table (interpolated between its points)."""
+def curve_voltage_v(model, freq_mhz: np.ndarray) -> np.ndarray:
+    """The model's V-f curve [V] at each clock [MHz]: its table interpolated, continued below its lowest point by the
+    line through its two lowest ones and above its top as :func:`extrapolated_voltage` says."""
+    f = np.atleast_1d(np.asarray(freq_mhz, dtype=float))
     tf = np.array([p[0] for p in model.vf_points])
     tv = np.array([p[1] for p in model.vf_points])
-    return np.interp(np.asarray(freq_mhz, dtype=float), tf, tv)
+    v = continued_table_v(f, tf, tv)
+    up = f > tf[-1]
+    if up.any():
+        v[up] = extrapolated_voltage(model, f[up])[0]
+    return v.reshape(np.shape(freq_mhz))
 
 
-def off_training(model, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
-    """Rows the static polynomial was not fitted on from above: a clock above the top trained one, or a voltage outside
-    the trained voltages at a clock from the bottom trained one up (below the bottom clock the polynomial stays, and
-    :mod:`cosim.models.plausibility` judges it)."""
-    f = trained_clock_mhz(model, freq_mhz)
+def static_at_w(model, freq_mhz: np.ndarray, voltage_v: np.ndarray, *, temperature_c: float | np.ndarray | None = None) -> np.ndarray:
+    """The model's static power [W] at any clock [MHz], voltage [V] and die temperature [°C]: its one physical form
+    (:mod:`cosim.models.static_form`), fitted to its static polynomial along its V-f curve, table points included.
+
+    ``temperature_c`` None is the training board's temperature at each clock (the model as fitted); a model whose
+    file states no temperature term ignores it (:func:`temperature_flag` says so)."""
+    return static_form(model).static_w(freq_mhz, voltage_v, temperature_c)
+
+
+def temperature_flag(model, temperature_c: float | None) -> str:
+    """The flag a given die temperature [°C] puts on every row: ``temperature_outside_training`` beyond the range the
+    model's temperature term was fitted on, ``temperature_not_modelled`` for a model with none ("" otherwise)."""
+    if temperature_c is None:
+        return ""
+    form = static_form(model)
+    if form.trained_temperature_c is None:
+        return "temperature_not_modelled"
+    lo, hi = form.trained_temperature_c
+    return "temperature_outside_training" if not lo <= temperature_c <= hi else ""
+
+
+def off_curve_half_width_w(model, *, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
+    """What a voltage off the model's V-f curve adds to the interval [W] (before the core count scales it): the
+    static power's spread at that voltage between the fitted leakage and switching alone (the curve's static power
+    times (V / V_curve)^2), the part no measurement off the curve pins.  0 on the curve, growing with the distance."""
+    f = np.asarray(freq_mhz, dtype=float)
     v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
-    lo, hi = model.train_freq_mhz
-    lo_v, hi_v = model.train_voltage_v
-    return (f > hi) | ((f >= lo * (1 - _TOL)) & ((v < lo_v - 1e-9) | (v > hi_v + 1e-9)))
+    vc = curve_voltage_v(model, f)
+    form = static_form(model)
+    return np.abs(form.static_w(f, v) - form.static_w(f, vc) * (v / vc) ** 2)
 
 
-def static_anchor(model, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The trained operating point each row's static power continues from -> (freq_mhz, voltage_v, static_w [W]): at a
-    trained clock, the row's voltage clipped to the trained voltages (the polynomial's edge, so the continuation meets
-    it there); outside the trained clocks, the nearest trained clock at its V-f table voltage (the validated
-    1600 -> 1800 MHz continuation, docs/explanation/envelope.md).  The static power is the polynomial's there."""
-    lo, hi = model.train_freq_mhz
-    lo_v, hi_v = model.train_voltage_v
-    f = trained_clock_mhz(model, freq_mhz)
-    fa = np.clip(f, lo, hi)
+def voltage_off_curve(model, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
+    """Rows whose voltage lies more than :data:`OFF_CURVE_TOL_V` from the model's V-f curve (flag ``voltage_off_curve``)."""
+    f = np.asarray(freq_mhz, dtype=float)
+    return np.abs(np.asarray(voltage_v, dtype=float) - curve_voltage_v(model, f)) > OFF_CURVE_TOL_V + 1e-12
+
+
+def operating_point_power_w(
+    model,
+    *,
+    eph,
+    freq_mhz: np.ndarray,
+    voltage_v: np.ndarray,
+    temperature_c: float | np.ndarray | None = None,
+    static_scale: float = 1.0,
+) -> dict[str, np.ndarray]:
+    """A core cluster's power [W] at a clock [MHz], voltage [V], temperature [°C] and activity: the one function every
+    command prices with.  Dynamic power is the model's own β·E·V²·f (Walker et al., Eq. 2), static power its physical
+    form (:func:`static_at_w`) scaled by ``static_scale`` (the cores present, :func:`cores_factor`).
+
+    ``eph`` are the model inputs [events/s per model core / MHz].  Returns ``term_<name>_w``, ``dynamic_w``,
+    ``static_w``, ``power_w`` [W], ``dpower_dv_w_per_v`` [W/V] (exact; it carries a voltage's uncertainty into the
+    interval) and ``off_curve_half_width_w`` [W] (:func:`off_curve_half_width_w`, scaled)."""
+    f = np.asarray(freq_mhz, dtype=float)
     v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
-    va = np.where((f >= lo * (1 - _TOL)) & (f <= hi), np.clip(v, lo_v, hi_v), table_voltage_v(model, fa))
-    return fa, va, static_power_w(fa, va, model.static)
-
-
-def envelope_static_w(model, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
-    """Static power [W]: the model's polynomial at its V-f table's clocks and trained voltages; off them
-    (:func:`off_training`) the polynomial at the nearest trained operating point times the physical form's growth from
-    there (:func:`static_fit`), so it meets the polynomial where training ends and rises with V and f beyond; between
-    the table's clocks (:func:`between_table_points`) the physical form itself, since a polynomial fitted on a few
-    table points overshoots between them (GemStone's A15: +8 / +16 / +15 % at 1500 / 1600 / 1700 MHz against the
-    measured idle cluster, docs/explanation/validation.md)."""
-    f = trained_clock_mhz(model, freq_mhz)
-    v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
-    out = np.array(static_power_w(f, v, model.static), dtype=float)
-    off = off_training(model, f, v)
-    if off.any():
-        fit = static_fit(model)
-        fa, va, sa = static_anchor(model, f[off], v[off])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[off] = sa * fit.static_w(f[off], v[off]) / fit.static_w(fa, va)
-    between = between_table_points(model, f) & ~off
-    if between.any():
-        try:
-            fit = static_fit(model)
-        except CosimError:
-            return out  # a static term not positive at the table's points has no physical form: priced as published
-        out[between] = fit.static_w(f[between], v[between])
+    out = cluster_power_w(eph, f, v, model.dynamic, ())
+    form = static_form(model)
+    out["static_w"] = static_at_w(model, f, v, temperature_c=temperature_c) * static_scale
+    out["power_w"] = out["dynamic_w"] + out["static_w"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dyn_dv = np.where(v != 0, 2 * out["dynamic_w"] / v, 0.0)  # β·E·V²·f: d/dV = 2 P_dyn / V
+    out["dpower_dv_w_per_v"] = dyn_dv + form.dstatic_dv_w_per_v(f, v, temperature_c) * static_scale
+    out["off_curve_half_width_w"] = off_curve_half_width_w(model, freq_mhz=f, voltage_v=v) * static_scale
     return out
 
 
@@ -240,29 +199,16 @@ def extrapolation_half_width_w(
 ) -> np.ndarray:
     """What extrapolation adds to the interval's half-width [W] (0 inside the trained clocks).
 
-    Two parts, added: the power's own relative error growing with the distance beyond the top clock,
-    ``envelope.rel_error_per_x`` times (f / f_top - 1) times the power (calibrated on the A15's
-    1600 -> 1800 MHz validation, see docs/explanation/limits.md), and the voltage's uncertainty carried
-    through the power's slope in V.
+    Two parts, added: the power's own relative error growing with the distance outside the trained clocks,
+    ``envelope.rel_error_per_x`` times (f / f_top - 1) above them or (1 - f / f_lowest) below, times the power
+    (calibrated on the A15's 1600 -> 1800 MHz validation, see docs/explanation/envelope.md), and the voltage's
+    uncertainty carried through the power's slope in V.
     """
     rate = float(model.raw.get("envelope", {}).get("rel_error_per_x", DEFAULT_REL_ERROR_PER_X))
     f = np.asarray(freq_mhz, dtype=float)
-    over = np.maximum(f / model.train_freq_mhz[1] - 1.0, 0.0) * above_top(model, f)
+    lo, hi = model.train_freq_mhz
+    over = np.maximum(f / hi - 1.0, 0.0) * above_top(model, f) + np.maximum(1.0 - f / lo, 0.0) * below_bottom(model, f)
     return rate * over * np.abs(power_w) + np.abs(dpower_dv_w_per_v) * np.asarray(voltage_u_v) * (over > 0)
-
-
-def voltage_static_half_width_w(model, *, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
-    """What a voltage outside the trained ones adds to the interval [W] at a trained clock: the static power's spread
-    between switching alone (V^2 from the anchor, :func:`static_anchor`) and the fitted leakage's growth, the part no
-    measurement at that voltage pins (0 elsewhere; clocks above the top one are widened by the clock's distance)."""
-    f = trained_clock_mhz(model, freq_mhz)
-    v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
-    rows = off_training(model, f, v) & (f <= model.train_freq_mhz[1])
-    out = np.zeros(f.shape)
-    if rows.any():
-        fa, va, sa = static_anchor(model, f[rows], v[rows])
-        out[rows] = np.abs(envelope_static_w(model, f[rows], v[rows]) - sa * (f[rows] / fa) * (v[rows] / va) ** 2)
-    return out
 
 
 def interval_half_width_w(
@@ -276,25 +222,28 @@ def interval_half_width_w(
     static_scale: float = 1.0,
 ) -> np.ndarray:
     """The prediction interval's half-width [W]: 2 x the model's SER plus what extrapolation adds (in clock, and in
-    voltage where ``voltage_v`` is given: :func:`voltage_static_half_width_w`, scaled by ``static_scale``).
+    voltage where ``voltage_v`` is given: :func:`off_curve_half_width_w`, scaled by ``static_scale``).
 
-    A model that publishes no SER has no interval inside its trained clocks (nan), but its extrapolated rows
-    still carry the extrapolation's own part, so a clock above the trained ones is never priced without one
+    A model that publishes no SER has no interval inside its trained clocks and on its curve (nan), but its
+    extrapolated rows (outside its clocks, or off its curve) still carry the extrapolation's own part, so they are
+    never priced without one
     (such rows are flagged ``interval_extrapolation_only``, see :func:`interval_flags`).
     """
     extra = extrapolation_half_width_w(
         model, freq_mhz=freq_mhz, power_w=power_w, dpower_dv_w_per_v=dpower_dv_w_per_v, voltage_u_v=voltage_u_v
     )
+    extrapolated = outside_clocks(model, freq_mhz)
     if voltage_v is not None:
-        extra = extra + static_scale * voltage_static_half_width_w(model, freq_mhz=freq_mhz, voltage_v=voltage_v)
+        extra = extra + static_scale * off_curve_half_width_w(model, freq_mhz=freq_mhz, voltage_v=voltage_v)
+        extrapolated = extrapolated | voltage_off_curve(model, freq_mhz, voltage_v)
     if model.ser_w is not None:
         return 2.0 * model.ser_w + extra
-    return np.where(above_top(model, freq_mhz), extra, np.nan)
+    return np.where(extrapolated, extra, np.nan)
 
 
 def interval_flags(model, freq_mhz: np.ndarray) -> np.ndarray:
     """Rows whose interval is the extrapolation's part alone (the model publishes no SER)."""
-    return above_top(model, freq_mhz) & (model.ser_w is None)
+    return outside_clocks(model, freq_mhz) & (model.ser_w is None)
 
 
 #: how a refusal of a clock beyond a model's band starts its ways out (cosim explore replaces them with a study's own)
@@ -332,34 +281,6 @@ def refuse_beyond_band(
             f"{head}; --extrapolate would not price it either ({why_not}): price it {inside_way + 'or ' if inside_way else ''}with {other_model}"
         )
     raise CosimError(f"{head}{BAND_WAYS_OUT} (flagged, widened interval), {inside_way}or with {other_model}")
-
-
-_DV = 1e-3  # [V], the step of the slopes' central differences
-
-
-def envelope_static_dv_w_per_v(model, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
-    """The envelope's static power's slope in V [W/V] (a central difference): it carries the voltage's uncertainty
-    into the interval."""
-    f = np.asarray(freq_mhz, dtype=float)
-    v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
-    return (envelope_static_w(model, f, v + _DV) - envelope_static_w(model, f, v - _DV)) / (2 * _DV)
-
-
-def envelope_power_w(model, eph, freq_mhz: np.ndarray, voltage_v: np.ndarray, *, static_scale: float = 1.0) -> dict[str, np.ndarray]:
-    """:func:`cosim.models.walker.cluster_power_w` with the envelope's static term, plus ``dpower_dv_w_per_v``.
-
-    ``static_scale`` scales the static power and its slope alike (the cores present, :func:`cores_factor`).  The
-    slope in V [W/V] (central differences) carries the voltage's uncertainty into the interval.
-    """
-    f = np.asarray(freq_mhz, dtype=float)
-    v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
-    out = cluster_power_w(eph, f, v, model.dynamic, ())
-    out["static_w"] = envelope_static_w(model, f, v) * static_scale
-    out["power_w"] = out["dynamic_w"] + out["static_w"]
-    hi = cluster_power_w(eph, f, v + _DV, model.dynamic, ())["dynamic_w"]
-    lo = cluster_power_w(eph, f, v - _DV, model.dynamic, ())["dynamic_w"]
-    out["dpower_dv_w_per_v"] = (hi - lo) / (2 * _DV) + envelope_static_dv_w_per_v(model, f, v) * static_scale
-    return out
 
 
 def per_core_static_fraction(model) -> float:

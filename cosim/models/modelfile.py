@@ -198,7 +198,7 @@ def operating_point(model: Model, freq_mhz: np.ndarray, voltage_v: float | np.nd
     extrapolated from the two lowest points, above them continued as
     :func:`cosim.models.envelope.extrapolated_voltage` says; all are flagged, never silent.
     """
-    from cosim.models.envelope import extrapolated_voltage
+    from cosim.models.envelope import continued_table_v, extrapolated_voltage
 
     f = np.asarray(freq_mhz, dtype=float)
     table_f = np.array([p[0] for p in model.vf_points])
@@ -209,7 +209,7 @@ def operating_point(model: Model, freq_mhz: np.ndarray, voltage_v: float | np.nd
         v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape).copy()
         not_in_table = np.zeros(f.shape, dtype=bool)
     else:
-        v = _interp_extrap(f, table_f, table_v)
+        v = continued_table_v(f, table_f, table_v)
         up = f > table_f[-1]
         v[up], u[up] = extrapolated_voltage(model, f[up])
         # a table frequency reached through tick rounding gets exactly its table voltage
@@ -225,13 +225,3 @@ def operating_point(model: Model, freq_mhz: np.ndarray, voltage_v: float | np.nd
         voltage_not_in_table=not_in_table,
         voltage_u_v=u,
     )
-
-
-def _interp_extrap(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
-    if len(xp) == 1:
-        return np.full(x.shape, fp[0])
-    y = np.interp(x, xp, fp)
-    lo, hi = x < xp[0], x > xp[-1]
-    y[lo] = fp[0] + (x[lo] - xp[0]) * (fp[1] - fp[0]) / (xp[1] - xp[0])
-    y[hi] = fp[-1] + (x[hi] - xp[-1]) * (fp[-1] - fp[-2]) / (xp[-1] - xp[-2])
-    return y

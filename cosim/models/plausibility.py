@@ -14,12 +14,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from cosim.errors import CosimError
-from cosim.models.clocks import FREQ_REL_TOL
-from cosim.models.envelope import static_anchor, trained_clock_mhz
 from cosim.models.modelfile import Model
-
-# Steepest leakage growth with voltage allowed above the top clock [1/V]: the envelope's fit searches 0-10 /V.
-K_MAX_PER_V = 10.0
+from cosim.models.static_form import VOLTAGE_RANGE_V
 
 
 def implausible_reasons(
@@ -106,61 +102,24 @@ def _event_rates(model: Model, eph: Mapping[str, np.ndarray], mark) -> None:
 
 
 def static_reasons(model: Model, *, static_w: np.ndarray, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
-    """Why each row's static power [W] (the model's own curve, before any core-count scaling) is implausible, "" where
-    it is not: the one rule every command that writes power applies (power, whatif, sweep, explore, apply, soc).
+    """Why each row's static power [W] (the model's own, before any core-count scaling) cannot be priced, "" where it
+    can: the one rule every command that writes power applies (power, whatif, sweep, explore, apply, soc).
 
-    Off the trained operating points static power must follow V and f from the nearest trained one
-    (:func:`cosim.models.envelope.static_anchor`): where both are
-    higher it may neither fall below the anchor's static power nor rise faster than f * V^2 * exp(K_MAX * dV)
-    (switching plus the steepest leakage); where both are lower it must fall, to >= 0; and it is never negative.
+    The static form (:mod:`cosim.models.static_form`) is >= 0 and rises with V and f by construction, so what is
+    left to refuse is a voltage outside the range its physics holds for (:data:`VOLTAGE_RANGE_V`) and a static
+    power that is not a finite non-negative number (a clock that is not).
     """
-    f = trained_clock_mhz(model, np.asarray(freq_mhz, dtype=float))
+    f = np.asarray(freq_mhz, dtype=float)
     v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
     s = np.asarray(static_w, dtype=float)
     reasons = np.full(len(f), "", dtype=object)
-    lo_f, hi_f = model.train_freq_mhz
-    lo_v, hi_v = model.train_voltage_v
-    fa, va, sa = static_anchor(model, f, v)
-    off_clock = (f > hi_f) | (f < lo_f * (1 - FREQ_REL_TOL))
-    off_volts = (v < lo_v - 1e-9) | (v > hi_v + 1e-9)
-    off = off_clock | off_volts
-    up = off & (f >= fa) & (v >= va)
-    down = off & (f <= fa) & (v <= va) & ~up
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        fastest = sa * (f / fa) * (v / va) ** 2 * np.exp(K_MAX_PER_V * np.maximum(v - va, 0))
-
-    def where(i: int) -> str:
-        if f[i] > hi_f:
-            return f"{freq_mhz[i]:g} MHz is {f[i] / hi_f:.3g}x the model's top clock {hi_f:g} MHz"
-        if f[i] < lo_f * (1 - FREQ_REL_TOL):
-            return f"{freq_mhz[i]:g} MHz is below the model's lowest clock {lo_f:g} MHz"
-        return f"{v[i]:.4g} V at {freq_mhz[i]:g} MHz is outside the model's training voltages {lo_v:g}-{hi_v:g} V"
-
-    def anchor(i: int) -> str:
-        return f"the {sa[i]:.4g} W at {fa[i]:g} MHz and {va[i]:.4g} V"
-
-    def mark(bad: np.ndarray, text) -> None:
-        for i in np.flatnonzero(bad & (reasons == "")):
-            reasons[i] = text(i)
-
-    # 2 % slack: the physical form is fitted to the polynomial over several points, not pinned to the anchor
-    mark(
-        up & (s < 0.98 * sa),
-        lambda i: (
-            f"{where(i)}; its static term extrapolates to {s[i]:.4g} W at {v[i]:.3f} V, below {anchor(i)}, though static "
-            "power rises with voltage and clock"
-        ),
-    )
-    mark(
-        up & (s > fastest * 1.02),
-        lambda i: (
-            f"{where(i)}; its static term extrapolates to {s[i]:.4g} W at {v[i]:.3f} V, more than the {fastest[i]:.4g} W "
-            f"that switching and leakage (exp({K_MAX_PER_V:g}/V * dV)) allow from {anchor(i)}"
-        ),
-    )
-    mark(
-        down & ((s > sa) | (s < 0)),
-        lambda i: f"{where(i)}; its static term extrapolates to {s[i]:.4g} W, outside 0-{sa[i]:.4g} W",
-    )
-    mark(s < 0, lambda i: f"the static term is negative ({s[i]:.4g} W) at {freq_mhz[i]:g} MHz, {v[i]:.3f} V")
+    lo, hi = VOLTAGE_RANGE_V
+    outside = (v < lo) | (v > hi)
+    for i in np.flatnonzero(outside):
+        reasons[i] = (
+            f"{v[i]:.4g} V at {freq_mhz[i]:g} MHz is outside {lo:g}-{hi:g} V, the supply range the static form's physics holds "
+            f"for (above threshold, below any rated supply of the process {model.name} was measured on)"
+        )
+    for i in np.flatnonzero(~outside & (s < 0)):
+        reasons[i] = f"the static term is negative ({s[i]:.4g} W) at {freq_mhz[i]:g} MHz, {v[i]:.3f} V"
     return reasons

@@ -31,6 +31,7 @@ class ClusterSpec:
     voltage_model: bool = False  # voltage under load from the model's voltage model (Walker Section VIII)
     # cores the physical cluster powers where the run simulates fewer (its static power); None: the CPUs simulated
     powered_cores: int | None = None
+    temperature_c: float | None = None  # die temperature [°C]; None: the training board's along the model's curve
 
 
 def resolve_cluster(config: Gem5Config, spec: ClusterSpec, ticks_per_s: float) -> Cluster:

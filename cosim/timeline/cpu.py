@@ -18,7 +18,14 @@ import numpy as np
 from cosim import columns as cols
 from cosim.counters.pmc import event_rates
 from cosim.errors import CosimError, CosimWarning
-from cosim.models.envelope import cores_factor, envelope_power_w, interval_half_width_w, refuse_beyond_band
+from cosim.models.envelope import (
+    cores_factor,
+    interval_half_width_w,
+    operating_point_power_w,
+    refuse_beyond_band,
+    temperature_flag,
+    voltage_off_curve,
+)
 from cosim.models.modelfile import operating_point
 from cosim.models.plausibility import implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
@@ -182,9 +189,14 @@ def _cluster_timeline(
     # per-core static parts follow the cores powered, shared ones do not (dynamic already sums the present cores)
     powered = powered_cores(stats, cluster, spec.powered_cores, path=meta.path)
     scale = cores_factor(model, powered)
-    parts = [envelope_power_w(model, rates.eph, f, o.voltage_v, static_scale=scale) for f, _, o in ops]
+    parts = [
+        operating_point_power_w(
+            model, eph=rates.eph, freq_mhz=f, voltage_v=o.voltage_v, temperature_c=spec.temperature_c, static_scale=scale
+        )
+        for f, _, o in ops
+    ]
     weights = [w for _, w, _ in ops]  # each operating point's share of the epoch
-    power = {k: _mix([p[k] for p in parts], weights) for k in parts[0] if k != "dpower_dv_w_per_v"}
+    power = {k: _mix([p[k] for p in parts], weights) for k in parts[0] if k not in ("dpower_dv_w_per_v", "off_curve_half_width_w")}
     missing = ~np.isfinite(power["power_w"])  # nan or inf in the stats: no value, not a huge one
     for values in power.values():
         values[missing] = np.nan
@@ -223,7 +235,17 @@ def _cluster_timeline(
     if credited.any():  # the interval covers both ends of the cycles the stats allow (a model with no SER: those alone)
         known = np.nan_to_num(half)
         for eph in (eph_lo, eph_hi):
-            parts_at = [envelope_power_w(model, {**rates.eph, "0x11": eph}, f, o.voltage_v, static_scale=scale) for f, _, o in ops]
+            parts_at = [
+                operating_point_power_w(
+                    model,
+                    eph={**rates.eph, "0x11": eph},
+                    freq_mhz=f,
+                    voltage_v=o.voltage_v,
+                    temperature_c=spec.temperature_c,
+                    static_scale=scale,
+                )
+                for f, _, o in ops
+            ]
             at = _mix([p["power_w"] for p in parts_at], weights)
             lo_w = np.where(credited, np.fmin(lo_w, at - known), lo_w)
             hi_w = np.where(credited, np.fmax(hi_w, at + known), hi_w)
@@ -281,7 +303,8 @@ def _cluster_timeline(
         voltage_outside_training=np.any([u & o.voltage_outside_training for _, u, o in used], axis=0),
         voltage_not_in_table=np.any([u & o.voltage_not_in_table for _, u, o in used], axis=0),
     )
-    out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training
+    off_curve = np.any([u & voltage_off_curve(model, f, o.voltage_v) for f, u, o in used], axis=0)
+    out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training | off_curve
     out["cores_scaled"] = np.full(rows, scale)
     out["model_cores"] = np.full(rows, model.cores_per_cluster, dtype=np.int64)
     out["freq_x_top_clock"] = freq / model.train_freq_mhz[1]
@@ -299,6 +322,11 @@ def _cluster_timeline(
     for i in np.flatnonzero(credited):
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "wake_credit"]))
     warn_wake_credit(credit, credited, epochs, cluster)
+    for i in np.flatnonzero(off_curve):  # a voltage off the model's V-f curve: priced by its static form, widened
+        out["flags"][i] = ";".join(filter(None, [out["flags"][i], "voltage_off_curve"]))
+    heat = temperature_flag(model, spec.temperature_c)
+    if heat:
+        out["flags"] = np.array([";".join(filter(None, [f, heat])) for f in out["flags"]], dtype=object)
     for i in np.flatnonzero(change.split | change.unplaced):
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "clock_change_split" if change.split[i] else "clock_change_unplaced"]))
     if nan_input.any():

@@ -82,7 +82,8 @@ def check_operating_point(cluster: Cluster, model: Model, freq: np.ndarray, op, 
         f = freq[op.voltage_not_in_table][0]
         problems.append(
             f"{f:g} MHz is not in the V-f table of {model.name} ({table} MHz), so its voltage "
-            f"{op.voltage_v[op.voltage_not_in_table][0]:.4f} V is interpolated/extrapolated; give --voltage {cluster.name}=V"
+            f"{op.voltage_v[op.voltage_not_in_table][0]:.4f} V is read off the model's V-f curve (interpolated/extrapolated), "
+            "the voltage the model was fitted along"
         )
     if op.freq_outside_training.any():
         f = freq[op.freq_outside_training][0]

@@ -183,7 +183,7 @@ def model_board(model, board_file: str) -> str:
 
 
 def _row(board: BoardRow, sim: SimRow, model, events: list[str], split: str, board_file: str = "") -> dict:
-    from cosim.models.envelope import cores_factor, envelope_power_w
+    from cosim.models.envelope import cores_factor, operating_point_power_w
 
     flags = []
     # the board's model inputs: its rates per second over its counters' time, averaged over the model's cores, per MHz
@@ -200,11 +200,11 @@ def _row(board: BoardRow, sim: SimRow, model, events: list[str], split: str, boa
         flags.append("powered_cores_differ")
 
     def price(rates: dict[str, float], clock_mhz: float, voltage_v: float, cores: int) -> float:
-        p = envelope_power_w(
+        p = operating_point_power_w(
             model,
-            {e: np.array([v]) for e, v in rates.items()},
-            np.array([clock_mhz]),
-            np.array([voltage_v]),
+            eph={e: np.array([v]) for e, v in rates.items()},
+            freq_mhz=np.array([clock_mhz]),
+            voltage_v=np.array([voltage_v]),
             static_scale=cores_factor(model, cores),
         )
         return float(p["power_w"][0])
