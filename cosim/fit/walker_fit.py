@@ -98,6 +98,16 @@ def fit_walker(
     return fit
 
 
+def _static_form(fit: WalkerFit, vf: list[list[float]]) -> dict | None:
+    """The fitted static polynomial's one physical form (cosim.models.static_form), written into the file."""
+    from cosim.models.static_form import static_form_block
+    from cosim.models.walker import StaticTerm
+
+    params = fit.ols.table()
+    terms = tuple(StaticTerm(n, fa, vb, float(params.loc[f"static:{n}"]["coefficient"])) for n, fa, vb in fit.static)
+    return static_form_block(terms, tuple((f, v) for f, v in vf))
+
+
 def model_file(fit: WalkerFit, *, name: str, component: str, cores_per_cluster: int, source_note: str, isa: str = "arm") -> dict:
     """The fit as a ``cosim-model/1`` model file (see models/README.md)."""
     params = fit.ols.table()
@@ -143,6 +153,7 @@ def model_file(fit: WalkerFit, *, name: str, component: str, cores_per_cluster: 
         "dynamic_terms": [{"name": t.name, "events": dict(t.events), **stats(f"dyn:{t.name}")} for t in fit.terms],
         "static_terms": [{"name": n, "f_exp": fa, "v_exp": vb, **stats(f"static:{n}")} for n, fa, vb in fit.static],
         "vf_table": {"source": "mean measured voltage per frequency in the training data", "points_mhz_v": vf},
+        **({"static_form": form} if (form := _static_form(fit, vf)) is not None else {}),
         "training": {
             "freq_mhz": [float(freqs.min()), float(freqs.max())],
             "voltage_v": [float(table.voltage_v.min()), float(table.voltage_v.max())],

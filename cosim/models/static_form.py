@@ -141,6 +141,24 @@ def _fit(static: tuple[StaticTerm, ...], points: tuple[tuple[float, float], ...]
     )
 
 
+def static_form_block(static: tuple[StaticTerm, ...], points: tuple[tuple[float, float], ...]) -> dict | None:
+    """The ``static_form`` block of a model file for a static polynomial and its V-f table (what ``cosim fit`` writes,
+    so gem5's online expressions read the form), or None where the polynomial is not positive at the table's points."""
+    form = _fit(tuple(static), tuple((float(f), float(v)) for f, v in points))
+    if form is None:
+        return None
+    rms_mw = form.rms_w * 1e3
+    return {
+        "form": "S(f, V) = a * f[MHz] * V^2 + b * V * exp(k * (V - 1)) [W]: background switching plus leakage; a, b, k >= 0",
+        "a_w_per_mhz_v2": form.a,
+        "b_w_per_v": form.b,
+        "k_per_v": form.k,
+        "fitted_on": "the static polynomial (static_terms) at every point of vf_table (cosim.models.static_form)",
+        "residual_w": [round(r, 6) for r in form.residual_w],
+        "fit_error": f"rms {rms_mw:.1f} mW, largest {form.max_abs_w * 1e3:.1f} mW at the table's {len(points)} points",
+    }
+
+
 def static_form(model) -> StaticForm:
     """The model's static form: the coefficients its file states (``static_form``, as written by fitting it once, and
     what gem5's online expressions read), else fitted here to its polynomial at every point of its V-f table."""
