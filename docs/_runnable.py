@@ -36,6 +36,8 @@ PAGES: dict[str, dict[str, str]] = {
     },
     "howto/sweep-on-a-cluster.md": {"runs/": "../shared/data/gem5/xu3-mibench-train/automotive_susan_c/"},
     "explore.md": {},
+    "howto/gem5-to-hotspot.md": {"m5out/": f"{BUNDLED_RUN}/"},
+    "howto/gpu-energy-per-kernel.md": {},
 }
 
 #: pages with blocks that cannot run on a fresh checkout, and why (the test checks every how-to is in one of the two)
@@ -51,6 +53,9 @@ SKIPPED = {
     "--scheduler tcp://": "it needs a running Dask scheduler at that address",
     "nice -n 10 cosim explore": "it runs gem5, which cosim does not ship (the page shows the committed results)",
     "--search pareto --budget": "it runs gem5, which cosim does not ship",
+    "hotspot -c hotspot.config": "it runs HotSpot, which cosim does not ship",
+    "nsys profile -o run ./app": "it records a run with nvidia-smi and nsys on a GPU",
+    "cosim gpu-energy power.csv run_cuda_gpu_trace.csv": "it names the files the GPU run above writes; the next block runs it on the bundled pair",
     "--split ../shared/data/armpm/cbench_split.data": "tests/test_fit.py runs this fit (it reproduces the shipped cortex-a15-armpm-xu3)",
 }
 

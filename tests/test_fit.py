@@ -511,8 +511,11 @@ def test_apply_compare_with_a_column_not_in_the_input_lists_its_columns(tmp_path
 def test_shipped_board_model_power_rises_with_voltage_and_along_its_vf_curve(clock, dv, share):
     """Trust: the ARMPM board model's power, at any activity, grows with voltage at a clock and with the clock along its
     V-f table (what cosim power prices with no flags)."""
-    from cosim.models.envelope import envelope_power_w
+    from cosim.models.envelope import operating_point_power_w
     from cosim.models.modelfile import operating_point
+
+    def envelope_power_w(model, eph, f, v):
+        return operating_point_power_w(model, eph=eph, freq_mhz=f, voltage_v=v)
 
     model = load_model("cortex-a15-armpm-xu3")
     # a busy core's inputs per MHz over 4 cores: 1 cycle, IPC 1.5 x share, a few refills and mispredictions

@@ -111,7 +111,7 @@ def test_a_trace_that_names_an_input_or_is_no_ptrace_or_has_a_row_without_power_
     folder.mkdir()
     (folder / "config.ini").write_text(biglittle_config())
     dumps = biglittle_dumps(big_periods=(556,) * 3)
-    for i in range(2):  # a clock change no dump saw (test_cycle_evidence.py): epoch 1 has no value when kept
+    for i in range(2):  # a clock change no dump saw (test_cycle_evidence.py): epoch 1 is kept flagged implausible
         dumps[1][f"system.bigCluster.cpus{i}.numCycles"] = 500_000 + EPOCH_TICKS // 2 // 556
     write_stats(folder / "stats.txt", dumps)
     out = tmp_path / "p.csv"
@@ -126,7 +126,7 @@ def test_a_trace_that_names_an_input_or_is_no_ptrace_or_has_a_row_without_power_
         assert line.startswith("cosim: error:")
         assert says is None or says in line
         if says is None:  # the kept implausible epoch
-            assert "epoch 1 of cluster 'big' has no power value" in line and "without --ptrace" in line
+            assert "epoch 1 of cluster 'big' has an implausible figure kept" in line and "without --ptrace" in line
             assert not (folder / "config.ptrace").exists() and not out.exists()  # nothing half-written
             way_out = run_cosim("power", folder, *BIGLITTLE_ARGS, "--keep-implausible", "-o", out)  # as it says
             assert way_out.returncode == 0 and out.exists(), way_out.stderr

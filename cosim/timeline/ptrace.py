@@ -50,11 +50,14 @@ def block_power_w(
     power: dict[str, np.ndarray] = {}
     for name, rows in cols.groups(timeline, "cluster"):
         spec = next(s for s in specs if s.name == name)
-        gone = np.flatnonzero(~np.isfinite(rows["power_w"]))
+        # a trace has no flag column: an implausible figure kept by --keep-implausible would reach HotSpot unflagged
+        kept = np.asarray(rows["implausible"], dtype=bool) if "implausible" in rows else np.zeros(len(rows["power_w"]), bool)
+        gone = np.flatnonzero(~np.isfinite(rows["power_w"]) | kept)
         if gone.size:
+            what = "an implausible figure kept" if kept[gone[0]] else "no power value"
             raise CosimError(
-                f"--ptrace: epoch {rows['epoch'][gone[0]]} of cluster '{name}' has no power value ({rows['flags'][gone[0]] or 'nan'}); "
-                "HotSpot needs a power for every interval: write the table without --ptrace"
+                f"--ptrace: epoch {rows['epoch'][gone[0]]} of cluster '{name}' has {what} ({rows['flags'][gone[0]] or 'nan'}); "
+                "HotSpot needs a trusted power for every interval: write the table without --ptrace"
             )
         cluster = resolve_cluster(config, spec, stats.attrs["gem5"].ticks_per_s)
         if blocks == "cluster":
