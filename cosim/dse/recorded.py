@@ -10,7 +10,7 @@ import numpy as np
 from cosim.models.modelfile import Model
 
 # an epoch in which a cluster's busiest CPU computed for less than this share of it is idle for it
-_ACTIVE_SHARE = 0.01
+ACTIVE_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -81,5 +81,5 @@ def cluster_finish(cluster: ClusterActivity, duration_s: np.ndarray) -> int:
 
 def last_active(busy_s: np.ndarray, duration_s: np.ndarray) -> int:
     """Index of the last epoch in which ``busy_s`` is above 1 % of the epoch; -1: none."""
-    active = np.flatnonzero(busy_s > _ACTIVE_SHARE * duration_s)
+    active = np.flatnonzero(busy_s > ACTIVE_SHARE * duration_s)
     return int(active[-1]) if active.size else -1
