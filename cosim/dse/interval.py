@@ -45,9 +45,16 @@ from cosim.models.modelfile import Model, operating_point
 # on its test programs, docs/explanation/whatif.md): runtime and energy, (BASE, SLOPE, CORE_SHARE); and for a run with
 # one dump, whose phases are mixed in one set of totals the what-if cannot split, SINGLE_DUMP_BASE more
 BANDS_FILE = Path(__file__).with_name("interval_bands.json")
-_BANDS = json.loads(BANDS_FILE.read_text())
-RUNTIME_BAND: tuple[float, float, float] = tuple(_BANDS["runtime_band"])
-ENERGY_BAND: tuple[float, float, float] = tuple(_BANDS["energy_band"])
+
+
+def bands() -> dict:
+    """The shipped constants: ``runtime_band``, ``energy_band`` (BASE, SLOPE, CORE_SHARE) and ``single_dump_base``."""
+    return json.loads(BANDS_FILE.read_text())
+
+
+_BANDS = bands()
+RUNTIME_BAND: tuple[float, ...] = tuple(_BANDS["runtime_band"])
+ENERGY_BAND: tuple[float, ...] = tuple(_BANDS["energy_band"])
 SINGLE_DUMP_BASE: float = _BANDS["single_dump_base"]
 # a clock move (f'/f or f/f') from which an O3 cluster's store lines may switch all the way (interval's whole-line reading)
 _WHOLE_LINE_MOVE = 1.25
@@ -81,8 +88,9 @@ def run_character(run: RecordedRun) -> RunCharacter:
     return RunCharacter(share, mhz, models, len(run.duration_s), run.dram_busy_s)
 
 
-def relative_half_width(run: RunCharacter, table: pd.DataFrame, band: tuple[float, float, float]) -> np.ndarray:
-    """The interval's half-width relative to the prediction, per row (the widest cluster's)."""
+def relative_half_width(run: RunCharacter, table: pd.DataFrame, band: tuple[float, ...]) -> np.ndarray:
+    """The interval's half-width relative to the prediction, per row (the widest cluster's):
+    ``BASE + SLOPE * |ln(f'/f)| * (CORE_SHARE + memory share)``, ``SINGLE_DUMP_BASE`` more for a run of one dump."""
     base, slope, core = band
     base += SINGLE_DUMP_BASE if run.n_dumps == 1 else 0.0
     width = np.full(len(table), base)

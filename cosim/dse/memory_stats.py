@@ -163,6 +163,19 @@ def o3_store_lines_in_flight(stats: pd.DataFrame, config: Gem5Config, cluster, s
     return np.clip(entries / (1.0 + followers), 1.0, max(mshrs, 1.0))
 
 
+def memory_unread(stats: pd.DataFrame, cluster) -> bool:
+    """Whether the stats were cut to fewer than the what-if reads of the cluster's memory time (a study recorded
+    for an older cosim: tests/data/explore-grid.tar.xz): an O3 CPU's commit counts (gem5 prints every bucket of
+    the distribution), or the miss latency of an L1 data cache whose misses are there."""
+    if all(cluster.kind(c) == "o3" for c in cluster.cores):
+        return no_commit_cycles(stats, cluster) is None
+    latency = ("ReadReq.missLatency::total", "ReadReq_miss_latency::total", *MISS_LATENCY)
+    misses = ("overallMisses::total", "overall_misses::total")
+    return any(
+        any(f"{l1}.{n}" in stats for n in misses) and not any(f"{l1}.{n}" in stats for n in latency) for l1 in set(cluster.l1d.values())
+    )
+
+
 def stall_cycles(stats: pd.DataFrame, cluster) -> np.ndarray:
     """Per CPU, the larger of the cycles its L1D was blocked (no free MSHR or target) and the cycles it could not
     rename for a full load or store queue; summed over the cluster's CPUs."""

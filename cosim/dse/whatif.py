@@ -68,6 +68,7 @@ from cosim.dse.memory_stats import (
     dram_objects,
     l2_miss_cycles,
     l2_misses,
+    memory_unread,
     no_commit_cycles,
     o3_store_lines_in_flight,
     stall_cycles,
@@ -125,6 +126,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
         # program, has them all: dividing by the four put a quarter of its memory time on xu3-mibench's ex5_big runs)
         running = np.maximum((active > ACTIVE_SHARE * duration * freq * 1e6).sum(axis=0), 1)
         latency, misses = l2_misses(stats, cluster, meta.ticks_per_s)
+        store_latency, store_misses = l2_misses(stats, cluster, meta.ticks_per_s, families=STORE_MISSES)
         l2_cycles_s = l2_miss_cycles(config, cluster) / (freq * 1e6)  # each miss's time on the cluster clock [s]
         clocked = misses * l2_cycles_s / running
         zero = np.zeros(len(stats))
@@ -159,7 +161,6 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 idle = np.where(np.arange(len(duration)) >= last_active(busy, duration), 0.0, idle)
             serial = np.maximum(serial - idle, 0.0)
             stalled = no_commit_cycles(stats, cluster)
-            store_latency, store_misses = l2_misses(stats, cluster, meta.ticks_per_s, families=STORE_MISSES)
             summed = serial + store_latency / running
             # stalls with no miss behind them are core time (telecom_gsm's load queue is full 3.3 M cycles at every
             # clock with 995 L2 misses): memory time is at most the misses' summed latency
@@ -209,7 +210,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 None if minor is None else minor.drain_clocked_s,
                 whole_line,
                 cores_factor(model, cluster.n_cpus),
-                _cluster_flags(cluster, model, unread_stores=unread_stores),
+                _cluster_flags(cluster, model, unread_stores=unread_stores, unread_memory=memory_unread(stats, cluster)),
                 _clocked_s(stats, cluster, generation=meta.generation, freq_mhz=freq),
             )
         )
@@ -289,6 +290,16 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         )
         # gem5 writing more or fewer store lines whole: the core keeps ticking, so its cycles' energy moves too
         whole_line = whole_line_shift_s(c.whole_line_s, ratio=ratio, last=last)
+        if f"memory_stats_unread:{c.name}" in c.flags:
+            # no reading of its memory time: its time until it finishes anywhere from not moving to moving with 1/f
+            until = np.where(np.arange(len(duration)) < last, duration, c.busy_s + wait_clk + load_fixed + store_drain)[: last + 1]
+            predicted = compute_s + wait_s
+            whole_line = whole_line + np.stack(
+                [
+                    np.minimum((until * np.minimum(ratio[:, : last + 1], 1.0)).sum(axis=1) - predicted, 0.0),
+                    np.maximum((until * np.maximum(ratio[:, : last + 1], 1.0)).sum(axis=1) - predicted, 0.0),
+                ]
+            )
         span = slice(0, last + 1)
         clocked_s = c.busy_s if c.clocked_s is None else c.clocked_s
         clocked_mhz_s = float((clocked_s * c.freq_mhz)[span].sum())  # the recorded clocked cycles [MHz s]
@@ -409,11 +420,12 @@ class _ClusterPrediction(NamedTuple):
     model_part: tuple
 
 
-def _cluster_flags(cluster, model: Model, *, unread_stores: bool) -> tuple[str, ...]:
+def _cluster_flags(cluster, model: Model, *, unread_stores: bool, unread_memory: bool) -> tuple[str, ...]:
     """A model measured on the other kind of core than the cluster's (in-order, out-of-order): the command warns
     once (:func:`cosim.timeline.core_kind.core_kind_mismatch`), the rows say so; an O3 cluster with store misses whose
     store lines the stats do not count: the interval cannot read gem5 writing them whole (``store_lines_unread``)."""
     flags = (f"core_kind_mismatch:{cluster.name}",) if other_core_kind(cluster, model) else ()
+    flags += (f"memory_stats_unread:{cluster.name}",) if unread_memory else ()
     return flags + ((f"store_lines_unread:{cluster.name}",) if unread_stores else ())
 
 
