@@ -29,6 +29,7 @@ exclude_patterns = [
     "_generated/validation-table.md",
     "_generated/silicon-table.md",
     "_generated/kernel-*.md",
+    "_generated/whatif-score-table.md",
 ]  # included by explanation/validation.md and the kernel how-tos
 myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3

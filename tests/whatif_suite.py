@@ -21,10 +21,11 @@ big/LITTLE clock pairs, and every run predicting every other run of its program.
         sets the interval's constants on the calibration pool alone (the suite's calibration programs, and from
         ../shared the xu3-mibench-train and cosim-v24 runs; tests/whatif_calibrate.py) and prints them; --write puts
         them in cosim/dse/interval_bands.json
-    python tests/whatif_suite.py score
+    python tests/whatif_suite.py score [--write]
         per set-up, pairs within 5 % and the interval's coverage and mean half-width [%], each pair scored by
         constants it did not set: the suite's test programs by the shipped ones, the pool's programs and the
-        explore grid leaving their program out
+        explore grid leaving their program out; --write: into docs/explanation/whatif-score.json, which whatif.md
+        shows (rendered at docs build)
 
 The recorded runs are test data: tests/test_whatif_suite.py checks the table without gem5.
 """
@@ -183,7 +184,8 @@ def main(argv: list[str]) -> None:
     t.add_argument("--csv", type=Path)
     t.add_argument("--setup", default="*", help="1c-epoch, 1c-one, 2c-epoch, ... (default: every one recorded)")
     t.add_argument("--set", choices=["calibration", "test"], help="the calibration or the test programs only")
-    sub.add_parser("score", help="coverage and mean half-width per set-up, each pair by constants it did not set")
+    sc = sub.add_parser("score", help="coverage and mean half-width per set-up, each pair by constants it did not set")
+    sc.add_argument("--write", action="store_true", help="also into docs/explanation/whatif-score.json (whatif.md renders it)")
     c = sub.add_parser("calibrate")
     c.add_argument("--write", action="store_true", help="write the constants into cosim/dse/interval_bands.json")
     args = p.parse_args(argv)
@@ -192,7 +194,7 @@ def main(argv: list[str]) -> None:
     elif args.command == "calibrate":
         calibrate(write=args.write)
     elif args.command == "score":
-        score()
+        score(write=args.write)
     else:
         from whatif_calibrate import set_table  # noqa: PLC0415  (needs cosim; record does not)
         from whatif_pairs import suite_table  # noqa: PLC0415
@@ -203,10 +205,10 @@ def main(argv: list[str]) -> None:
         print(set_table(rows).round(1).to_string())
 
 
-def pool_rows():
-    """The interval's calibration pool: the suite's calibration programs in every set-up, the xu3-mibench-train runs
-    (ex5_big, se.py -n 4, one busy CPU) and the two cosim-v24 big.LITTLE runs; the last two from ../shared (left
-    out, and said, where it is absent)."""
+def pool_rows(suite=None):
+    """The interval's calibration pool: the suite's calibration programs in every set-up (from ``suite``, the suite's
+    pairs, where given), the xu3-mibench-train runs (ex5_big, se.py -n 4, one busy CPU) and the two cosim-v24
+    big.LITTLE runs; the last two from ../shared (left out where it is absent: the constants then differ)."""
     import warnings  # noqa: PLC0415
 
     import pandas as pd  # noqa: PLC0415
@@ -214,7 +216,8 @@ def pool_rows():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        parts = [suite_rows(RUNS, s, programs=CALIBRATION) for s in SETUPS] + [xu3_rows(), v24_rows()]
+        ours = suite_rows(RUNS) if suite is None else suite
+        parts = [ours[ours["program"].isin(CALIBRATION)], xu3_rows(), v24_rows()]
     return pd.concat([p for p in parts if len(p)], ignore_index=True)
 
 
@@ -263,11 +266,11 @@ def scored_rows():
     from cosim.dse import interval  # noqa: PLC0415
 
     shipped = interval.bands()
-    pool = pool_rows()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        test = suite_rows(RUNS, programs=TEST)
+        suite = suite_rows(RUNS)
         grid = grid_rows()
+    pool, test = pool_rows(suite), suite[suite["program"].isin(TEST)].copy()
     from whatif_calibrate import calibrate as fit  # noqa: PLC0415
 
     held_out = rescore(grid, fit(pool[pool["program"] != "phases"]), shipped)
@@ -278,10 +281,15 @@ def scored_rows():
     return pd.concat([test, loo, held_out], ignore_index=True)
 
 
-def score() -> None:
+SCORE_FILE = HERE.parent / "docs" / "explanation" / "whatif-score.json"  # rendered into whatif.md at docs build
+
+
+def score(*, write: bool = False) -> None:
     """Per set-up: pairs within 5 %, the interval's coverage and mean half-width [%], each pair scored by constants it
     did not set (:func:`scored_rows`), and whether the goal (every pair within 5 %, coverage >= 90 %, mean half-width
-    <= 10 %) is met."""
+    <= 10 %) is met; ``write``: also into docs/explanation/whatif-score.json."""
+    import json  # noqa: PLC0415
+
     from whatif_calibrate import set_table  # noqa: PLC0415
 
     table = set_table(scored_rows())
@@ -291,6 +299,22 @@ def score() -> None:
     table["goal_met"] = goal
     print("the interval per set-up, each pair scored by constants it did not set: coverage and mean half-width [%]")
     print(table.round(1).to_string())
+    if write:
+        records = [
+            {"setup": setup, **{k: (round(float(v), 1) if k != "goal_met" else bool(v)) for k, v in row.items()}}
+            for setup, row in table.iterrows()
+        ]
+        data = {"command": "python tests/whatif_suite.py score --write", "bands": json.loads(_bands_text()), "setups": records}
+        part = SCORE_FILE.with_suffix(".json.part")
+        part.write_text(json.dumps(data, indent=1) + "\n")
+        part.replace(SCORE_FILE)
+        print(f"written: {SCORE_FILE}")
+
+
+def _bands_text() -> str:
+    from cosim.dse import interval  # noqa: PLC0415
+
+    return interval.BANDS_FILE.read_text()
 
 
 if __name__ == "__main__":
