@@ -11,7 +11,7 @@ run at those clocks (``energy_j_whatif_lo/hi``); the energy interval adds the mo
 trained clock) in quadrature (:func:`add_model_interval`).
 
 Half-width, relative, per cluster c:   w_c = BASE + SLOPE * |ln(f_c' / f_c)| * (CORE_SHARE + memory share of c)
-(BASE 1 % wider for a run with one dump) and the row takes the widest cluster's (the run ends with its slowest cluster; its energy is the clusters' sum).
+(BASE wider by SINGLE_DUMP_BASE for a run with one dump) and the row takes the widest cluster's (the run ends with its slowest cluster; its energy is the clusters' sum).
 Each side is widened further by the readings one run cannot tell apart (:func:`runtime_shift_s`): a Minor
 cluster's drains (idle time that is neither compute nor a load miss) held as recorded instead of its store floor;
 those drains overlapping the core time a clock change adds or removes, as in a bandwidth-bound phase, which takes the

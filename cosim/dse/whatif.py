@@ -423,10 +423,14 @@ class _ClusterPrediction(NamedTuple):
 def _cluster_flags(cluster, model: Model, *, unread_stores: bool, unread_memory: bool) -> tuple[str, ...]:
     """A model measured on the other kind of core than the cluster's (in-order, out-of-order): the command warns
     once (:func:`cosim.timeline.core_kind.core_kind_mismatch`), the rows say so; an O3 cluster with store misses whose
-    store lines the stats do not count: the interval cannot read gem5 writing them whole (``store_lines_unread``)."""
-    flags = (f"core_kind_mismatch:{cluster.name}",) if other_core_kind(cluster, model) else ()
-    flags += (f"memory_stats_unread:{cluster.name}",) if unread_memory else ()
-    return flags + ((f"store_lines_unread:{cluster.name}",) if unread_stores else ())
+    store lines the stats do not count: the interval cannot read gem5 writing them whole (``store_lines_unread``);
+    stats cut to fewer than the what-if reads of its memory time (``memory_stats_unread``)."""
+    named = {
+        "core_kind_mismatch": other_core_kind(cluster, model),
+        "memory_stats_unread": unread_memory,
+        "store_lines_unread": unread_stores,
+    }
+    return tuple(f"{flag}:{cluster.name}" for flag, on in named.items() if on)
 
 
 def _clocked_s(stats: pd.DataFrame, cluster, *, generation: str, freq_mhz: np.ndarray) -> np.ndarray:
