@@ -131,6 +131,16 @@ def runtime_shift_s(
     return np.stack([lo + np.minimum(store_shift, 0), hi + np.maximum(store_shift, 0)])
 
 
+def unread_shift_s(until_s: np.ndarray, *, predicted_s: np.ndarray, ratio: np.ndarray, last: int) -> np.ndarray:
+    """(2, levels): below and above the predicted time until a cluster finishes (``predicted_s`` [s], per level) where
+    the stats say nothing of its memory time (``memory_stats_unread``): its recorded time until it finished
+    (``until_s``, per epoch [s]) anywhere from not moving to moving with 1/f (``ratio``, (levels, epochs): f / f')."""
+    span = slice(0, last + 1)
+    fastest = (until_s[span] * np.minimum(ratio[:, span], 1.0)).sum(axis=1)
+    slowest = (until_s[span] * np.maximum(ratio[:, span], 1.0)).sum(axis=1)
+    return np.stack([np.minimum(fastest - predicted_s, 0.0), np.maximum(slowest - predicted_s, 0.0)])
+
+
 def whole_line_shift_s(whole_line_s: np.ndarray | None, *, ratio: np.ndarray, last: int) -> np.ndarray:
     """(2, levels): how much shorter and longer [s] an O3 cluster's time until it finishes may be where gem5 writes
     more or fewer of its store lines whole (``whole_line_s``, (2, epochs): longer at a lower clock, shorter at a

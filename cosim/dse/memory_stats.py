@@ -163,6 +163,17 @@ def o3_store_lines_in_flight(stats: pd.DataFrame, config: Gem5Config, cluster, s
     return np.clip(entries / (1.0 + followers), 1.0, max(mshrs, 1.0))
 
 
+def cpus_that_ran(stats: pd.DataFrame, cpus: Sequence[str]) -> int:
+    """How many of ``cpus`` had active cycles (``numCycles - idleCycles``) above 1 % of their cycles over the run."""
+    ran = 0
+    for cpu in cpus:
+        if f"{cpu}.numCycles" in stats:
+            cycles = float(np.nansum(stats[f"{cpu}.numCycles"].to_numpy()))
+            idle = float(np.nansum(stats[f"{cpu}.idleCycles"].to_numpy())) if f"{cpu}.idleCycles" in stats else 0.0
+            ran += cycles - idle > 0.01 * cycles
+    return ran
+
+
 def memory_unread(stats: pd.DataFrame, cluster) -> bool:
     """Whether the stats were cut to fewer than the what-if reads of the cluster's memory time (a study recorded
     for an older cosim: tests/data/explore-grid.tar.xz): an O3 CPU's commit counts (gem5 prints every bucket of

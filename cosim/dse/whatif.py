@@ -62,9 +62,18 @@ import numpy as np
 import pandas as pd
 
 from cosim.counters.pmc import event_rates
-from cosim.dse.interval import add_intervals, add_model_interval, model_half_width_j, run_character, runtime_shift_s, whole_line_shift_s
+from cosim.dse.interval import (
+    add_intervals,
+    add_model_interval,
+    model_half_width_j,
+    run_character,
+    runtime_shift_s,
+    unread_shift_s,
+    whole_line_shift_s,
+)
 from cosim.dse.memory_stats import (
     STORE_MISSES,
+    cpus_that_ran,
     dram_objects,
     l2_miss_cycles,
     l2_misses,
@@ -78,7 +87,7 @@ from cosim.dse.memory_stats import (
 )
 from cosim.dse.minor_waits import memory_slots, minor_waits
 from cosim.dse.peak import dump_period_s, peak_power_w
-from cosim.dse.recorded import ACTIVE_SHARE, ClusterActivity, RecordedRun, cluster_done_s, cluster_finish, last_active
+from cosim.dse.recorded import ACTIVE_SHARE, ClusterActivity, RecordedRun, beta_e, clocked_s, cluster_done_s, cluster_finish, last_active
 from cosim.dse.whatif_refusals import refuse_clock_change, refuse_implausible_clocks
 from cosim.errors import CosimError
 from cosim.models.envelope import above_top, cores_factor, envelope_static_dv_w_per_v, envelope_static_w, refuse_beyond_band
@@ -103,7 +112,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
     # on phases: 95.6 -> 75.6 ns a miss from 1000 to 2000 MHz, the L2's 42 cycles); with other CPUs on the same
     # memory, their DRAM queueing offsets that (the suite's big.LITTLE: 102 -> 97 ns for 11.6 ns of L2 cycles)
     # (se.py -n 4 running one program: the one CPU that ran, xu3-mibench's tiff2rgba 98.9 -> 78.6 ns a store miss)
-    alone = _cpus_that_ran(stats, config.cpus) <= 1
+    alone = cpus_that_ran(stats, config.cpus) <= 1
     out = []
     for spec in specs:
         cluster = resolve_cluster(config, spec, meta.ticks_per_s)
@@ -195,8 +204,8 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 cluster.name,
                 model,
                 freq,
-                duration * freq * _beta_e(model, rates, len(stats), cycles=False),
-                duration * freq * _beta_e(model, rates, len(stats), cycles=True),
+                duration * freq * beta_e(model, rates, len(stats), cycles=False),
+                duration * freq * beta_e(model, rates, len(stats), cycles=True),
                 busy,
                 mem,
                 mem_clocked,
@@ -211,7 +220,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 whole_line,
                 cores_factor(model, cluster.n_cpus),
                 _cluster_flags(cluster, model, unread_stores=unread_stores, unread_memory=memory_unread(stats, cluster)),
-                _clocked_s(stats, cluster, generation=meta.generation, freq_mhz=freq),
+                clocked_s(stats, cluster, generation=meta.generation, freq_mhz=freq),
             )
         )
     dram = dram_objects(config)
@@ -290,16 +299,9 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         )
         # gem5 writing more or fewer store lines whole: the core keeps ticking, so its cycles' energy moves too
         whole_line = whole_line_shift_s(c.whole_line_s, ratio=ratio, last=last)
-        if f"memory_stats_unread:{c.name}" in c.flags:
-            # no reading of its memory time: its time until it finishes anywhere from not moving to moving with 1/f
-            until = np.where(np.arange(len(duration)) < last, duration, c.busy_s + wait_clk + load_fixed + store_drain)[: last + 1]
-            predicted = compute_s + wait_s
-            whole_line = whole_line + np.stack(
-                [
-                    np.minimum((until * np.minimum(ratio[:, : last + 1], 1.0)).sum(axis=1) - predicted, 0.0),
-                    np.maximum((until * np.maximum(ratio[:, : last + 1], 1.0)).sum(axis=1) - predicted, 0.0),
-                ]
-            )
+        if f"memory_stats_unread:{c.name}" in c.flags:  # no reading of its memory time
+            until = np.where(np.arange(len(duration)) < last, duration, c.busy_s + wait_clk + load_fixed + store_drain)
+            whole_line = whole_line + unread_shift_s(until, predicted_s=compute_s + wait_s, ratio=ratio, last=last)
         span = slice(0, last + 1)
         clocked_s = c.busy_s if c.clocked_s is None else c.clocked_s
         clocked_mhz_s = float((clocked_s * c.freq_mhz)[span].sum())  # the recorded clocked cycles [MHz s]
@@ -431,37 +433,6 @@ def _cluster_flags(cluster, model: Model, *, unread_stores: bool, unread_memory:
         "store_lines_unread": unread_stores,
     }
     return tuple(f"{flag}:{cluster.name}" for flag, on in named.items() if on)
-
-
-def _clocked_s(stats: pd.DataFrame, cluster, *, generation: str, freq_mhz: np.ndarray) -> np.ndarray:
-    """The time the cluster's busiest CPU was clocked per epoch [s]: its CPU_CYCLES count (the counter map's rule)
-    over the clock."""
-    import dataclasses
-
-    out = np.zeros(len(stats))
-    for cpu in cluster.cores:
-        one = dataclasses.replace(cluster, cpus=(cpu, *(c for c, p in cluster.partner.items() if p == cpu)))
-        rates = event_rates(stats, one, ["0x11"], generation=generation, cores_per_cluster=1, freq_mhz=freq_mhz)
-        out = np.maximum(out, rates.eph["0x11"] * stats["duration_s"].to_numpy() / 1e6)  # E = cycles / (t * f [MHz])
-    return out
-
-
-def _beta_e(model, rates, n: int, *, cycles: bool) -> np.ndarray:
-    """Sum of beta * events-per-hour over the model's dynamic terms that are (or are not) the cycle counter."""
-    return sum(
-        t.coefficient * sum(w * rates.eph[e] for e, w in t.events.items() if (e == "0x11") == cycles) for t in model.dynamic
-    ) + np.zeros(n)
-
-
-def _cpus_that_ran(stats: pd.DataFrame, cpus: Sequence[str]) -> int:
-    """How many of ``cpus`` had active cycles above 1 % of their cycles over the run [count]."""
-    ran = 0
-    for cpu in cpus:
-        if f"{cpu}.numCycles" in stats:
-            cycles = float(np.nansum(stats[f"{cpu}.numCycles"].to_numpy()))
-            idle = float(np.nansum(stats[f"{cpu}.idleCycles"].to_numpy())) if f"{cpu}.idleCycles" in stats else 0.0
-            ran += cycles - idle > ACTIVE_SHARE * cycles
-    return ran
 
 
 def _per_miss_s(latency_s: np.ndarray, misses: np.ndarray) -> float:
