@@ -27,8 +27,36 @@ def generate_all(out: Path) -> None:
     (out / "gpu-energy-table.md").write_text(gpu_energy_table(plot=out / "gpu-energy.png"))
     (out / "ruby-runs.md").write_text(ruby_runs_table())
     (out / "silicon-model.md").write_text(board_model_table())
+    (out / "whatif-score-table.md").write_text(whatif_score_table())
     figures(out)
     write_outputs(out / "out")  # what the pages' commands print, from running them as written
+
+
+def whatif_score_table() -> str:
+    """The what-if interval's scores per set-up, from ``explanation/whatif-score.json`` (written by
+    ``python tests/whatif_suite.py score --write``, minutes of CPU: every pair by constants it did not set)."""
+    import json
+
+    path = Path(__file__).resolve().parent / "explanation" / "whatif-score.json"
+    data = json.loads(path.read_text())
+    lines = [
+        "| set-up | pairs | runtime / energy within 5 % | runtime coverage | runtime mean half-width | energy coverage | energy mean half-width | goal |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in data["setups"]:
+        lines.append(
+            f"| {r['setup']} | {r['pairs']:.0f} | {r['runtime_s_within_5_pct']:.0f} / {r['energy_j_within_5_pct']:.0f} "
+            f"| {r['runtime_s_coverage_pct']:.1f} % | {r['runtime_s_mean_half_width_pct']:.1f} % | {r['energy_j_coverage_pct']:.1f} % "
+            f"| {r['energy_j_mean_half_width_pct']:.1f} % | {'met' if r['goal_met'] else 'not met'} |"
+        )
+    runtime, energy, one = data["bands"]["runtime_band"], data["bands"]["energy_band"], data["bands"]["single_dump_base"]
+    lines += [
+        "",
+        f"Constants scored: runtime {100 * runtime[0]:g} % + {100 * runtime[1]:g} %·|ln(f'/f)|·({runtime[2]:g} + share), energy "
+        f"{100 * energy[0]:g} % + {100 * energy[1]:g} %·|ln(f'/f)|·({energy[2]:g} + share), one dump +{100 * one:g} % "
+        f"(`{data['command']}`).",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def cli_reference() -> str:

@@ -31,6 +31,7 @@ exclude_patterns = [
     "_generated/kernel-*.md",
     "_generated/gpu-energy-table.md",
     "_generated/ruby-runs.md",
+    "_generated/whatif-score-table.md",
 ]  # included by explanation/validation.md and the kernel how-tos
 myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3

@@ -27,11 +27,15 @@ SINGLE_DUMP_BASES = np.round(np.arange(0.0, 0.0601, 0.005), 3)
 QUANTITIES = ("runtime_s", "energy_j")
 
 
-def _reach(rows: pd.DataFrame, core: float) -> np.ndarray:
-    """Per pair, the widest cluster's |ln(f'/f)| * (core + memory share)."""
+def _reach(rows: pd.DataFrame, slope: np.ndarray, core: float) -> np.ndarray:
+    """(slopes, pairs): the widest cluster's slope * |ln(f'/f)| * (core + memory share)."""
     clusters = [c.removesuffix("_move") for c in rows.columns if c.endswith("_move")]
-    each = [rows[f"{c}_move"].to_numpy(dtype=float) * (core + rows[f"{c}_share"].to_numpy(dtype=float)) for c in clusters]
-    return np.nanmax(np.vstack(each), axis=0)
+    each = [
+        np.asarray(slope, dtype=float).reshape(-1, 1)
+        * (rows[f"{c}_move"].to_numpy(dtype=float) * (core + rows[f"{c}_share"].to_numpy(dtype=float)))[None, :]
+        for c in clusters
+    ]
+    return np.nanmax(np.stack(each), axis=0)
 
 
 def _best_band(rows: pd.DataFrame, key: str, one_dump_base: float, coverage: float) -> tuple[float, tuple[float, float, float]] | None:
@@ -41,9 +45,8 @@ def _best_band(rows: pd.DataFrame, key: str, one_dump_base: float, coverage: flo
     setups = [rows["setup"].to_numpy() == s for s in sorted(rows["setup"].unique())]
     best = None
     for core in CORE_SHARES:
-        reach = _reach(rows, core)
         # (bases, slopes, pairs): the band's width at each pair
-        width = BASES[:, None, None] + SLOPES[None, :, None] * reach[None, None, :] + extra[None, None, :]
+        width = BASES[:, None, None] + _reach(rows, SLOPES, core)[None, :, :] + extra[None, None, :]
         held = width >= need[None, None, :]
         ok = np.all([held[:, :, s].mean(axis=2) >= coverage for s in setups], axis=0)
         mean = np.where(ok, width.mean(axis=2), np.inf)
@@ -66,11 +69,40 @@ def calibrate(rows: pd.DataFrame, *, coverage: float = COVERAGE) -> dict:
     return {"runtime_band": list(runtime), "energy_band": list(energy), "single_dump_base": one}
 
 
+def band_width(rows: pd.DataFrame, key: str, constants: dict) -> np.ndarray:
+    """Per pair, the band's relative half-width under ``constants`` (as cosim.dse.interval.relative_half_width)."""
+    base, slope, core = constants["runtime_band" if key == "runtime_s" else "energy_band"]
+    extra = np.where(rows["one_dump"].to_numpy(dtype=bool), constants["single_dump_base"], 0.0)
+    return base + extra + _reach(rows, np.array([slope]), core)[0]
+
+
+def rescore(rows: pd.DataFrame, constants: dict, shipped: dict) -> pd.DataFrame:
+    """``rows`` (priced with the ``shipped`` constants) as the interval with ``constants`` would score them: whether
+    it holds gem5's value (the pair's need within the band) and its half-width [%]."""
+    out = rows.copy()
+    for key in QUANTITIES:
+        width = band_width(rows, key, constants)
+        out[f"{key}_covered"] = rows[f"{key}_need"].to_numpy(dtype=float) <= width + 1e-12
+        out[f"{key}_width"] = rows[f"{key}_width"] + 100 * (width - band_width(rows, key, shipped))
+    return out
+
+
+def leave_one_program_out(rows: pd.DataFrame, shipped: dict, *, coverage: float = COVERAGE) -> pd.DataFrame:
+    """Every program's pairs scored by the constants :func:`calibrate` sets on the other programs' pairs."""
+    parts = [
+        rescore(rows[rows["program"] == p], calibrate(rows[rows["program"] != p], coverage=coverage), shipped)
+        for p in sorted(set(rows["program"]))
+    ]
+    return pd.concat(parts).loc[rows.index]
+
+
 def set_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Per set-up: pairs, and for runtime and energy the interval's coverage [%] and mean half-width [%]."""
     out = {}
     for setup, part in itertools.chain(rows.groupby("setup"), [("all", rows)]):
         out[setup] = {"pairs": len(part)}
+        for key in QUANTITIES:
+            out[setup][f"{key}_within_5_pct"] = int((part[key].abs() <= 5).sum())
         for key in QUANTITIES:
             out[setup][f"{key}_coverage_pct"] = 100 * part[f"{key}_covered"].mean()
             out[setup][f"{key}_mean_half_width_pct"] = part[f"{key}_width"].mean()

@@ -59,9 +59,9 @@ def measured(run: Path, clusters=CLUSTERS) -> dict:
 
 @functools.cache
 def clocks(run: Path, clusters=CLUSTERS) -> tuple[float, ...]:
-    """The run's clusters' clocks [MHz], from its config alone (gem5 rounds 1800 MHz to 556 ticks)."""
+    """The run's clusters' clocks [MHz], from its config alone (gem5 rounds 1800 MHz to 556 ticks: to 100 MHz)."""
     config = load(run, clusters)[1]
-    return tuple(float(np.round(config.cluster(n, p).freq_mhz / 200) * 200) for n, p, _ in clusters)
+    return tuple(float(np.round(config.cluster(n, p).freq_mhz / 100) * 100) for n, p, _ in clusters)
 
 
 @functools.cache
@@ -198,3 +198,70 @@ def suite_table(root: Path, *, setup: str = "*", csv: Path | None = None, progra
     for k, v in summary(rows).items():
         print(f"{k}: {v:.3f}" if isinstance(v, float) else f"{k}: {v}")
     return rows
+
+
+# --- more real runs than the suite: the interval's calibration pool (tests/whatif_calibrate.py) ------------------
+
+SHARED_GEM5 = Path(__file__).resolve().parents[2] / "shared" / "data" / "gem5"
+# MiBench programs of ARMPM's training split on gem5's A15-like ex5_big, se.py -n 4 with one busy CPU, one dump, at
+# 1000/1500/2000 MHz (its README); priced as the se-one set-up is, with what cosim picks for an O3 CPU
+XU3 = SHARED_GEM5 / "xu3-mibench-train"
+# the explore grid's 24 recorded runs (docs/explore/search-grid.toml: phases size 1, 1 ms dumps, 1 or 2 big CPUs,
+# 256 kB or 1 MB big L2, big 1000/1400/1800 x LITTLE 600/1400 MHz), priced as its replay prices them
+GRID = Path(__file__).resolve().parent / "data" / "explore-grid.tar.xz"
+# the two big.LITTLE runs made for cosim (2 O3 + 2 Minor CPUs, phases size 30, 100 us dumps)
+V24 = tuple(SHARED_GEM5 / f"cosim-v24-se-biglittle-o3-{b}MHz-minor-{m}MHz" for b, m in ((1800, 1400), (1000, 600)))
+
+
+def pair_rows(groups: dict[tuple[str, str], list[Path]], clusters) -> pd.DataFrame:
+    """Every ordered pair within each group of runs (``(program, set-up)``: runs of one program and system at other
+    clocks), as :func:`suite_rows` gives them."""
+    rows = []
+    for (program, setup), runs in groups.items():
+        for base in runs:
+            fr = "/".join(f"{f:g}" for f in clocks(base, clusters))
+            for row in compare_many(base, [o for o in runs if o != base], clusters):
+                rows.append({"program": program, "setup": setup, "from": fr, **row})
+    return pd.DataFrame(rows)
+
+
+@functools.cache
+def xu3_rows() -> pd.DataFrame:
+    """xu3-mibench-train: 11 programs x 3 clocks, 66 ordered pairs (set-up ``xu3-mibench``); empty without ../shared."""
+    if not XU3.is_dir():
+        return pd.DataFrame()
+    groups = {
+        (p.name, "xu3-mibench"): sorted(r for r in p.iterdir() if (r / "config.ini").is_file()) for p in sorted(XU3.iterdir()) if p.is_dir()
+    }
+    return pair_rows(groups, SE_CLUSTERS)
+
+
+@functools.cache
+def grid_rows() -> pd.DataFrame:
+    """The explore grid: every ordered pair among the 6 clock pairs of each of its 4 systems, 120 (set-up
+    ``explore-grid``, program ``phases``)."""
+    import atexit
+    import shutil
+    import tarfile
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="cosim-grid-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    with tarfile.open(GRID) as tar:
+        tar.extractall(folder, filter="data")
+    groups: dict[tuple[str, str], list[Path]] = {}
+    for run in sorted(p for p in folder.iterdir() if p.is_dir()):
+        big = read_config(run / "config.ini").cluster("big", "system.bigCluster")
+        system = f"explore-grid {big.n_cpus} big, L2 {sorted(big.cache_bytes.get(l2, 0) for l2 in set(big.l2.values()))}"
+        groups.setdefault(("phases", system), []).append(run)
+    rows = pair_rows(groups, CLUSTERS)
+    rows["setup"] = "explore-grid"
+    return rows
+
+
+@functools.cache
+def v24_rows() -> pd.DataFrame:
+    """The two big.LITTLE runs made for cosim, from each to the other (set-up ``v24-2c``, program ``phases``)."""
+    if not all(run.is_dir() for run in V24):
+        return pd.DataFrame()
+    return pair_rows({("phases", "v24-2c"): list(V24)}, CLUSTERS)

@@ -18,8 +18,14 @@ big/LITTLE clock pairs, and every run predicting every other run of its program.
         with the interval each prediction carries and whether it covers gem5; then, per set-up, the interval's
         coverage and mean half-width [%] (--set: on those programs only)
     python tests/whatif_suite.py calibrate [--write]
-        sets the interval's constants on the calibration programs alone (tests/whatif_calibrate.py) and prints them;
-        --write puts them in cosim/dse/interval_bands.json
+        sets the interval's constants on the calibration pool alone (the suite's calibration programs, and from
+        ../shared the xu3-mibench-train and cosim-v24 runs; tests/whatif_calibrate.py) and prints them; --write puts
+        them in cosim/dse/interval_bands.json
+    python tests/whatif_suite.py score [--write]
+        per set-up, pairs within 5 % and the interval's coverage and mean half-width [%], each pair scored by
+        constants it did not set: the suite's test programs by the shipped ones, the pool's programs and the
+        explore grid leaving their program out; --write: into docs/explanation/whatif-score.json, which whatif.md
+        shows (rendered at docs build)
 
 The recorded runs are test data: tests/test_whatif_suite.py checks the table without gem5.
 """
@@ -178,6 +184,8 @@ def main(argv: list[str]) -> None:
     t.add_argument("--csv", type=Path)
     t.add_argument("--setup", default="*", help="1c-epoch, 1c-one, 2c-epoch, ... (default: every one recorded)")
     t.add_argument("--set", choices=["calibration", "test"], help="the calibration or the test programs only")
+    sc = sub.add_parser("score", help="coverage and mean half-width per set-up, each pair by constants it did not set")
+    sc.add_argument("--write", action="store_true", help="also into docs/explanation/whatif-score.json (whatif.md renders it)")
     c = sub.add_parser("calibrate")
     c.add_argument("--write", action="store_true", help="write the constants into cosim/dse/interval_bands.json")
     args = p.parse_args(argv)
@@ -185,6 +193,8 @@ def main(argv: list[str]) -> None:
         record(args)
     elif args.command == "calibrate":
         calibrate(write=args.write)
+    elif args.command == "score":
+        score(write=args.write)
     else:
         from whatif_calibrate import set_table  # noqa: PLC0415  (needs cosim; record does not)
         from whatif_pairs import suite_table  # noqa: PLC0415
@@ -195,35 +205,116 @@ def main(argv: list[str]) -> None:
         print(set_table(rows).round(1).to_string())
 
 
-def calibrate(*, write: bool) -> dict:
-    """The interval's constants from the calibration programs' pairs of every set-up; printed, and written if asked."""
-    import json  # noqa: PLC0415
+def pool_rows(suite=None):
+    """The interval's calibration pool: the suite's calibration programs in every set-up (from ``suite``, the suite's
+    pairs, where given), the xu3-mibench-train runs (ex5_big, se.py -n 4, one busy CPU) and the two cosim-v24
+    big.LITTLE runs; the last two from ../shared (left out where it is absent: the constants then differ)."""
     import warnings  # noqa: PLC0415
 
     import pandas as pd  # noqa: PLC0415
-    from whatif_calibrate import COVERAGE  # noqa: PLC0415
-    from whatif_calibrate import calibrate as fit  # noqa: PLC0415
-    from whatif_pairs import suite_rows  # noqa: PLC0415
-
-    from cosim.dse import interval  # noqa: PLC0415
+    from whatif_pairs import suite_rows, v24_rows, xu3_rows  # noqa: PLC0415
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rows = pd.concat([suite_rows(RUNS, s, programs=CALIBRATION) for s in SETUPS], ignore_index=True)
+        ours = suite_rows(RUNS) if suite is None else suite
+        parts = [ours[ours["program"].isin(CALIBRATION)], xu3_rows(), v24_rows()]
+    return pd.concat([p for p in parts if len(p)], ignore_index=True)
+
+
+def calibrate(*, write: bool) -> dict:
+    """The interval's constants from the calibration pool's pairs; printed, and written if asked."""
+    import json  # noqa: PLC0415
+
+    from whatif_calibrate import COVERAGE  # noqa: PLC0415
+    from whatif_calibrate import calibrate as fit  # noqa: PLC0415
+
+    from cosim.dse import interval  # noqa: PLC0415
+
+    rows = pool_rows()
     constants = fit(rows)
-    print(f"calibrated on {', '.join(CALIBRATION)}: {len(rows)} pairs, >= {COVERAGE:.0%} held in every set-up")
+    programs = sorted(set(rows["program"]))
+    print(f"calibrated on {len(programs)} programs ({', '.join(programs)}): {len(rows)} pairs, >= {COVERAGE:.0%} held in every set-up")
     for key, value in constants.items():
         print(f"{key}: {value}")
     if write:
         data = {
             **constants,
-            "calibration_programs": list(CALIBRATION),
+            "calibration_programs": programs,
+            "suite_calibration_programs": list(CALIBRATION),
+            "calibration_setups": sorted(set(rows["setup"])),
+            "calibration_pairs": len(rows),
             "coverage": COVERAGE,
             "command": "python tests/whatif_suite.py calibrate --write",
         }
-        interval.BANDS_FILE.write_text(json.dumps(data, indent=1) + "\n")
+        part = interval.BANDS_FILE.with_suffix(".json.part")
+        part.write_text(json.dumps(data, indent=1) + "\n")
+        part.replace(interval.BANDS_FILE)
         print(f"written: {interval.BANDS_FILE}")
     return constants
+
+
+def scored_rows():
+    """Every set-up the interval is scored on, each pair by constants it did not set: the suite's test programs by the
+    shipped constants; the pool's programs (the suite's calibration programs, xu3-mibench-train, cosim-v24) and the
+    explore grid (phases, held out with the suite's phases) leave one program out."""
+    import warnings  # noqa: PLC0415
+
+    import pandas as pd  # noqa: PLC0415
+    from whatif_calibrate import leave_one_program_out, rescore  # noqa: PLC0415
+    from whatif_pairs import grid_rows, suite_rows  # noqa: PLC0415
+
+    from cosim.dse import interval  # noqa: PLC0415
+
+    shipped = interval.bands()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        suite = suite_rows(RUNS)
+        grid = grid_rows()
+    pool, test = pool_rows(suite), suite[suite["program"].isin(TEST)].copy()
+    from whatif_calibrate import calibrate as fit  # noqa: PLC0415
+
+    held_out = rescore(grid, fit(pool[pool["program"] != "phases"]), shipped)
+    loo = leave_one_program_out(pool, shipped)
+    suite = loo["setup"].isin(SETUPS)
+    loo.loc[suite, "setup"] = loo.loc[suite, "setup"] + " (calibration programs)"
+    test["setup"] = test["setup"] + " (test programs)"
+    return pd.concat([test, loo, held_out], ignore_index=True)
+
+
+SCORE_FILE = HERE.parent / "docs" / "explanation" / "whatif-score.json"  # rendered into whatif.md at docs build
+
+
+def score(*, write: bool = False) -> None:
+    """Per set-up: pairs within 5 %, the interval's coverage and mean half-width [%], each pair scored by constants it
+    did not set (:func:`scored_rows`), and whether the goal (every pair within 5 %, coverage >= 90 %, mean half-width
+    <= 10 %) is met; ``write``: also into docs/explanation/whatif-score.json."""
+    import json  # noqa: PLC0415
+
+    from whatif_calibrate import set_table  # noqa: PLC0415
+
+    table = set_table(scored_rows())
+    goal = (table["runtime_s_within_5_pct"] == table["pairs"]) & (table["energy_j_within_5_pct"] == table["pairs"])
+    for key in ("runtime_s", "energy_j"):
+        goal &= (table[f"{key}_coverage_pct"] >= 90) & (table[f"{key}_mean_half_width_pct"] <= 10)
+    table["goal_met"] = goal
+    print("the interval per set-up, each pair scored by constants it did not set: coverage and mean half-width [%]")
+    print(table.round(1).to_string())
+    if write:
+        records = [
+            {"setup": setup, **{k: (round(float(v), 1) if k != "goal_met" else bool(v)) for k, v in row.items()}}
+            for setup, row in table.iterrows()
+        ]
+        data = {"command": "python tests/whatif_suite.py score --write", "bands": json.loads(_bands_text()), "setups": records}
+        part = SCORE_FILE.with_suffix(".json.part")
+        part.write_text(json.dumps(data, indent=1) + "\n")
+        part.replace(SCORE_FILE)
+        print(f"written: {SCORE_FILE}")
+
+
+def _bands_text() -> str:
+    from cosim.dse import interval  # noqa: PLC0415
+
+    return interval.BANDS_FILE.read_text()
 
 
 if __name__ == "__main__":

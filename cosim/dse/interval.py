@@ -11,7 +11,7 @@ run at those clocks (``energy_j_whatif_lo/hi``); the energy interval adds the mo
 trained clock) in quadrature (:func:`add_model_interval`).
 
 Half-width, relative, per cluster c:   w_c = BASE + SLOPE * |ln(f_c' / f_c)| * (CORE_SHARE + memory share of c)
-(BASE 1 % wider for a run with one dump) and the row takes the widest cluster's (the run ends with its slowest cluster; its energy is the clusters' sum).
+(BASE wider by SINGLE_DUMP_BASE for a run with one dump) and the row takes the widest cluster's (the run ends with its slowest cluster; its energy is the clusters' sum).
 Each side is widened further by the readings one run cannot tell apart (:func:`runtime_shift_s`): a Minor
 cluster's drains (idle time that is neither compute nor a load miss) held as recorded instead of its store floor;
 those drains overlapping the core time a clock change adds or removes, as in a bandwidth-bound phase, which takes the
@@ -45,9 +45,16 @@ from cosim.models.modelfile import Model, operating_point
 # on its test programs, docs/explanation/whatif.md): runtime and energy, (BASE, SLOPE, CORE_SHARE); and for a run with
 # one dump, whose phases are mixed in one set of totals the what-if cannot split, SINGLE_DUMP_BASE more
 BANDS_FILE = Path(__file__).with_name("interval_bands.json")
-_BANDS = json.loads(BANDS_FILE.read_text())
-RUNTIME_BAND: tuple[float, float, float] = tuple(_BANDS["runtime_band"])
-ENERGY_BAND: tuple[float, float, float] = tuple(_BANDS["energy_band"])
+
+
+def bands() -> dict:
+    """The shipped constants: ``runtime_band``, ``energy_band`` (BASE, SLOPE, CORE_SHARE) and ``single_dump_base``."""
+    return json.loads(BANDS_FILE.read_text())
+
+
+_BANDS = bands()
+RUNTIME_BAND: tuple[float, ...] = tuple(_BANDS["runtime_band"])
+ENERGY_BAND: tuple[float, ...] = tuple(_BANDS["energy_band"])
 SINGLE_DUMP_BASE: float = _BANDS["single_dump_base"]
 # a clock move (f'/f or f/f') from which an O3 cluster's store lines may switch all the way (interval's whole-line reading)
 _WHOLE_LINE_MOVE = 1.25
@@ -81,8 +88,9 @@ def run_character(run: RecordedRun) -> RunCharacter:
     return RunCharacter(share, mhz, models, len(run.duration_s), run.dram_busy_s)
 
 
-def relative_half_width(run: RunCharacter, table: pd.DataFrame, band: tuple[float, float, float]) -> np.ndarray:
-    """The interval's half-width relative to the prediction, per row (the widest cluster's)."""
+def relative_half_width(run: RunCharacter, table: pd.DataFrame, band: tuple[float, ...]) -> np.ndarray:
+    """The interval's half-width relative to the prediction, per row (the widest cluster's):
+    ``BASE + SLOPE * |ln(f'/f)| * (CORE_SHARE + memory share)``, ``SINGLE_DUMP_BASE`` more for a run of one dump."""
     base, slope, core = band
     base += SINGLE_DUMP_BASE if run.n_dumps == 1 else 0.0
     width = np.full(len(table), base)
@@ -121,6 +129,16 @@ def runtime_shift_s(
     hi = np.maximum.reduce([as_recorded + np.maximum(overlap, 0), follow, predicted]) - predicted
     store_shift = (store_l2[span] * (1.0 - ratio[:, span])).sum(axis=1) * (1.0 if store_on_clock else -1.0)
     return np.stack([lo + np.minimum(store_shift, 0), hi + np.maximum(store_shift, 0)])
+
+
+def unread_shift_s(until_s: np.ndarray, *, predicted_s: np.ndarray, ratio: np.ndarray, last: int) -> np.ndarray:
+    """(2, levels): below and above the predicted time until a cluster finishes (``predicted_s`` [s], per level) where
+    the stats say nothing of its memory time (``memory_stats_unread``): its recorded time until it finished
+    (``until_s``, per epoch [s]) anywhere from not moving to moving with 1/f (``ratio``, (levels, epochs): f / f')."""
+    span = slice(0, last + 1)
+    fastest = (until_s[span] * np.minimum(ratio[:, span], 1.0)).sum(axis=1)
+    slowest = (until_s[span] * np.maximum(ratio[:, span], 1.0)).sum(axis=1)
+    return np.stack([np.minimum(fastest - predicted_s, 0.0), np.maximum(slowest - predicted_s, 0.0)])
 
 
 def whole_line_shift_s(whole_line_s: np.ndarray | None, *, ratio: np.ndarray, last: int) -> np.ndarray:

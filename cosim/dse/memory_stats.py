@@ -91,7 +91,9 @@ def store_lines_counted(stats: pd.DataFrame, cluster) -> bool:
     return any(f"{l2}.{name}" in stats for l2 in set(cluster.l2.values()) for pair in STORE_LINES for name in pair)
 
 
-def whole_line_switch_s(stats: pd.DataFrame, cluster, *, fetch_s: float, store_misses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def whole_line_switch_s(
+    stats: pd.DataFrame, cluster, *, fetch_s: float, store_misses: np.ndarray, running: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """How much longer (at a lower clock) and shorter (at a higher one) an O3 cluster's epochs may take where gem5
     changes how many of its store-miss lines it writes whole, skipping their fetch [s] (docs/explanation/whatif.md).
 
@@ -100,9 +102,10 @@ def whole_line_switch_s(stats: pd.DataFrame, cluster, *, fetch_s: float, store_m
     and 1400 MHz, nine tenths at 1800).  A store stream fills each MSHR's target list and the L1 refuses accesses
     until the line arrives, so its lines go one after the other for the share of cycles the L1 was blocked: at a
     lower clock each line now written whole may add a fetch (``fetch_s``, the store misses' mean L2 miss latency
-    [s]), at a higher one each line that missed (``store_misses``) in an epoch that writes whole lines may save it."""
+    [s]), at a higher one each line that missed (``store_misses``) in an epoch that writes whole lines may save it;
+    per CPU that ran (``running``, per epoch)."""
     fetched, whole = store_lines(stats, cluster)
-    per_line_s = fetch_s * l1d_blocked_share(stats, cluster) / cluster.n_cpus
+    per_line_s = fetch_s * l1d_blocked_share(stats, cluster) / running
     writes_whole = (whole > 0) & (whole >= _WHOLE_LINE_EPOCH * (whole + fetched))
     return whole * per_line_s, np.where(writes_whole, store_misses, 0.0) * per_line_s
 
@@ -142,6 +145,46 @@ def l1d_mshr_hits(stats: pd.DataFrame, cluster) -> np.ndarray:
                 total += np.nan_to_num(stats[f"{l1}.{misses}"].to_numpy() - stats[f"{l1}.{allocated}"].to_numpy())
                 break
     return np.maximum(total, 0.0)
+
+
+def o3_store_lines_in_flight(stats: pd.DataFrame, config: Gem5Config, cluster, store_misses: np.ndarray) -> np.ndarray:
+    """How many store-miss lines an O3 CPU of the cluster has in flight at once, per epoch: its store queue writes
+    back in order, so it holds ``SQEntries / (1 + h)`` lines, h the stores that found their line already being
+    fetched (L1D MSHR hits) per store miss; at least 1, at most its L1D's MSHRs (gem5's suite on se.py: stream
+    h = 8.4, 32 entries: 3.4 lines; ptrchase's random stores, h = 1.2: the 4 MSHRs)."""
+    cpu = cluster.cores[0]
+    try:
+        entries = float(config.objects.get(cpu, {}).get("SQEntries", 1))
+        mshrs = float(config.objects.get(cluster.l1d.get(cpu, ""), {}).get("mshrs", 1))
+    except ValueError:
+        entries, mshrs = 1.0, 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        followers = np.where(store_misses > 0, l1d_mshr_hits(stats, cluster) / store_misses, 0.0)
+    return np.clip(entries / (1.0 + followers), 1.0, max(mshrs, 1.0))
+
+
+def cpus_that_ran(stats: pd.DataFrame, cpus: Sequence[str]) -> int:
+    """How many of ``cpus`` had active cycles (``numCycles - idleCycles``) above 1 % of their cycles over the run."""
+    ran = 0
+    for cpu in cpus:
+        if f"{cpu}.numCycles" in stats:
+            cycles = float(np.nansum(stats[f"{cpu}.numCycles"].to_numpy()))
+            idle = float(np.nansum(stats[f"{cpu}.idleCycles"].to_numpy())) if f"{cpu}.idleCycles" in stats else 0.0
+            ran += cycles - idle > 0.01 * cycles
+    return ran
+
+
+def memory_unread(stats: pd.DataFrame, cluster) -> bool:
+    """Whether the stats were cut to fewer than the what-if reads of the cluster's memory time (a study recorded
+    for an older cosim: tests/data/explore-grid.tar.xz): an O3 CPU's commit counts (gem5 prints every bucket of
+    the distribution), or the miss latency of an L1 data cache whose misses are there."""
+    if all(cluster.kind(c) == "o3" for c in cluster.cores):
+        return no_commit_cycles(stats, cluster) is None
+    latency = ("ReadReq.missLatency::total", "ReadReq_miss_latency::total", *MISS_LATENCY)
+    misses = ("overallMisses::total", "overall_misses::total")
+    return any(
+        any(f"{l1}.{n}" in stats for n in misses) and not any(f"{l1}.{n}" in stats for n in latency) for l1 in set(cluster.l1d.values())
+    )
 
 
 def stall_cycles(stats: pd.DataFrame, cluster) -> np.ndarray:

@@ -37,10 +37,12 @@ def minor_waits(
     busy_s: np.ndarray,
     l2_cycles_s: np.ndarray,
     slots: float = 1.0,
+    running: np.ndarray | float = 1.0,
 ) -> MinorWaits:
     """A Minor cluster's waits per epoch, from gem5's L1 and L2 miss statistics; ``l2_cycles_s``: each L2 miss's
     time on the cluster clock [s] per epoch; ``slots``: the accesses its CPUs may keep in the memory system at once
-    (gem5's ``executeMaxAccessesInMemory``) where they count (:func:`memory_slots`), else 1."""
+    (gem5's ``executeMaxAccessesInMemory``) where they count (:func:`memory_slots`), else 1; ``running``: the CPUs
+    that ran in each epoch, among which its misses split."""
     idle = duration_s - busy_s
     # Minor blocks on a load miss: its load waits are its L1s' read-miss time, which splits as that time does: the L2
     # read misses' time off the cluster clock (memory bus, DRAM) is fixed, the rest (L2 hits, the L2's own cycles on a
@@ -50,13 +52,13 @@ def minor_waits(
     read_clocked = read_misses * l2_cycles_s
     with np.errstate(divide="ignore", invalid="ignore"):
         off_clock = np.where(l1 > 0, np.clip((l2_read - read_clocked) / l1, 0.0, 1.0), 1.0)
-    load_wait = np.minimum(idle, l1 / cluster.n_cpus)
+    load_wait = np.minimum(idle, l1 / running)
     # its store buffer drains its misses in order: a store-bound phase takes their latency plus the core cycles
     # outside them at any clock (mixed's next_idx loop: 98.5 ns a line at 600 MHz, 87 ns of it store-miss latency,
     # 75.5 and 70.5 ns at 1400 MHz: the L2's cycles less, 7 core cycles outside)
     store_lat, store_misses = l2_misses(stats, cluster, ticks_per_s, families=STORE_MISSES)
     drains = np.maximum(idle - load_wait, 0.0)
-    latency_s, l2_s = store_lat / cluster.n_cpus, store_misses / cluster.n_cpus * l2_cycles_s
+    latency_s, l2_s = store_lat / running, store_misses / running * l2_cycles_s
     # every access holds one of the memory slots until its line arrives, one that finds its line already being
     # fetched (an L1 MSHR hit, a load or a store) too: with h such accesses a store miss, misses to different lines
     # go out slots / (1 + h) at a time (se.py's Minor on ptrchase's random stores: h = 0.06, so 1.9; gem5 takes 50 ns + 75 cycles a store from

@@ -1,16 +1,19 @@
 """What a recorded gem5 run did, per cluster and epoch: the inputs of the DVFS what-if (:mod:`cosim.dse.whatif`
-builds them from gem5's statistics), and when each cluster finished its work."""
+builds them from gem5's statistics, its model's event energies and clocked time with :func:`beta_e` and
+:func:`clocked_s`), and when each cluster finished its work."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
+from cosim.counters.pmc import event_rates
 from cosim.models.modelfile import Model
 
 # an epoch in which a cluster's busiest CPU computed for less than this share of it is idle for it
-_ACTIVE_SHARE = 0.01
+ACTIVE_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -81,5 +84,25 @@ def cluster_finish(cluster: ClusterActivity, duration_s: np.ndarray) -> int:
 
 def last_active(busy_s: np.ndarray, duration_s: np.ndarray) -> int:
     """Index of the last epoch in which ``busy_s`` is above 1 % of the epoch; -1: none."""
-    active = np.flatnonzero(busy_s > _ACTIVE_SHARE * duration_s)
+    active = np.flatnonzero(busy_s > ACTIVE_SHARE * duration_s)
     return int(active[-1]) if active.size else -1
+
+
+def clocked_s(stats: pd.DataFrame, cluster, *, generation: str, freq_mhz: np.ndarray) -> np.ndarray:
+    """The time the cluster's busiest CPU was clocked per epoch [s]: its CPU_CYCLES count (the counter map's rule)
+    over the clock."""
+    import dataclasses
+
+    out = np.zeros(len(stats))
+    for cpu in cluster.cores:
+        one = dataclasses.replace(cluster, cpus=(cpu, *(c for c, p in cluster.partner.items() if p == cpu)))
+        rates = event_rates(stats, one, ["0x11"], generation=generation, cores_per_cluster=1, freq_mhz=freq_mhz)
+        out = np.maximum(out, rates.eph["0x11"] * stats["duration_s"].to_numpy() / 1e6)  # E = cycles / (t * f [MHz])
+    return out
+
+
+def beta_e(model, rates, n: int, *, cycles: bool) -> np.ndarray:
+    """Sum of beta * events-per-hour over the model's dynamic terms that are (or are not) the cycle counter."""
+    return sum(
+        t.coefficient * sum(w * rates.eph[e] for e, w in t.events.items() if (e == "0x11") == cycles) for t in model.dynamic
+    ) + np.zeros(n)

@@ -62,13 +62,24 @@ import numpy as np
 import pandas as pd
 
 from cosim.counters.pmc import event_rates
-from cosim.dse.interval import add_intervals, add_model_interval, model_half_width_j, run_character, runtime_shift_s, whole_line_shift_s
+from cosim.dse.interval import (
+    add_intervals,
+    add_model_interval,
+    model_half_width_j,
+    run_character,
+    runtime_shift_s,
+    unread_shift_s,
+    whole_line_shift_s,
+)
 from cosim.dse.memory_stats import (
     STORE_MISSES,
+    cpus_that_ran,
     dram_objects,
     l2_miss_cycles,
     l2_misses,
+    memory_unread,
     no_commit_cycles,
+    o3_store_lines_in_flight,
     stall_cycles,
     store_lines_counted,
     whatif_stats,  # re-exported: callers price a run with the stats it names
@@ -76,7 +87,7 @@ from cosim.dse.memory_stats import (
 )
 from cosim.dse.minor_waits import memory_slots, minor_waits
 from cosim.dse.peak import dump_period_s, peak_power_w
-from cosim.dse.recorded import ClusterActivity, RecordedRun, cluster_done_s, cluster_finish, last_active
+from cosim.dse.recorded import ACTIVE_SHARE, ClusterActivity, RecordedRun, beta_e, clocked_s, cluster_done_s, cluster_finish, last_active
 from cosim.dse.whatif_refusals import refuse_clock_change, refuse_implausible_clocks
 from cosim.errors import CosimError
 from cosim.models.envelope import cores_factor, outside_clocks, refuse_beyond_band, static_at_w
@@ -101,7 +112,8 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
     # the only CPU on its memory: its store misses' latency falls by the L2's cycles as its clock rises (gem5's se.py
     # on phases: 95.6 -> 75.6 ns a miss from 1000 to 2000 MHz, the L2's 42 cycles); with other CPUs on the same
     # memory, their DRAM queueing offsets that (the suite's big.LITTLE: 102 -> 97 ns for 11.6 ns of L2 cycles)
-    alone = len(config.cpus) == 1
+    # (se.py -n 4 running one program: the one CPU that ran, xu3-mibench's tiff2rgba 98.9 -> 78.6 ns a store miss)
+    alone = cpus_that_ran(stats, config.cpus) <= 1
     out = []
     for spec in specs:
         cluster = resolve_cluster(config, spec, meta.ticks_per_s)
@@ -120,16 +132,27 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             idle = stats[f"{cpu}.idleCycles"].to_numpy() if f"{cpu}.idleCycles" in stats else 0.0
             active[i] = stats[f"{cpu}.numCycles"].to_numpy() - idle
         busy = np.minimum(active.max(axis=0) / (freq * 1e6), duration)
+        # the CPUs that ran in each epoch share its misses and stalls (one busy CPU of four, as se.py -n 4 runs one
+        # program, has them all: dividing by the four put a quarter of its memory time on xu3-mibench's ex5_big runs)
+        running = np.maximum((active > ACTIVE_SHARE * duration * freq * 1e6).sum(axis=0), 1)
         latency, misses = l2_misses(stats, cluster, meta.ticks_per_s)
+        store_latency, store_misses = l2_misses(stats, cluster, meta.ticks_per_s, families=STORE_MISSES)
         l2_cycles_s = l2_miss_cycles(config, cluster) / (freq * 1e6)  # each miss's time on the cluster clock [s]
-        clocked = misses * l2_cycles_s / cluster.n_cpus
+        clocked = misses * l2_cycles_s / running
         zero = np.zeros(len(stats))
         idle = duration - busy
         if all(cluster.kind(c) in _QUIESCE_ON_MISS for c in cluster.cores):
             mem = zero  # the waits are idle cycles already, outside busy
             slots = memory_slots(config, cluster, alone=alone)
             minor = minor_waits(
-                stats, cluster, ticks_per_s=meta.ticks_per_s, duration_s=duration, busy_s=busy, l2_cycles_s=l2_cycles_s, slots=slots
+                stats,
+                cluster,
+                ticks_per_s=meta.ticks_per_s,
+                duration_s=duration,
+                busy_s=busy,
+                l2_cycles_s=l2_cycles_s,
+                slots=slots,
+                running=running,
             )
             mem_clocked, store_l2, whole_line, unread_stores = zero, zero, None, False
             wait_clocked, load_fixed = minor.wait_clocked_s, minor.load_wait_fixed_s
@@ -139,8 +162,8 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
             # (independent misses, stores draining); where they overlap (memory-level parallelism) the cycles it
             # committed nothing bound it.  Both are sums, so a dump of several phases gets each phase's memory time.
             # Without the commit counts (older stats): the larger of the two, exact only for one kind of phase.
-            full = stall_cycles(stats, cluster) / (freq * 1e6) / cluster.n_cpus
-            serial = latency / cluster.n_cpus
+            full = stall_cycles(stats, cluster) / (freq * 1e6) / running
+            serial = latency / running
             # the waits it spent idle (nothing in flight: an instruction miss with the pipeline empty) are fixed time
             # already, outside busy: their misses leave the sum; in its last active epoch only when it is the only
             # cluster (its idle time there is its own waiting, not time after it finished while another ran on)
@@ -148,24 +171,33 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 idle = np.where(np.arange(len(duration)) >= last_active(busy, duration), 0.0, idle)
             serial = np.maximum(serial - idle, 0.0)
             stalled = no_commit_cycles(stats, cluster)
-            if stalled is None:
-                mem = np.minimum(busy, np.maximum(serial, full))
-            else:
-                mem = np.minimum(busy, np.minimum(stalled / (freq * 1e6) / cluster.n_cpus, serial + full))
+            summed = serial + store_latency / running
+            # stalls with no miss behind them are core time (telecom_gsm's load queue is full 3.3 M cycles at every
+            # clock with 995 L2 misses): memory time is at most the misses' summed latency
+            stalled_s = summed if stalled is None else np.minimum(stalled / (freq * 1e6) / running, summed)
+            mem = np.minimum(busy, np.minimum(stalled_s, serial + full))
+            # its store queue writes back in order: a store stream's misses, as many at a time as its queue holds
+            # lines, are a floor under its memory time (xu3-mibench's tiff2rgba: 16 stores a line in a 16-entry queue,
+            # one line at a time, 130 ns a line at 1000 MHz = its 99 ns store miss + 31 cycles; predicted from 1000 at
+            # 2000 MHz: -25.5 % without the floor, +0.4 % with it)
+            floor = store_latency / running / o3_store_lines_in_flight(stats, config, cluster, store_misses)
+            mem = np.minimum(busy, np.maximum(mem, floor))
             # the L2's own cycles of the misses behind that time, the store misses' too (stores draining through a
             # few MSHRs fill the store queue: gem5's ReadExReq latency falls by those cycles as the clock rises), in
             # flight together overlap as their latencies do: on the critical path only the share memory time is of
             # the misses' summed latency
-            store_latency, store_misses = l2_misses(stats, cluster, meta.ticks_per_s, families=STORE_MISSES)
-            summed = serial + store_latency / cluster.n_cpus
             with np.errstate(divide="ignore", invalid="ignore"):
                 overlap = np.where(summed > mem, mem / summed, 1.0)
-            mem_clocked, wait_clocked, load_fixed = np.minimum(clocked * overlap, mem), zero, zero
-            store_l2 = np.minimum(store_misses * l2_cycles_s / cluster.n_cpus * overlap, mem - mem_clocked)
+            mem_clocked, load_fixed = np.minimum(clocked * overlap, mem), zero
+            # those idle waits are misses too: the L2's own cycles of each run on the cluster clock (office_stringsearch1,
+            # a 0.2 ms run with a cold instruction cache: 19.3 us idle at 1000 MHz, 16.4 us at 2000)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                wait_clocked = idle * np.clip(np.where(latency > 0, misses * l2_cycles_s / latency, 0.0), 0.0, 1.0)
+            store_l2 = np.minimum(store_misses * l2_cycles_s / running * overlap, mem - mem_clocked)
             if alone:
                 mem_clocked = mem_clocked + store_l2
             line_s = _per_miss_s(store_latency, store_misses) or _per_miss_s(latency, misses)
-            whole_line = np.stack(whole_line_switch_s(stats, cluster, fetch_s=line_s, store_misses=store_misses))
+            whole_line = np.stack(whole_line_switch_s(stats, cluster, fetch_s=line_s, store_misses=store_misses, running=running))
             unread_stores = bool(store_misses.sum() > 0) and not store_lines_counted(stats, cluster)
             minor = None
         out.append(
@@ -173,8 +205,8 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 cluster.name,
                 model,
                 freq,
-                duration * freq * _beta_e(model, rates, len(stats), cycles=False),
-                duration * freq * _beta_e(model, rates, len(stats), cycles=True),
+                duration * freq * beta_e(model, rates, len(stats), cycles=False),
+                duration * freq * beta_e(model, rates, len(stats), cycles=True),
                 busy,
                 mem,
                 mem_clocked,
@@ -188,8 +220,8 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 None if minor is None else minor.drain_clocked_s,
                 whole_line,
                 cores_factor(model, cluster.n_cpus),
-                _cluster_flags(cluster, model, unread_stores=unread_stores),
-                _clocked_s(stats, cluster, generation=meta.generation, freq_mhz=freq),
+                _cluster_flags(cluster, model, unread_stores=unread_stores, unread_memory=memory_unread(stats, cluster)),
+                clocked_s(stats, cluster, generation=meta.generation, freq_mhz=freq),
             )
         )
     dram = dram_objects(config)
@@ -268,6 +300,9 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         )
         # gem5 writing more or fewer store lines whole: the core keeps ticking, so its cycles' energy moves too
         whole_line = whole_line_shift_s(c.whole_line_s, ratio=ratio, last=last)
+        if f"memory_stats_unread:{c.name}" in c.flags:  # no reading of its memory time
+            until = np.where(np.arange(len(duration)) < last, duration, c.busy_s + wait_clk + load_fixed + store_drain)
+            whole_line = whole_line + unread_shift_s(until, predicted_s=compute_s + wait_s, ratio=ratio, last=last)
         span = slice(0, last + 1)
         clocked_s = c.busy_s if c.clocked_s is None else c.clocked_s
         clocked_mhz_s = float((clocked_s * c.freq_mhz)[span].sum())  # the recorded clocked cycles [MHz s]
@@ -388,32 +423,17 @@ class _ClusterPrediction(NamedTuple):
     model_part: tuple
 
 
-def _cluster_flags(cluster, model: Model, *, unread_stores: bool) -> tuple[str, ...]:
+def _cluster_flags(cluster, model: Model, *, unread_stores: bool, unread_memory: bool) -> tuple[str, ...]:
     """A model measured on the other kind of core than the cluster's (in-order, out-of-order): the command warns
     once (:func:`cosim.timeline.core_kind.core_kind_mismatch`), the rows say so; an O3 cluster with store misses whose
-    store lines the stats do not count: the interval cannot read gem5 writing them whole (``store_lines_unread``)."""
-    flags = (f"core_kind_mismatch:{cluster.name}",) if other_core_kind(cluster, model) else ()
-    return flags + ((f"store_lines_unread:{cluster.name}",) if unread_stores else ())
-
-
-def _clocked_s(stats: pd.DataFrame, cluster, *, generation: str, freq_mhz: np.ndarray) -> np.ndarray:
-    """The time the cluster's busiest CPU was clocked per epoch [s]: its CPU_CYCLES count (the counter map's rule)
-    over the clock."""
-    import dataclasses
-
-    out = np.zeros(len(stats))
-    for cpu in cluster.cores:
-        one = dataclasses.replace(cluster, cpus=(cpu, *(c for c, p in cluster.partner.items() if p == cpu)))
-        rates = event_rates(stats, one, ["0x11"], generation=generation, cores_per_cluster=1, freq_mhz=freq_mhz)
-        out = np.maximum(out, rates.eph["0x11"] * stats["duration_s"].to_numpy() / 1e6)  # E = cycles / (t * f [MHz])
-    return out
-
-
-def _beta_e(model, rates, n: int, *, cycles: bool) -> np.ndarray:
-    """Sum of beta * events-per-hour over the model's dynamic terms that are (or are not) the cycle counter."""
-    return sum(
-        t.coefficient * sum(w * rates.eph[e] for e, w in t.events.items() if (e == "0x11") == cycles) for t in model.dynamic
-    ) + np.zeros(n)
+    store lines the stats do not count: the interval cannot read gem5 writing them whole (``store_lines_unread``);
+    stats cut to fewer than the what-if reads of its memory time (``memory_stats_unread``)."""
+    named = {
+        "core_kind_mismatch": other_core_kind(cluster, model),
+        "memory_stats_unread": unread_memory,
+        "store_lines_unread": unread_stores,
+    }
+    return tuple(f"{flag}:{cluster.name}" for flag, on in named.items() if on)
 
 
 def _per_miss_s(latency_s: np.ndarray, misses: np.ndarray) -> float:
