@@ -200,6 +200,10 @@ def trees_predict(model: dict, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarr
 def fit_family(family: str, rows: pd.DataFrame) -> dict:
     if family == "physics":
         return fit_physics(rows)
+    if family == "roofline":
+        from cosim.kernels.dvfs_roofline import fit_roofline
+
+        return fit_roofline(rows)
     return fit_trees(rows)
 
 
@@ -209,6 +213,10 @@ def predict_ratios(family: str, model: dict, rows: pd.DataFrame) -> tuple[np.nda
         x = physics_inputs(model, rows)
         rt = physics_runtime(model["runtime"], rows, x)
         return rt, physics_power(model["power"], rows, x, rt)
+    if family == "roofline":
+        from cosim.kernels.dvfs_roofline import roofline_predict
+
+        return roofline_predict(model, rows)
     return trees_predict(model, rows)
 
 
