@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
+
 import numpy as np
 import pandas as pd
 
@@ -11,13 +13,14 @@ from cosim.kernels.dvfs_models import calibrate, fit_family, predict_table
 FAMILIES = ("roofline", "physics", "trees")
 
 
-def lobo(rows: pd.DataFrame, family: str) -> pd.DataFrame:
-    """Predictions of every benchmark's rows by a model fitted (and calibrated) without that benchmark."""
+def lobo(rows: pd.DataFrame, family: str, *, each: Callable[[Iterable[str]], Iterator[str]] | None = None) -> pd.DataFrame:
+    """Predictions of every benchmark's rows by a model fitted (and calibrated) without that benchmark; ``each`` wraps
+    the loop over benchmarks (progress)."""
     benches = sorted(rows["benchmark"].unique())
     if len(benches) < 4:
         raise CosimError(f"leave-one-benchmark-out needs at least 4 benchmarks; the table has {len(benches)}")
     parts = []
-    for b in benches:
+    for b in (each or iter)(benches):
         train = rows[rows["benchmark"] != b]
         model, q = fit_family(family, train), calibrate(family, train)
         parts.append(predict_table(family, model, q, rows[rows["benchmark"] == b]))
