@@ -57,14 +57,18 @@ def effective_clock_ratio(f_mhz: np.ndarray, ref_mhz: np.ndarray, knots_mhz: lis
     return f_mhz / ref_mhz * np.exp(np.interp(f_mhz, k, gv) - np.interp(ref_mhz, k, gv))
 
 
-def runtime_ratio(model: dict, rows: pd.DataFrame, x: dict[str, np.ndarray]) -> np.ndarray:
-    """Predicted t/t_ref [-] of each row (``x``: :func:`_inputs`)."""
+def _clocks(rows: pd.DataFrame) -> dict[str, np.ndarray]:
+    return {c: rows[c].to_numpy(float) for c in ("core_mhz", "mem_mhz", "core_mhz_ref", "mem_mhz_ref")}
+
+
+def runtime_ratio(model: dict, clocks: dict[str, np.ndarray], x: dict[str, np.ndarray]) -> np.ndarray:
+    """Predicted t/t_ref [-] of each row (``clocks``: :func:`_clocks` [MHz], ``x``: :func:`_inputs`)."""
     p = model["runtime"]
     k = p["k"]
     rho = _memory_share(model, x)
     comp = (1 - rho**k) ** (1 / k)
-    c = effective_clock_ratio(rows["core_mhz"].to_numpy(float), rows["core_mhz_ref"].to_numpy(float), p["core_knots_mhz"], p["g_core"])
-    m = effective_clock_ratio(rows["mem_mhz"].to_numpy(float), rows["mem_mhz_ref"].to_numpy(float), p["mem_knots_mhz"], p["g_mem"])
+    c = effective_clock_ratio(clocks["core_mhz"], clocks["core_mhz_ref"], p["core_knots_mhz"], p["g_core"])
+    m = effective_clock_ratio(clocks["mem_mhz"], clocks["mem_mhz_ref"], p["mem_knots_mhz"], p["g_mem"])
     return ((rho / m) ** k + (comp / c) ** k) ** (1 / k)
 
 
@@ -75,6 +79,7 @@ def _fit_runtime(model: dict, rows: pd.DataFrame, x: dict[str, np.ndarray]) -> d
     km = sorted(map(float, rows["mem_mhz"].unique()))
     y = np.log((rows["runtime_s"] / rows["runtime_s_ref"]).to_numpy(float))
     n = len(kc) + len(km)
+    clocks = _clocks(rows)
 
     def params(p: np.ndarray) -> dict:
         return {
@@ -87,7 +92,7 @@ def _fit_runtime(model: dict, rows: pd.DataFrame, x: dict[str, np.ndarray]) -> d
         }
 
     def resid(p: np.ndarray) -> np.ndarray:
-        return np.log(runtime_ratio({**model, "runtime": params(p)}, rows, x)) - y
+        return np.log(runtime_ratio({**model, "runtime": params(p)}, clocks, x)) - y
 
     # soft_l1: a benchmark whose clocks misbehave (a throttled point) does not bend the device's curves
     fit = least_squares(
@@ -193,7 +198,7 @@ def fit_roofline(rows: pd.DataFrame) -> dict:
 def roofline_predict(model: dict, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """(t/t_ref, P/P_ref) of each row."""
     x = _inputs(model, rows)
-    rt = runtime_ratio(model, rows, x)
+    rt = runtime_ratio(model, _clocks(rows), x)
     if not np.all(np.isfinite(rt)) or math.isnan(float(np.sum(rt))):
         raise CosimError("the roofline model predicts no finite runtime for these rows; predict at clocks inside the fitted range")
     return rt, power_ratio(model, rows, x, rt)
