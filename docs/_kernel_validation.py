@@ -23,14 +23,35 @@ RESULTS = Path(__file__).resolve().parent / "howto" / "kernel-validation.json"
 
 
 FAMILIES = ("roofline", "physics", "trees")
-# NV-DVFS-Benchmark's DCGM columns (fractions) and GPU-DVFS-Job-Schedule's nvprof columns [unit -> SI factor]
+# the published tables' columns: ours -> (theirs, factor to SI); the first four name the format
 DCGM_COLUMNS = ("DRAMA", "FP16A", "FP32A", "FP64A", "SMACT", "SMOCC", "TENSO")
-NVPROF_COLUMNS = {"achieved_occupancy": 1.0, "dram_read_throughput": 1e9, "dram_write_throughput": 1e9, "executed_ipc": 1.0}
+FORMATS = {
+    "NV-DVFS-Benchmark": {
+        "core_mhz": ("core_frequency", 1.0),
+        "mem_mhz": ("memory_frequency", 1.0),
+        "runtime_s": ("time", 1e-3),  # [ms]
+        "power_w": ("average_power", 1.0),
+        "benchmark": ("benchmark", None),
+        "kernel": ("kernel", None),
+        **{c: (c, 1.0) for c in DCGM_COLUMNS},  # fractions
+    },
+    "GPU-DVFS-Job-Schedule": {
+        "core_mhz": ("coreF", 1.0),
+        "mem_mhz": ("memF", 1.0),
+        "runtime_s": ("time/ms", 1e-3),
+        "power_w": ("power/W", 1.0),
+        "benchmark": ("appName", None),
+        "kernel": ("kernel", None),
+        "achieved_occupancy": ("achieved_occupancy", 1.0),
+        "dram_read_throughput": ("dram_read_throughput", 1e9),  # [GB/s]
+        "dram_write_throughput": ("dram_write_throughput", 1e9),
+        "ipc": ("executed_ipc", 1.0),
+    },
+}
 
 
 def load(name: str, path: Path):
-    """A GPU's kernel DVFS table: a published table converted (time [ms] -> runtime_s, power [W], features in SI), or a
-    table/folder cosim reads itself."""
+    """A GPU's kernel DVFS table: a published table (:data:`FORMATS`) converted to SI, or a table/folder cosim reads."""
     import pandas as pd
 
     from cosim.kernels.dvfs import check_table, read_dvfs_table
@@ -38,33 +59,11 @@ def load(name: str, path: Path):
     if path.is_dir() or path.suffix != ".csv":
         return read_dvfs_table(path)
     raw = pd.read_csv(path)
-    if {"core_frequency", "memory_frequency", "average_power", "time"} <= set(raw.columns):  # NV-DVFS-Benchmark
-        table = pd.DataFrame(
-            {
-                "benchmark": raw["benchmark"],
-                "kernel": raw["kernel"],
-                "core_mhz": raw["core_frequency"],
-                "mem_mhz": raw["memory_frequency"],
-                "runtime_s": raw["time"] / 1e3,
-                "power_w": raw["average_power"],
-                **{c: raw[c] for c in DCGM_COLUMNS},
-            }
-        )
-    elif {"appName", "coreF", "memF", "time/ms", "power/W"} <= set(raw.columns):  # GPU-DVFS-Job-Schedule
-        table = pd.DataFrame(
-            {
-                "benchmark": raw["appName"],
-                "kernel": raw["kernel"],
-                "core_mhz": raw["coreF"],
-                "mem_mhz": raw["memF"],
-                "runtime_s": raw["time/ms"] / 1e3,
-                "power_w": raw["power/W"],
-                **{("ipc" if c == "executed_ipc" else c): raw[c] * k for c, k in NVPROF_COLUMNS.items()},
-            }
-        )
-    else:
-        return read_dvfs_table(path)
-    return check_table(table.assign(device=name), source=str(path))
+    for spec in FORMATS.values():
+        if {theirs for theirs, _ in list(spec.values())[:4]} <= set(raw.columns):
+            table = pd.DataFrame({ours: raw[theirs] * k if k else raw[theirs] for ours, (theirs, k) in spec.items()})
+            return check_table(table.assign(device=name), source=str(path))
+    return read_dvfs_table(path)
 
 
 def _errors(pred, rows) -> dict:
