@@ -488,3 +488,18 @@ def test_roofline_on_nv_dvfs_benchmark_tables(gpu):
     err = errors(pred, off_reference(pred, rows), rows).loc["all"]
     assert err["power_mape"] <= 5 and err["scaling_power_mape"] >= 2 * err["power_mape"] and err["power_coverage"] >= 90
     assert err["runtime_mape"] < err["scaling_runtime_mape"] / 1.5 and err["runtime_coverage"] >= 89
+
+
+def test_kernel_fit_validate_prints_scaling_beside_each_error(tmp_path):
+    """--validate's table has frequency scaling from the same reference beside each benchmark's errors; its progress goes
+    to stderr, one step per left-out benchmark, and the model file is written."""
+    t = _dcgm_roofline(n=5)
+    t.to_csv(tmp_path / "t.csv", index=False)
+    r = run_cosim("kernel-fit", tmp_path / "t.csv", "-o", tmp_path / "m.json", "--validate", "--family", "roofline")
+    assert r.returncode == 0, r.stderr
+    assert "scal t" in r.stdout and "frequency scaling's MAPE" in r.stdout
+    assert r.stderr.count("roofline, leaving out benchmark") >= 1 and (tmp_path / "m.json").exists()
+    row = next(line for line in r.stdout.splitlines() if line.startswith("all "))
+    runtime, scaling = float(row.split()[1]), float(row.split()[7])
+    # by hand: b0's 500 MHz row alone runs 1400/(0.6 x 500) = 4.67x its reference (compute-bound), scaling says 2.8x
+    assert runtime < 1.0 < scaling
