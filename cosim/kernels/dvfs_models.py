@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError
+from cosim.kernels.features import physics_tool
 
 LEVEL = 0.9
 RUNTIME_PARAMS = ("k", "a_core_mhz", "a_mem_mhz", "th0", "th1", "th2")
@@ -44,19 +45,6 @@ RUNTIME_PARAMS = ("k", "a_core_mhz", "a_mem_mhz", "th0", "th1", "th2")
 
 def _ratios(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return (rows["core_mhz"] / rows["core_mhz_ref"]).to_numpy(float), (rows["mem_mhz"] / rows["mem_mhz_ref"]).to_numpy(float)
-
-
-def physics_tool(rows: pd.DataFrame) -> str:
-    """The profiler whose names the rows' features use (:mod:`cosim.kernels.features`), or a one-line refusal."""
-    from cosim.kernels.features import missing_text, resolve_tool
-
-    tool = resolve_tool(rows.columns, prefix="f_")
-    if tool is None:
-        raise CosimError(
-            "the physics family needs DRAM traffic, IPC and occupancy columns as nvprof, Nsight Compute or DCGM name them; "
-            f"the table lacks ({missing_text(rows.columns, prefix='f_')}): add them, or fit --family trees"
-        )
-    return tool
 
 
 def physics_inputs(model: dict, rows: pd.DataFrame) -> dict[str, np.ndarray]:

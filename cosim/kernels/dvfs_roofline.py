@@ -178,9 +178,8 @@ def _fit_power(model: dict, rows: pd.DataFrame, x: dict[str, np.ndarray]) -> dic
 
 def fit_roofline(rows: pd.DataFrame) -> dict:
     """The roofline family on ``rows`` (:func:`cosim.kernels.dvfs.with_profiles`): tool, DRAM scale, runtime and power."""
-    from cosim.kernels.dvfs_models import physics_tool
     from cosim.kernels.extra import require_extra
-    from cosim.kernels.features import physics_inputs
+    from cosim.kernels.features import physics_inputs, physics_tool
 
     require_extra("scipy.optimize")
     tool = physics_tool(rows)
