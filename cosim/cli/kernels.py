@@ -160,12 +160,6 @@ def _cmd_kernel_fit(args: argparse.Namespace) -> int:
     reference = parse_pair(args.reference_pair) if args.reference_pair else default_reference(table, source=source)
     if not families:
         families = _default_families(table)
-    from cosim.kernels.pair_folders import idle_note
-
-    if note := idle_note(table, families):  # never silent: what the missing column costs, and how to measure it
-        import sys
-
-        print(note, file=sys.stderr)
     start_wall, start = time.perf_counter(), time.process_time()
     model = fit_model(table, reference=reference, source=source, families=families)
     how = "" if args.reference_pair else " (the highest pair every kernel was profiled at)"
@@ -178,6 +172,12 @@ def _cmd_kernel_fit(args: argparse.Namespace) -> int:
         model["validation"] = _validate(model, table, reference, args)
     save_model(model, args.output)  # atomic; the line names the file only once it is there
     print(f"{line} ({time.perf_counter() - start_wall:.1f} s, {time.process_time() - start:.1f} s CPU) -> {args.output}")
+    from cosim.kernels.pair_folders import idle_note
+
+    if note := idle_note(table, families):  # never silent: what the missing column costs, and how to measure it
+        import sys
+
+        print(note, file=sys.stderr)
     return 0
 
 
