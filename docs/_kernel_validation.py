@@ -121,7 +121,8 @@ def unseen(train_name: str, train: Path, test_name: str, test: Path) -> dict:
         for c in [col, f"{col}_ref", *[f for f in feats if f in rb]]:
             rb[c] = rb[c] * k
     out = {"train": train_name, "test": test_name, "families": {}}
-    if resolve_tool(ra.columns, prefix="f_") != resolve_tool(rb.columns, prefix="f_"):
+    tool = resolve_tool(ra.columns, prefix="f_")
+    if tool is None or tool != resolve_tool(rb.columns, prefix="f_"):
         return {}  # a model of one tool's features cannot read the other's
     for family in FAMILIES:
         pred = predict_table(family, fit_family(family, ra), calibrate(family, ra), rb)
