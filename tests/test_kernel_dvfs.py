@@ -503,3 +503,19 @@ def test_kernel_fit_validate_prints_scaling_beside_each_error(tmp_path):
     runtime, scaling = float(row.split()[1]), float(row.split()[7])
     # by hand: b0's 500 MHz row alone runs 1400/(0.6 x 500) = 4.67x its reference (compute-bound), scaling says 2.8x
     assert runtime < 1.0 < scaling
+
+
+def test_roofline_off_a_grid_is_refused_and_its_way_out_runs(tmp_path):
+    """The roofline family's power is fitted at each pair of the clocks' grid: a table measured at 877 MHz memory on
+    every core clock plus one 1000 MHz memory pair is no grid; --family roofline is refused naming a missing pair, the
+    suggested --family physics fits, and the default families leave roofline out."""
+    t = _dcgm_roofline(n=5)
+    extra = t[t["core_mhz"] == 1400].assign(mem_mhz=1000.0)
+    pd.concat([t, extra]).to_csv(tmp_path / "t.csv", index=False)
+    refused = run_cosim("kernel-fit", tmp_path / "t.csv", "-o", tmp_path / "m.json", "--family", "roofline")
+    assert refused.returncode == 2 and "no row at 500,1000 MHz" in refused.stderr and "--family physics" in refused.stderr
+    assert "Traceback" not in refused.stderr and not (tmp_path / "m.json").exists()
+    way_out = run_cosim("kernel-fit", tmp_path / "t.csv", "-o", tmp_path / "m.json", "--family", "physics")
+    assert way_out.returncode == 0, way_out.stderr
+    default = run_cosim("kernel-fit", tmp_path / "t.csv", "-o", tmp_path / "m2.json")
+    assert default.returncode == 0 and "fitted physics and trees" in default.stdout, default.stderr
