@@ -138,6 +138,10 @@ def _beats(model: float, scaling: float) -> str:
     return f"{model}{mark} ({times:.1f}×)"
 
 
+def _covers(pct: float) -> str:
+    return f"{pct}" if pct >= 90 else f"{pct} ✗"  # a 90 % interval should cover at least 90 % of held-out rows
+
+
 def kernel_validation_table(path: Path = RESULTS) -> str:
     """Markdown tables of the committed results."""
     data = json.loads(path.read_text())
@@ -156,7 +160,7 @@ def kernel_validation_table(path: Path = RESULTS) -> str:
             lines.append(
                 f"| {head[0]} | {head[1]} | {head[2]} | {family} "
                 f"| {_beats(e['runtime_mape'], e['scaling_runtime_mape'])} | {_beats(e['power_mape'], e['scaling_power_mape'])} "
-                f"| {e['runtime_worst']} / {e['power_worst']} | {e['runtime_coverage']} / {e['power_coverage']} "
+                f"| {e['runtime_worst']} / {e['power_worst']} | {_covers(e['runtime_coverage'])} / {_covers(e['power_coverage'])} "
                 f"| {e['runtime_half_width']} / {e['power_half_width']} | {e['fit_validate_wall_s']} ({e['fit_validate_cpu_s']}) |"
             )
         e = fams[0][1]
