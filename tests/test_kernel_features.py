@@ -283,6 +283,21 @@ def test_a_folder_per_clock_pair_is_a_kernel_table(tmp_path, form):
     assert resolve_tool(got.columns) == {"table": "nvprof", "ncu": "ncu", "dmon": "dcgm"}[form]
 
 
+def test_an_ncu_kernel_the_table_does_not_time_is_left_out_with_a_warning(tmp_path):
+    from cosim.errors import CosimWarning
+    from cosim.kernels.dvfs import read_dvfs_table
+
+    t = _roofline()
+    _pair_folders(tmp_path, t, "ncu")
+    ref = tmp_path / "core1000_mem1000"
+    helper = t[(t["core_mhz"] == 1000) & (t["mem_mhz"] == 1000)].head(1).assign(kernel="memsetHelper")
+    text = _ncu_text(helper).replace('"0","4242"', '"99","4242"').split("\n", 2)[2]  # its rows only, launch 99
+    (ref / "app.ncu.csv").write_text((ref / "app.ncu.csv").read_text() + text)
+    with pytest.warns(CosimWarning, match=r"1 profiled kernel\(s\) not in kernels.csv left out \(memsetHelper\)"):
+        got = read_dvfs_table(tmp_path)
+    assert len(got) == 54
+
+
 def test_kernel_fit_reads_the_pair_folders_and_says_what_a_missing_idle_power_costs(tmp_path):
     _pair_folders(tmp_path / "no-idle", _as_ncu(_roofline()).rename(columns=lambda c: c), "table")
     r = subprocess_cosim("kernel-fit", tmp_path / "no-idle", "-o", tmp_path / "m.json", "--family", "physics")

@@ -21,11 +21,12 @@ the reference pair).
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import pandas as pd
 
-from cosim.errors import CosimError
+from cosim.errors import CosimError, CosimWarning
 
 PAIR_NAME = re.compile(r"^core(?P<core>\d+(?:\.\d+)?)_mem(?P<mem>\d+(?:\.\d+)?)$")
 MEASURED = ("benchmark", "kernel", "runtime_s", "power_w")
@@ -96,6 +97,15 @@ def _profile(folder: Path, measured: pd.DataFrame) -> pd.DataFrame | None:
         wide = _ncu_profile(path)
         names = measured[["benchmark", "kernel"]].assign(function=measured["kernel"].map(_kernel_function))
         hit = names.merge(wide, left_on="function", right_on="kernel", suffixes=("", "_ncu"))
+        untimed = sorted(set(wide["kernel"]) - set(names["function"]))
+        if untimed:  # ncu profiles every launch: kernels the table does not time are left out, and said so
+            warnings.warn(
+                CosimWarning(
+                    f"{path}: {len(untimed)} profiled kernel(s) not in kernels.csv left out ({', '.join(untimed[:3])}"
+                    f"{', ...' if len(untimed) > 3 else ''}); add their runtime_s and power_w to model them"
+                ),
+                stacklevel=2,
+            )
         parts.append(hit.drop(columns=["function", "kernel_ncu"]))
     for path in sorted(folder.glob("*.dmon.log")):
         bench = path.name.removesuffix(".dmon.log")
