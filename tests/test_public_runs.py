@@ -67,11 +67,7 @@ def test_every_public_run_has_an_expected_outcome():
     assert {run.split("/")[0] for run, *_ in OUTCOMES} == {p.name for p in GEM5_RUNS.iterdir() if p.is_dir()}
 
 
-@pytest.mark.parametrize(
-    ("run", "args", "code", "says"),
-    OUTCOMES,
-    ids=[f"{r}{'-' + '-'.join(x.strip('-')[:9] for x in a if x.startswith('--')) if a else ''}" for r, a, *_ in OUTCOMES],
-)
+@pytest.mark.parametrize(("run", "args", "code", "says"), OUTCOMES, ids=[f"{r}{'-' + '-'.join(x.strip('-')[:9] for x in a if x.startswith('--')) if a else ''}" for r, a, *_ in OUTCOMES])
 def test_public_run(run, args, code, says, tmp_path):
     out = tmp_path / "p.csv"
     result = cosim("power", GEM5_RUNS / run / "stats.txt", *args, "-o", out)
