@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import run_cosim as subprocess_cosim
 
 from cosim.cli import main
 from cosim.kernels.dvfs import check_table, default_reference, with_profiles
@@ -120,7 +121,7 @@ def test_kernel_fit_fits_the_family_asked_and_predict_uses_it(tmp_path, capsys):
     m = tmp_path / "m.json"
     assert main(["kernel-fit", str(tmp_path / "t.csv"), "-o", str(m), "--family", "physics"]) == 0
     out = capsys.readouterr().out
-    assert "reference 1000,1000 MHz" in out and "physics features from ncu" in out
+    assert "reference 1000,1000 MHz" in out and "features from ncu" in out
     assert main(["kernel-predict", str(m), str(tmp_path / "t.csv"), "-o", str(tmp_path / "p.csv")]) == 0
     assert main(["kernel-predict", str(m), str(tmp_path / "t.csv"), "--family", "trees", "-o", str(tmp_path / "q.csv")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -200,3 +201,115 @@ def test_an_occupancy_left_in_percent_is_refused_in_one_line(tmp_path, capsys):
     assert main(["kernel-fit", str(tmp_path / "t.csv"), "-o", str(tmp_path / "m.json"), "--family", "physics"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "sm__warps_active.avg.pct_of_peak_sustained_active is 50" in err[0] and "divide by 100" in err[0]
+
+
+# --- one folder per clock pair: kernels.csv + an ncu, DCGM or table profile (cosim kernel-fit FOLDER) -----------------
+
+NCU_HEADER = (
+    '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC",'
+    '"Section Name","Metric Name","Metric Unit","Metric Value"'
+)
+NCU_METRICS = (  # (ncu name, ncu's unit, the table column, the factor from the column's SI value to the unit printed)
+    ("dram__bytes_read.sum.per_second", "Gbyte/second", "dram_read_throughput", 1e-9),
+    ("dram__bytes_write.sum.per_second", "Gbyte/second", "dram_write_throughput", 1e-9),
+    ("sm__inst_executed.avg.per_cycle_active", "inst/cycle", "ipc", 1.0),
+    ("sm__warps_active.avg.pct_of_peak_sustained_active", "%", "achieved_occupancy", 100.0),
+)
+
+
+def _ncu_text(t: pd.DataFrame) -> str:
+    """ncu --csv (details page) of each kernel's two launches, with the program's lines before the table."""
+    lines = ["==PROF== Connected to process 4242 (/home/user/app)", NCU_HEADER]
+    launch = 0
+    for _, r in t.iterrows():
+        for _ in range(2):
+            for name, unit, col, k in NCU_METRICS:
+                value = f"{r[col] * k:,.4f}" if unit != "Gbyte/second" else f"{r[col] * k:.4f}"
+                lines.append(
+                    f'"{launch}","4242","app","127.0.0.1","{r["kernel"]}(float *, int)","1","7","(256, 1, 1)","(96, 1, 1)","0","7.0",'
+                    f'"Section","{name}","{unit}","{value}"'
+                )
+            launch += 1
+    return "\n".join(lines) + "\n"
+
+
+def _dmon_text(r: pd.Series) -> str:
+    """dcgmi dmon of one benchmark: 3 idle samples, 6 while its kernel repeats, 2 idle."""
+    head = "# Entity  SMACT  SMOCC  DRAMA  FP32A  POWER\n      ID                               W\n"
+    idle = "   GPU 0  0.000  0.000  0.000  0.000   40.0\n"
+    busy = f"   GPU 0  0.950  {r['SMOCC']:.4f}  {r['DRAMA']:.4f}  {r['FP32A']:.4f}  {r['power_w']:.1f}\n"
+    return head + idle * 3 + busy * 6 + idle * 2
+
+
+def _pair_folders(root, t: pd.DataFrame, form: str, *, idle: bool = False) -> None:
+    for (core, mem), rows in t.groupby(["core_mhz", "mem_mhz"]):
+        folder = root / f"core{core:g}_mem{mem:g}"
+        folder.mkdir(parents=True)
+        measured = rows[["benchmark", "kernel", "runtime_s", "power_w"]]
+        if idle:
+            measured = measured.assign(idle_power_w=10 + 10 * core / 1000)  # the hand-made model's static part
+        measured.to_csv(folder / "kernels.csv", index=False)
+        if (core, mem) != (1000.0, 1000.0):
+            continue  # profiled at the reference pair only
+        if form == "table":
+            rows.drop(columns=["core_mhz", "mem_mhz", "runtime_s", "power_w"]).to_csv(folder / "profile.csv", index=False)
+        elif form == "ncu":
+            (folder / "app.ncu.csv").write_text(_ncu_text(rows))
+        else:
+            for _, r in rows.iterrows():
+                (folder / f"{r['benchmark']}.dmon.log").write_text(_dmon_text(r))
+
+
+@pytest.mark.parametrize("form", ["table", "ncu", "dmon"])
+def test_a_folder_per_clock_pair_is_a_kernel_table(tmp_path, form):
+    """kernels.csv at every pair + a profile at the reference pair read as the hand-made table they were written from:
+    ncu's units converted (GB/s -> B/s, % -> fraction), a dmon log averaged over its active samples (idle ones left out)."""
+    from cosim.kernels.dvfs import read_dvfs_table
+
+    t = _roofline()
+    source = _as_dcgm(t) if form == "dmon" else t
+    _pair_folders(tmp_path, source, form)
+    got = read_dvfs_table(tmp_path)
+    assert len(got) == len(t) == 54 and set(got["core_mhz"]) == {400.0, 700.0, 1000.0}
+    at_ref = got[(got["core_mhz"] == 1000) & (got["mem_mhz"] == 1000)].set_index("benchmark").sort_index()
+    want = source[(source["core_mhz"] == 1000) & (source["mem_mhz"] == 1000)].set_index("benchmark").sort_index()
+    cols = ["DRAMA", "FP32A", "SMOCC"] if form == "dmon" else ["dram_read_throughput", "ipc", "achieved_occupancy"]
+    names = dict(zip([c for _, _, c, _ in NCU_METRICS], [n for n, _, _, _ in NCU_METRICS]))
+    for col in cols:
+        mine = names[col] if form == "ncu" else col
+        assert np.allclose(at_ref[mine].to_numpy(float), want[col].to_numpy(float), rtol=1e-3, atol=1e-4), col  # 4 decimals written
+    other = got[(got["core_mhz"] == 400)]
+    assert other[names["ipc"] if form == "ncu" else cols[1]].isna().all()  # not profiled there: blank, never invented
+    assert resolve_tool(got.columns) == {"table": "nvprof", "ncu": "ncu", "dmon": "dcgm"}[form]
+
+
+def test_an_ncu_kernel_the_table_does_not_time_is_left_out_with_a_warning(tmp_path):
+    from cosim.errors import CosimWarning
+    from cosim.kernels.dvfs import read_dvfs_table
+
+    t = _roofline()
+    _pair_folders(tmp_path, t, "ncu")
+    ref = tmp_path / "core1000_mem1000"
+    helper = t[(t["core_mhz"] == 1000) & (t["mem_mhz"] == 1000)].head(1).assign(kernel="memsetHelper")
+    text = _ncu_text(helper).replace('"0","4242"', '"99","4242"').split("\n", 2)[2]  # its rows only, launch 99
+    (ref / "app.ncu.csv").write_text((ref / "app.ncu.csv").read_text() + text)
+    with pytest.warns(CosimWarning, match=r"1 profiled kernel\(s\) not in kernels.csv left out \(memsetHelper\)"):
+        got = read_dvfs_table(tmp_path)
+    assert len(got) == 54
+
+
+def test_kernel_fit_reads_the_pair_folders_and_says_what_a_missing_idle_power_costs(tmp_path):
+    _pair_folders(tmp_path / "no-idle", _as_ncu(_roofline()).rename(columns=lambda c: c), "table")
+    r = subprocess_cosim("kernel-fit", tmp_path / "no-idle", "-o", tmp_path / "m.json", "--family", "physics")
+    assert r.returncode == 0, r.stderr
+    assert "features from ncu" in r.stdout
+    note = [line for line in r.stderr.splitlines() if "idle_power_w" in line]
+    assert len(note) == 1 and "2.7 -> 5.0 %" in note[0] and "nvidia-smi --query-gpu=power.draw" in note[0]
+    _pair_folders(tmp_path / "idle", _roofline(), "table", idle=True)
+    r = subprocess_cosim("kernel-fit", tmp_path / "idle", "-o", tmp_path / "m2.json", "--family", "physics")
+    assert r.returncode == 0 and "idle_power_w" not in r.stderr, r.stderr
+    # a profile naming a kernel that kernels.csv does not time is refused, naming it (nothing dropped silently)
+    prof = tmp_path / "idle" / "core1000_mem1000" / "profile.csv"
+    pd.concat([pd.read_csv(prof), pd.read_csv(prof).head(1).assign(benchmark="ghost")]).to_csv(prof, index=False)
+    r = subprocess_cosim("kernel-fit", tmp_path / "idle", "-o", tmp_path / "m3.json")
+    assert r.returncode == 2 and "ghost/k0" in r.stderr and "kernels.csv does not time" in r.stderr and "Traceback" not in r.stderr

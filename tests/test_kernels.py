@@ -127,5 +127,55 @@ def test_kernel_commands(tmp_path):
     result = run_cosim("kernel-eval", str(small), "--test-boards", "agx03")
     assert result.returncode == 0, result.stderr
     assert "trained on 2 boards, tested on agx03 (120 launches)" in result.stdout and "conv2d       runtime" in result.stdout
+    # progress while it fits (a bar where tqdm is installed, a line per kernel type otherwise), on stderr only
+    assert "kernel-eval: fitting kernel type" in result.stderr
+    quiet = run_cosim("kernel-eval", str(small), "--test-boards", "agx03", "--no-progress")
+    assert quiet.returncode == 0 and "fitting kernel type" not in quiet.stderr and quiet.stdout == result.stdout
     bad = run_cosim("kernel-eval", str(small), "--test-boards", "agx99")
     assert bad.returncode == 2 and "agx99 not in the log" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_progress_without_tqdm_is_plain_lines_never_silence(monkeypatch, capsys):
+    """#46: kernel-eval printed nothing for minutes; --progress without tqdm did nothing, silently."""
+    from cosim.kernels import progress
+
+    monkeypatch.setattr(progress, "tqdm_installed", lambda: False)
+    each = progress.stepper("kernel-eval: fitting kernel type")
+    assert list(each(["conv2d", "gemm"])) == ["conv2d", "gemm"]
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["cosim: kernel-eval: fitting kernel type: 1/2 conv2d", "cosim: kernel-eval: fitting kernel type: 2/2 gemm"]
+    assert list(progress.stepper("x", enabled=False)(["a"])) == ["a"] and capsys.readouterr().err == ""
+    import argparse
+
+    from cosim.cli.kernels import _stepper
+
+    list(_stepper(argparse.Namespace(progress=True), "kernel-eval")(["a"]))  # asked for a bar that cannot be drawn: said so
+    err = capsys.readouterr().err
+    assert "tqdm is not installed, so plain lines" in err and "cosim: kernel-eval: 1/1 a" in err
+
+
+def test_kernel_fit_names_its_output_only_once_written(tmp_path, monkeypatch, capsys):
+    """#46: kernel-fit printed '-> model.json' before writing it; an output it cannot write is never announced."""
+    import pandas as pd
+
+    from cosim.cli import main
+    from cosim.kernels import dvfs_file
+
+    rng = np.random.default_rng(0)
+    rows = [
+        {"benchmark": f"b{i}", "kernel": "k", "core_mhz": c, "mem_mhz": 1000.0, "runtime_s": t * 1000 / c, "power_w": 50 + c / 20, "x": t}
+        for i, t in enumerate(rng.uniform(1, 2, 4))
+        for c in (500.0, 1000.0)
+    ]
+    pd.DataFrame(rows).to_csv(tmp_path / "t.csv", index=False)
+
+    def fail(model, path):
+        raise CosimError(f"{path}: disk full")
+
+    monkeypatch.setattr(dvfs_file, "save_model", fail)
+    assert main(["kernel-fit", str(tmp_path / "t.csv"), "-o", str(tmp_path / "m.json"), "--family", "trees"]) != 0
+    out = capsys.readouterr()
+    assert "disk full" in out.err and "->" not in out.out and not (tmp_path / "m.json").exists()
+    monkeypatch.undo()
+    good = run_cosim("kernel-fit", tmp_path / "t.csv", "-o", tmp_path / "m.json", "--family", "trees")
+    assert good.returncode == 0 and good.stdout.rstrip().endswith(f"-> {tmp_path / 'm.json'}") and (tmp_path / "m.json").exists()

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from cosim.errors import CosimError
 
+FAMILY_NAMES = ("roofline", "physics", "trees")
+
 
 def add_parsers(sub) -> None:
     ks = sub.add_parser("kernel-synth", help="write the synthetic kernel-launch log (documented ground truth) for trying the kernel models")
@@ -20,8 +22,27 @@ def add_parsers(sub) -> None:
     ke.add_argument("--board-file", type=Path, help="board DVFS levels (default: the shipped Jetson AGX file)")
     ke.add_argument("--test-boards", required=True, metavar="B1,B2", help="boards held out for testing")
     ke.add_argument("--budget", type=int, default=1, help="hyper-parameter sets tried per model (leave-one-board-out CV)")
+    _progress_option(ke)
     ke.set_defaults(run=_cmd_kernel_eval)
     add_dvfs_parsers(sub)
+
+
+def _progress_option(p) -> None:
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        help="show progress on stderr: a tqdm bar where tqdm is installed ([progress] extra), else a plain line per step (default: on)",
+    )
+
+
+def _stepper(args: argparse.Namespace, label: str):
+    import sys
+
+    from cosim.kernels.progress import stepper, tqdm_installed
+
+    if args.progress and not tqdm_installed():  # asked for a bar: say why it is lines
+        print("cosim: note: --progress: tqdm is not installed, so plain lines (pip install 'cosim[progress]' for a bar)", file=sys.stderr)
+    return stepper(label, enabled=args.progress is not False)  # None: not given, on
 
 
 def _cmd_kernel_synth(args: argparse.Namespace) -> int:
@@ -49,7 +70,7 @@ def _cmd_kernel_eval(args: argparse.Namespace) -> int:
     if unknown:
         raise CosimError(f"--test-boards: {', '.join(unknown)} not in the log; boards: {', '.join(sorted(log['board'].unique()))}")
     held = log["board"].isin(test_boards)
-    models = fit_kernels(log[~held], budget=args.budget)
+    models = fit_kernels(log[~held], budget=args.budget, each=_stepper(args, "kernel-eval: fitting kernel type"))
     test = log[held]
     pred = models.predict(test)
     print(f"trained on {log.loc[~held, 'board'].nunique()} boards, tested on {', '.join(test_boards)} ({len(test)} launches)")
@@ -76,11 +97,13 @@ def add_dvfs_parsers(sub) -> None:
     )
     kf.add_argument(
         "--family",
-        choices=("physics", "trees"),
+        choices=FAMILY_NAMES,
         action="append",
-        help="fit this family (repeat for both; default: both, or trees alone where the table has no physics features)",
+        help="fit this family (repeat for more; default: every family the table allows: roofline and physics need DRAM, IPC and "
+        "occupancy columns, roofline a grid of clock pairs every benchmark was measured on)",
     )
     kf.add_argument("--validate", action="store_true", help="also report leave-one-benchmark-out errors, coverage and energy saving")
+    _progress_option(kf)
     kf.set_defaults(run=_cmd_kernel_fit, output_suffixes=(".json",))
 
     for name, helptext, run in (
@@ -93,7 +116,7 @@ def add_dvfs_parsers(sub) -> None:
         p.add_argument("-o", "--output", type=Path, default=Path(f"{name}.csv"))
         p.add_argument("--core-mhz", metavar="LIST", help="predict at every pair of these core clocks ... [MHz]")
         p.add_argument("--mem-mhz", metavar="LIST", help="... and these memory clocks [MHz] (default: the pairs in TABLE)")
-        p.add_argument("--family", choices=("physics", "trees"), help="model family (default: the model's first, physics where it has it)")
+        p.add_argument("--family", choices=FAMILY_NAMES, help="model family (default: the model's first: roofline, physics, trees)")
         p.add_argument(
             "--any-device", action="store_true", help="predict for a GPU the model was not fitted on (rows flagged device_mismatch)"
         )
@@ -121,7 +144,7 @@ def _cmd_kernel_fit(args: argparse.Namespace) -> int:
     from cosim.kernels.dvfs_file import fit_model, save_model
     from cosim.kernels.extra import require_extra
 
-    families = tuple(dict.fromkeys(sorted(args.family or (), key=("physics", "trees").index)))
+    families = tuple(dict.fromkeys(sorted(args.family or (), key=FAMILY_NAMES.index)))
     # the physics fit needs scipy, the trees scikit-learn: refuse before reading anything
     require_extra(
         *(["scipy.optimize"] if families != ("trees",) else []),
@@ -140,20 +163,27 @@ def _cmd_kernel_fit(args: argparse.Namespace) -> int:
     start_wall, start = time.perf_counter(), time.process_time()
     model = fit_model(table, reference=reference, source=source, families=families)
     how = "" if args.reference_pair else " (the highest pair every kernel was profiled at)"
-    print(
+    tool = next((model["families"][f]["params"]["features"] for f in ("roofline", "physics") if f in families), "")
+    line = (
         f"fitted {' and '.join(families)} on {table['benchmark'].nunique()} benchmark(s), {len(table)} row(s), "
-        f"reference {reference[0]:g},{reference[1]:g} MHz{how}"
-        + (f", physics features from {model['families']['physics']['params']['features']}" if "physics" in families else "")
-        + f" ({time.perf_counter() - start_wall:.1f} s, {time.process_time() - start:.1f} s CPU) -> {args.output}"
+        f"reference {reference[0]:g},{reference[1]:g} MHz{how}" + (f", features from {tool}" if tool else "")
     )
     if args.validate:
-        model["validation"] = _validate(model, table, reference)
-    save_model(model, args.output)
+        model["validation"] = _validate(model, table, reference, args)
+    save_model(model, args.output)  # atomic; the line names the file only once it is there
+    print(f"{line} ({time.perf_counter() - start_wall:.1f} s, {time.process_time() - start:.1f} s CPU) -> {args.output}")
+    from cosim.kernels.pair_folders import idle_note
+
+    if note := idle_note(table, families):  # never silent: what the missing column costs, and how to measure it
+        import sys
+
+        print(note, file=sys.stderr)
     return 0
 
 
 def _default_families(table) -> tuple[str, ...]:
-    """Both families where the table has the physics family's features (any tool's names), else the trees alone."""
+    """Every family where the table has the physics quantities (any tool's names; roofline only on a full grid of clock
+    pairs), else the trees alone."""
     import sys
 
     from cosim.kernels.dvfs import feature_columns
@@ -161,7 +191,10 @@ def _default_families(table) -> tuple[str, ...]:
 
     feats = feature_columns(table)
     if resolve_tool(feats):
-        return ("physics", "trees")
+        pairs = table.groupby("benchmark")[["core_mhz", "mem_mhz"]].apply(lambda g: frozenset(map(tuple, g.to_numpy())))
+        grid = set().union(*pairs) if len(pairs) else set()
+        full = {(c, m) for c in table["core_mhz"].unique() for m in table["mem_mhz"].unique()} == grid
+        return ("roofline", "physics", "trees") if full else ("physics", "trees")
     print(
         f"cosim: note: fitting the trees alone: the physics family needs DRAM traffic, IPC and occupancy columns ({missing_text(feats)})",
         file=sys.stderr,
@@ -169,7 +202,7 @@ def _default_families(table) -> tuple[str, ...]:
     return ("trees",)
 
 
-def _validate(model: dict, table, reference) -> dict:
+def _validate(model: dict, table, reference, args: argparse.Namespace) -> dict:
     import time
 
     from cosim.kernels.dvfs import with_profiles
@@ -179,17 +212,22 @@ def _validate(model: dict, table, reference) -> dict:
     out = {}
     for family in [f for f in FAMILIES if f in model["families"]]:
         start = time.process_time()
-        pred = lobo(rows, family)
-        err = errors(pred, off_reference(pred, rows))
+        pred = lobo(rows, family, each=_stepper(args, f"kernel-fit --validate: {family}, leaving out benchmark"))
+        err = errors(pred, off_reference(pred, rows), rows)
         picked = choose(pred, deadline_factor=1.1)
         saving = float(picked["saving_measured_pct"].mean())
         cpu = time.process_time() - start
-        print(f"\nleave-one-benchmark-out, {family} ({cpu:.1f} s CPU): MAPE [%], worst row [%], 90 % interval coverage [%]")
-        print(f"{'benchmark':<22} {'runtime':>8} {'worst':>7} {'power':>7} {'worst':>7} {'cov t':>6} {'cov P':>6}")
+        print(
+            f"\nleave-one-benchmark-out, {family} ({cpu:.1f} s CPU): MAPE [%], worst row [%], 90 % interval coverage [%], "
+            "frequency scaling's MAPE from the same reference [%]"
+        )
+        print(
+            f"{'benchmark':<22} {'runtime':>8} {'worst':>7} {'power':>7} {'worst':>7} {'cov t':>6} {'cov P':>6} {'scal t':>7} {'scal P':>7}"
+        )
         for bench, r in err.iterrows():
             print(
                 f"{bench:<22} {r['runtime_mape']:8.1f} {r['runtime_worst']:7.1f} {r['power_mape']:7.1f} {r['power_worst']:7.1f} "
-                f"{r['runtime_coverage']:6.1f} {r['power_coverage']:6.1f}"
+                f"{r['runtime_coverage']:6.1f} {r['power_coverage']:6.1f} {r['scaling_runtime_mape']:7.1f} {r['scaling_power_mape']:7.1f}"
             )
         print(
             f"clocks chosen for --deadline-factor 1.1 on left-out benchmarks: measured energy {saving:.1f} % below the highest clocks, mean per kernel "

@@ -33,12 +33,17 @@ NOT_FEATURES = {"core_mhz", "mem_mhz", "runtime_s", "power_w", "power_samples", 
 
 
 def read_dvfs_table(path: str | Path) -> pd.DataFrame:
-    """A kernel DVFS table from a CSV (schema above) or a folder of per-pair logs (:mod:`cosim.readers.dvfs_logs`)."""
+    """A kernel DVFS table from a CSV (schema above), a folder of ``core<C>_mem<M>`` folders (:mod:`cosim.kernels.pair_folders`)
+    or a folder of Wang & Chu's per-pair logs (:mod:`cosim.readers.dvfs_logs`)."""
+    from cosim.kernels.pair_folders import is_pair_layout, read_pair_folders
     from cosim.readers.dvfs_logs import read_dvfs_folder
     from cosim.readers.measured import read_table
 
     path = Path(path)
-    table = read_dvfs_folder(path) if path.is_dir() else read_table(path)
+    if path.is_dir():
+        table = read_pair_folders(path) if is_pair_layout(path) else read_dvfs_folder(path)
+    else:
+        table = read_table(path)
     return check_table(table, source=str(path))
 
 

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
+
 import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.kernels.dvfs_models import calibrate, fit_family, predict_table
 
-FAMILIES = ("physics", "trees")
+FAMILIES = ("roofline", "physics", "trees")
 
 
-def lobo(rows: pd.DataFrame, family: str) -> pd.DataFrame:
-    """Predictions of every benchmark's rows by a model fitted (and calibrated) without that benchmark."""
+def lobo(rows: pd.DataFrame, family: str, *, each: Callable[[Iterable[str]], Iterator[str]] | None = None) -> pd.DataFrame:
+    """Predictions of every benchmark's rows by a model fitted (and calibrated) without that benchmark; ``each`` wraps
+    the loop over benchmarks (progress)."""
     benches = sorted(rows["benchmark"].unique())
     if len(benches) < 4:
         raise CosimError(f"leave-one-benchmark-out needs at least 4 benchmarks; the table has {len(benches)}")
     parts = []
-    for b in benches:
+    for b in (each or iter)(benches):
         train = rows[rows["benchmark"] != b]
         model, q = fit_family(family, train), calibrate(family, train)
         parts.append(predict_table(family, model, q, rows[rows["benchmark"] == b]))
@@ -31,12 +34,26 @@ def off_reference(pred: pd.DataFrame, rows: pd.DataFrame) -> np.ndarray:
     return ~((pred["core_mhz"].to_numpy() == ref[:, 0]) & (pred["mem_mhz"].to_numpy() == ref[:, 1]))
 
 
-def errors(pred: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
-    """Per benchmark: runtime and power MAPE [%], the worst row's error [%], and interval coverage [%]."""
+def scaling(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Frequency scaling from the same reference measurement: runtime_s_ref x f_ref/f [s], power_w_ref x f/f_ref [W]
+    (core clock), the baseline a model must beat."""
+    ratio = (rows["core_mhz"] / rows["core_mhz_ref"]).to_numpy(float)
+    return rows["runtime_s_ref"].to_numpy(float) / ratio, rows["power_w_ref"].to_numpy(float) * ratio
+
+
+def half_width_pct(pred: pd.DataFrame, name: str) -> pd.Series:
+    """The interval's half-width as a share of the prediction [%]: (hi - lo) / 2 / pred."""
+    return (pred[f"{name}_hi"] - pred[f"{name}_lo"]) / 2 / pred[f"{name}_pred"] * 100
+
+
+def errors(pred: pd.DataFrame, keep: np.ndarray, rows: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per benchmark: runtime and power MAPE [%], the worst row's error [%], interval coverage [%] and mean half-width [%];
+    with ``rows`` (the rows ``pred`` predicts, same order) also frequency scaling's MAPE [%] (:func:`scaling`)."""
     p = pred[keep].copy()
     for name in ("runtime_s", "power_w"):
         p[f"{name}_ape"] = (p[f"{name}_pred"] / p[name] - 1).abs() * 100
         p[f"{name}_in"] = ((p[name] >= p[f"{name}_lo"]) & (p[name] <= p[f"{name}_hi"])) * 100.0
+        p[f"{name}_hw"] = half_width_pct(p, name)
     agg = p.groupby("benchmark").agg(
         runtime_mape=("runtime_s_ape", "mean"),
         runtime_worst=("runtime_s_ape", "max"),
@@ -44,7 +61,21 @@ def errors(pred: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
         power_worst=("power_w_ape", "max"),
         runtime_coverage=("runtime_s_in", "mean"),
         power_coverage=("power_w_in", "mean"),
+        runtime_half_width=("runtime_s_hw", "mean"),
+        power_half_width=("power_w_hw", "mean"),
     )
+    if rows is not None:
+        order = rows.set_index(["benchmark", "kernel", "core_mhz", "mem_mhz"]).reindex(
+            pd.MultiIndex.from_frame(p[["benchmark", "kernel", "core_mhz", "mem_mhz"]])
+        )
+        rt, pw = scaling(order.reset_index())
+        p["scaling_runtime_ape"] = np.abs(rt / p["runtime_s"].to_numpy(float) - 1) * 100
+        p["scaling_power_ape"] = np.abs(pw / p["power_w"].to_numpy(float) - 1) * 100
+        agg = agg.join(
+            p.groupby("benchmark").agg(
+                scaling_runtime_mape=("scaling_runtime_ape", "mean"), scaling_power_mape=("scaling_power_ape", "mean")
+            )
+        )
     agg.loc["all"] = [
         p["runtime_s_ape"].mean(),
         p["runtime_s_ape"].max(),
@@ -52,6 +83,9 @@ def errors(pred: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
         p["power_w_ape"].max(),
         p["runtime_s_in"].mean(),
         p["power_w_in"].mean(),
+        p["runtime_s_hw"].mean(),
+        p["power_w_hw"].mean(),
+        *([p["scaling_runtime_ape"].mean(), p["scaling_power_ape"].mean()] if rows is not None else []),
     ]
     return agg
 

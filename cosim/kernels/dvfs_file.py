@@ -17,10 +17,11 @@ from cosim.kernels.dvfs import device_of, with_profiles
 from cosim.kernels.dvfs_models import calibrate, fit_family
 
 FORMAT = "cosim-kernel-dvfs/1"
+STORED = ("roofline", "physics")  # families stored as numbers (the trees are refitted when loaded)
 
 
 def fit_model(
-    table: pd.DataFrame, *, reference: tuple[float, float], source: str, families: tuple[str, ...] = ("physics", "trees")
+    table: pd.DataFrame, *, reference: tuple[float, float], source: str, families: tuple[str, ...] = ("roofline", "physics", "trees")
 ) -> dict:
     """``families`` fitted on ``table`` (rows at every pair), with conformal interval widths."""
     rows = with_profiles(table, reference=reference, source=source)
@@ -28,7 +29,7 @@ def fit_model(
         raise CosimError(f"{source}: {rows['benchmark'].nunique()} benchmark(s); fitting needs at least 3 (validation leaves one out)")
     fitted: dict[str, dict] = {}
     for family in families:  # trees are not stored: refitted from the training table when loaded
-        fitted[family] = {"params": fit_family(family, rows)} if family == "physics" else {}
+        fitted[family] = {"params": fit_family(family, rows)} if family in STORED else {}
         fitted[family]["q"] = calibrate(family, rows)
     return {
         "format": FORMAT,
@@ -72,7 +73,7 @@ def family_model(model: dict, family: str) -> tuple[dict, dict[str, float]]:
         )
     fam = model["families"][family]
     q = {k: float(v) if v is not None else math.inf for k, v in fam["q"].items()}
-    if family == "physics":
+    if family in STORED:
         return fam["params"], q
     split = model["training_table"]
     table = pd.DataFrame(split["data"], columns=split["columns"])

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError
+from cosim.kernels.features import physics_tool
 
 LEVEL = 0.9
 RUNTIME_PARAMS = ("k", "a_core_mhz", "a_mem_mhz", "th0", "th1", "th2")
@@ -44,19 +45,6 @@ RUNTIME_PARAMS = ("k", "a_core_mhz", "a_mem_mhz", "th0", "th1", "th2")
 
 def _ratios(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return (rows["core_mhz"] / rows["core_mhz_ref"]).to_numpy(float), (rows["mem_mhz"] / rows["mem_mhz_ref"]).to_numpy(float)
-
-
-def physics_tool(rows: pd.DataFrame) -> str:
-    """The profiler whose names the rows' features use (:mod:`cosim.kernels.features`), or a one-line refusal."""
-    from cosim.kernels.features import missing_text, resolve_tool
-
-    tool = resolve_tool(rows.columns, prefix="f_")
-    if tool is None:
-        raise CosimError(
-            "the physics family needs DRAM traffic, IPC and occupancy columns as nvprof, Nsight Compute or DCGM name them; "
-            f"the table lacks ({missing_text(rows.columns, prefix='f_')}): add them, or fit --family trees"
-        )
-    return tool
 
 
 def physics_inputs(model: dict, rows: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -200,6 +188,10 @@ def trees_predict(model: dict, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarr
 def fit_family(family: str, rows: pd.DataFrame) -> dict:
     if family == "physics":
         return fit_physics(rows)
+    if family == "roofline":
+        from cosim.kernels.dvfs_roofline import fit_roofline
+
+        return fit_roofline(rows)
     return fit_trees(rows)
 
 
@@ -209,6 +201,10 @@ def predict_ratios(family: str, model: dict, rows: pd.DataFrame) -> tuple[np.nda
         x = physics_inputs(model, rows)
         rt = physics_runtime(model["runtime"], rows, x)
         return rt, physics_power(model["power"], rows, x, rt)
+    if family == "roofline":
+        from cosim.kernels.dvfs_roofline import roofline_predict
+
+        return roofline_predict(model, rows)
     return trees_predict(model, rows)
 
 

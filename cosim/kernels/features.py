@@ -90,3 +90,14 @@ def physics_inputs(rows: pd.DataFrame, tool: str, *, prefix: str = "f_") -> dict
     else:  # bytes per second over the reference memory clock: bytes per memory cycle
         dram = (value("dram_read") + value("dram_write")) / (rows["mem_mhz_ref"].to_numpy(float) * 1e6)
     return {"dram": dram, "ipc": value("ipc"), "occupancy": value("occupancy")}
+
+
+def physics_tool(rows: pd.DataFrame) -> str:
+    """The profiler whose names the rows' features use (the maps above), or a one-line refusal."""
+    tool = resolve_tool(rows.columns, prefix="f_")
+    if tool is None:
+        raise CosimError(
+            "the physics and roofline families need DRAM traffic, IPC and occupancy columns as nvprof, Nsight Compute or DCGM name them; "
+            f"the table lacks ({missing_text(rows.columns, prefix='f_')}): add them, or fit --family trees"
+        )
+    return tool

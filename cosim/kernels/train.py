@@ -10,6 +10,7 @@ fast enough on a 2-core machine for the data sizes here.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,9 +142,17 @@ class KernelModels:
         return out
 
 
-def fit_kernels(log: pd.DataFrame, kernels: list[str] | None = None, *, budget: int = 4, seed: int = 0) -> KernelModels:
+def fit_kernels(
+    log: pd.DataFrame,
+    kernels: list[str] | None = None,
+    *,
+    budget: int = 4,
+    seed: int = 0,
+    each: Callable[[Iterable[str]], Iterator[str]] | None = None,
+) -> KernelModels:
+    """One model per kernel type; ``each`` wraps the loop over types (progress, :mod:`cosim.kernels.progress`)."""
     kernels = kernels or sorted(log["kernel"].unique())
-    return KernelModels({k: fit_kernel(log, k, budget=budget, seed=seed) for k in kernels})
+    return KernelModels({k: fit_kernel(log, k, budget=budget, seed=seed) for k in (each or iter)(kernels)})
 
 
 def prediction_overhead_s(model: KernelModel, rows: pd.DataFrame, *, batch: int, repeats: int = 50) -> float:

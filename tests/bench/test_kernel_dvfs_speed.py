@@ -1,4 +1,4 @@
-"""Kernel DVFS models (issue #26): fitting both families and leave-one-benchmark-out validation of the 17 GTX 980
+"""Kernel DVFS models (issue #26): fitting every family (roofline, physics, trees) and leave-one-benchmark-out validation of the 17 GTX 980
 benchmarks in <= 60 s on 2 cores.  CPU time of this process (user + sys): the machine is shared, wall time is not
 the model's.  ``pytest tests/bench/test_kernel_dvfs_speed.py -s`` prints the numbers.
 """
@@ -32,5 +32,5 @@ def test_fit_and_leave_one_benchmark_out_within_60_s(measured):
     end = os.times()
     cpu = (end.user - start.user) + (end.system - start.system)
     measured("kernel_fit_validate", cpu_s=round(cpu, 1))
-    print(f"\nkernel DVFS fit + LOBO of {table['benchmark'].nunique()} benchmarks, both families: {cpu:.1f} s CPU")
+    print(f"\nkernel DVFS fit + LOBO of {table['benchmark'].nunique()} benchmarks, every family: {cpu:.1f} s CPU")
     assert cpu <= 60
