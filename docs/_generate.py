@@ -10,8 +10,8 @@ from pathlib import Path
 from _gpu_energy import gpu_energy_table
 from _kernel_validation import kernel_validation_table
 from _ruby import ruby_runs_table
-from _silicon import board_model_table, silicon_table
 from _runnable import write_outputs
+from _silicon import board_model_table, silicon_table
 from _validation import validation_table
 
 

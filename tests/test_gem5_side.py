@@ -204,7 +204,7 @@ def test_online_goes_online_between_the_models_table_points(tmp_path):
 
 def test_online_refused_where_a_stat_is_a_vector_stays_offline(tmp_path):
     system = build_system()
-    with pytest.warns(UserWarning, match=r"cluster big stays offline: .*0x73 \(DP_SPEC\).*statIssuedInstType_0::IntAlu") as seen:
+    with pytest.warns(UserWarning, match=r"cluster big stays offline: .*0x73 \(DP_SPEC\).*statIssuedInstType_0::IntAlu"):
         run = cosim_gem5.attach_power(system, models=MODELS, outdir=str(tmp_path), online=True)
     assert run.online == {"big": False, "little": True}  # the A7 model still goes online
     assert not hasattr(system.bigCluster.cpus[0], "power_model") and system.littleCluster.cpus[0].power_model

@@ -119,7 +119,9 @@ def test_the_board_models_function_is_its_fitted_polynomial_on_its_curve_within_
     model = load_model("cortex-a15-armpm-xu3")
     for f, v in data["vf_table"]["points_mhz_v"]:
         poly = sum(t["coefficient"] * f ** t["f_exp"] * v ** t["v_exp"] for t in data["static_terms"])
-        out = operating_point_power_w(model, eph={e: np.array([0.0]) for e in model.events}, freq_mhz=np.array([f]), voltage_v=np.array([v]))
+        out = operating_point_power_w(
+            model, eph={e: np.array([0.0]) for e in model.events}, freq_mhz=np.array([f]), voltage_v=np.array([v])
+        )
         assert abs(float(out["static_w"][0]) - poly) <= data["fit"]["ser_w"], (f, v)
 
 

@@ -34,7 +34,10 @@ def validate(measured, runs, *, split=None, models: tuple[str, ...] = ()) -> Val
         warnings.simplefilter("always")
         # 33 runs take a while: counted on a terminal (cosim validate's only long step)
         jobs = [(m, program, folder) for m in models or (None,) for program, folder in found]
-        sims = [read_sim(program, folder, events=events, model=m) for m, program, folder in progress_of(jobs, len(jobs), _tty(), what="validate")]
+        sims = [
+            read_sim(program, folder, events=events, model=m)
+            for m, program, folder in progress_of(jobs, len(jobs), _tty(), what="validate")
+        ]
     # one warning per cause, not one per run: 33 runs at three clocks say the same three things
     for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, CosimWarning)):
         warnings.warn(CosimWarning(f"{message} (gem5 runs under {runs})"), stacklevel=2)
