@@ -41,7 +41,8 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
     suite_rows(RUNS).to_csv(suite, index=False)
     out = tmp_path / "html"
     args = ("sphinx", "-W", "--keep-going", "-q", "-b", "html", "-d", str(tmp_path / "doctrees"), "docs", str(out))
-    run = _run(*args, env={"COSIM_WHATIF_SUITE_CSV": str(suite)})
+    # the pages' shown outputs come from running their blocks, which tests/test_docs_runnable.py does in this session
+    run = _run(*args, env={"COSIM_WHATIF_SUITE_CSV": str(suite), "COSIM_DOCS_BLOCKS_RUN_BY_TESTS": "1"})
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
     for page in ("index.html", "tutorial.html", "_generated/cli.html", "_generated/api.html", "_generated/counter-maps.html"):
         assert (out / page).exists(), page
