@@ -107,4 +107,4 @@ __all__ = [
     "find_runs",
     "tegra_k1_timeline",
 ]
-__version__ = "0.3.6"  # the one place the version is written (pyproject.toml reads it)
+__version__ = "0.4.0"  # the one place the version is written (pyproject.toml reads it)
