@@ -119,9 +119,13 @@ def run_block(block: Block, cwd: Path, *, timeout_s: float = 300) -> subprocess.
 
 
 def shown(stdout: str) -> str:
-    """Output as a page shows it: paths inside this checkout relative to it (``cosim demo`` names its bundled run by
-    where cosim is installed), so a page reads the same on every machine."""
-    return stdout.replace(f"{REPO}{os.sep}", "")
+    """Output as a page shows it: paths inside this checkout relative to it, and the bundled runs as ``traces/`` (``cosim
+    demo`` names its bundled run where cosim is installed: ``site-packages/cosim/_traces`` after ``pip install .``), so
+    a page reads the same on every machine and install."""
+    from importlib import resources
+
+    installed = str(resources.files("cosim").joinpath("_traces"))
+    return stdout.replace(f"{installed}{os.sep}", "traces/").replace(f"{REPO}{os.sep}", "")
 
 
 def write_outputs(out: Path) -> list[Path]:
