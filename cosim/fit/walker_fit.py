@@ -98,13 +98,12 @@ def fit_walker(
     return fit
 
 
-def _static_form(fit: WalkerFit, vf: list[list[float]]) -> dict | None:
+def _static_form(static_terms: list[dict], vf: list[list[float]]) -> dict | None:
     """The fitted static polynomial's one physical form (cosim.models.static_form), written into the file."""
     from cosim.models.static_form import static_form_block
     from cosim.models.walker import StaticTerm
 
-    params = fit.ols.table()
-    terms = tuple(StaticTerm(n, fa, vb, float(params.loc[f"static:{n}"]["coefficient"])) for n, fa, vb in fit.static)
+    terms = tuple(StaticTerm(t["name"], t["f_exp"], t["v_exp"], t["coefficient"]) for t in static_terms)
     return static_form_block(terms, tuple((f, v) for f, v in vf))
 
 
@@ -151,9 +150,9 @@ def model_file(fit: WalkerFit, *, name: str, component: str, cores_per_cluster: 
         },
         "events": {e: e for t in fit.terms for e in t.events},
         "dynamic_terms": [{"name": t.name, "events": dict(t.events), **stats(f"dyn:{t.name}")} for t in fit.terms],
-        "static_terms": [{"name": n, "f_exp": fa, "v_exp": vb, **stats(f"static:{n}")} for n, fa, vb in fit.static],
+        "static_terms": (static := [{"name": n, "f_exp": fa, "v_exp": vb, **stats(f"static:{n}")} for n, fa, vb in fit.static]),
         "vf_table": {"source": "mean measured voltage per frequency in the training data", "points_mhz_v": vf},
-        **({"static_form": form} if (form := _static_form(fit, vf)) is not None else {}),
+        **({"static_form": form} if (form := _static_form(static, vf)) is not None else {}),
         "training": {
             "freq_mhz": [float(freqs.min()), float(freqs.max())],
             "voltage_v": [float(table.voltage_v.min()), float(table.voltage_v.max())],
