@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import GEMSTONE, POWMON, needs_shared
+from helpers import GEMSTONE, POWMON, SHARED, needs_shared
 
 from cosim import CosimError, apply_model, load_model, mape_pct, read_measured
 from cosim.models.modelfile import operating_point, shipped_models_dir
@@ -159,3 +159,77 @@ def test_model_file_not_json(tmp_path):
 def test_unknown_model_lists_shipped_ones():
     with pytest.raises(CosimError, match="cortex-a15-walker2017"):
         load_model("cortex-a99")
+
+
+def _powmon_rows(tmp_path, every: int = 54, bad_temperature: str | None = None):
+    """Every ``every``-th row of the Powmon A15 table, as its own lines (tab separated), optionally with the first
+    row's 'Average Temperature A15' replaced."""
+    lines = POWMON.read_text().splitlines()
+    kept = [lines[0], *lines[1::every]]
+    if bad_temperature is not None:
+        cells = kept[1].split("\t")
+        cells[lines[0].split("\t").index("Average Temperature A15")] = bad_temperature
+        kept[1] = "\t".join(cells)
+    path = tmp_path / "powmon-rows.tsv"
+    path.write_text("\n".join(kept) + "\n")
+    return path
+
+
+@needs_shared
+def test_apply_prices_static_power_at_each_rows_die_temperature(tmp_path):
+    """`cosim apply --temperature-col`: static power is the model's curve-temperature static times
+    exp(kappa (T - T_curve(f))), kappa and T_curve(f) as the model file states them (computed here by hand), dynamic
+    power unchanged; the model's own training rows are inside its trained temperatures (no flag)."""
+    from helpers import run_cosim
+
+    rows = _powmon_rows(tmp_path)
+    base = ["apply", "cortex-a15-walker2017", rows, "--label", "A15", "--compare-with", "Power A15"]
+    plain = run_cosim(*base, "-o", tmp_path / "plain.csv")
+    hot = run_cosim(*base, "--temperature-col", "Average Temperature A15", "-o", tmp_path / "hot.csv")
+    assert plain.returncode == 0 and hot.returncode == 0, plain.stderr + hot.stderr
+    assert "static power at each row's 'Average Temperature A15'" in hot.stdout and "outside" not in hot.stdout
+    a, b = pd.read_csv(tmp_path / "plain.csv"), pd.read_csv(tmp_path / "hot.csv")
+    measured = pd.read_csv(rows, sep="\t")
+    term = load_model("cortex-a15-walker2017").raw["static_form"]["temperature"]
+    curve = dict(map(tuple, term["curve_mhz_c"]))  # the Powmon clocks are the curve's clocks
+    t = measured["Average Temperature A15"].to_numpy()
+    t_curve = measured["Frequency A15"].map(curve).to_numpy()
+    # the term scales leakage, b V exp(k (V - 1)); the background switching a f V^2 is not a leakage current
+    switching = load_model("cortex-a15-walker2017").raw["static_form"]["a_w_per_mhz_v2"] * measured["Frequency A15"] * a["voltage_v"] ** 2
+    expected = switching + (a["static_w"] - switching) * np.exp(term["kappa_per_k"] * (t - t_curve))
+    np.testing.assert_allclose(b["static_w"], expected, rtol=1e-7)  # the CSV holds 9 significant digits
+    np.testing.assert_array_equal(b["dynamic_w"], a["dynamic_w"])
+    np.testing.assert_allclose(b["temperature_c"], t)
+    assert not b["flags"].fillna("").str.contains("temperature").any()
+    # measured power follows the die temperature: pricing with it is closer on these rows (2.65 vs 3.45 % on all)
+    assert mape_pct(b["power_w"], measured["Power A15"]) < mape_pct(a["power_w"], measured["Power A15"])
+
+
+@needs_shared
+def test_apply_temperature_column_refusals_and_flags(tmp_path):
+    from helpers import run_cosim
+
+    bad = run_cosim("apply", "cortex-a15-walker2017", _powmon_rows(tmp_path, bad_temperature="hot"), "--label", "A15",
+                    "--temperature-col", "Average Temperature A15")  # fmt: skip
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+    assert "line 2: 'Average Temperature A15' is 'hot', not a die temperature" in bad.stderr and "--temperature-col" in bad.stderr
+    rows = _powmon_rows(tmp_path)
+    missing = run_cosim("apply", "cortex-a15-walker2017", rows, "--label", "A15", "--temperature-col", "Die")
+    assert missing.returncode == 2 and "no column 'Die' for --temperature-col" in missing.stderr
+    # Temperature C4 is one core's sensor, hotter than the cluster's average: rows above 87.65 °C are flagged
+    lines = rows.read_text().splitlines()
+    hot_core = pd.read_csv(rows, sep="\t")["Temperature C4"]
+    beyond = int((hot_core > 87.65).sum()) + int((hot_core < 40.79).sum())
+    out = run_cosim(
+        "apply", "cortex-a15-walker2017", rows, "--label", "A15", "--temperature-col", "Temperature C4", "-o", tmp_path / "c4.csv"
+    )
+    assert out.returncode == 0, out.stderr
+    flagged = pd.read_csv(tmp_path / "c4.csv")["flags"].fillna("").str.contains("temperature_outside_training")
+    assert int(flagged.sum()) == beyond and len(flagged) == len(lines) - 1
+    # a model with no temperature term says so and flags every row, pricing as without the column
+    board = SHARED / "data" / "armpm" / "Concatenated_Data" / "cBench" / "xu3_cset_perfcpu_cBench_eMMC_big.data"
+    gs = run_cosim("apply", "cortex-a15-armpm-xu3", board, "--format", "armpm", "--temperature-col", "CPU(4) Temperature(C)",
+                   "-o", tmp_path / "gs.csv")  # fmt: skip
+    assert gs.returncode == 0, gs.stderr
+    assert "not used: cortex-a15-armpm-xu3 has no temperature term" in gs.stdout
+    assert pd.read_csv(tmp_path / "gs.csv")["flags"].str.contains("temperature_not_modelled").all()

@@ -33,6 +33,12 @@ def add_parsers(sub) -> None:
         help="per-core average rate column [events/s] for EVENT (e.g. 0x11=cycles)",
     )
     a.add_argument(
+        "--temperature-col",
+        metavar="COLUMN",
+        help="die temperature column [°C] for static power (models with a temperature term; default: the training "
+        "board's at each clock, as the model was fitted; rows outside its trained temperatures are flagged)",
+    )
+    a.add_argument(
         "--voltage",
         choices=("measured", "table", "voltage-model"),
         default="measured",
@@ -148,9 +154,11 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         )
     if args.compare_with and args.compare_with not in measured.table.columns:  # before any work, and named
         raise CosimError(f"{args.measured}: no column '{args.compare_with}' to compare with; {_columns(measured.table)}")
+    temperature = _temperature(args, measured) if args.temperature_col else None
     pred = apply_model(
         model,
         measured,
+        temperature_c=temperature,
         voltage=args.voltage,
         keep_implausible=args.keep_implausible,
         extrapolate=args.extrapolate,
@@ -161,6 +169,8 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         print(f"  {int(pred['extrapolated'].sum())} row(s) outside the model's training V-f range (flagged)")
     if pred["implausible"].any():
         print(f"  {int(pred['implausible'].sum())} implausible row(s) kept, flagged (--keep-implausible)")
+    if temperature is not None:
+        print(f"  {_temperature_note(model, pred, args.temperature_col)}")
     if args.compare_with:
         column = measured.table[args.compare_with]
         actual = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
@@ -189,6 +199,41 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         )
         return 0 if args.allow_partial else EXIT_PARTIAL
     return 0
+
+
+def _temperature(args: argparse.Namespace, measured):
+    """The ``--temperature-col`` column as numbers [°C], refusing a missing column or a row that is not a temperature."""
+    import numpy as np
+    import pandas as pd
+
+    from cosim.fit.apply import input_rows
+
+    name = args.temperature_col
+    if name not in measured.table.columns:
+        raise CosimError(f"{args.measured}: no column '{name}' for --temperature-col; {_columns(measured.table)}")
+    column = measured.table[name]
+    t = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+    bad = np.flatnonzero(~np.isfinite(t) | (t < -50) | (t > 150))  # beyond any die that still runs
+    if len(bad):
+        raise CosimError(
+            f"{args.measured}: line {input_rows(measured)[bad[0]]}: '{name}' is "
+            f"{'empty' if pd.isna(column.iloc[bad[0]]) else repr(column.iloc[bad[0]])}, not a die temperature [°C]; fix or "
+            "remove that row, or leave out --temperature-col"
+        )
+    return t
+
+
+def _temperature_note(model, pred, column: str) -> str:
+    """One line: what temperature static power was priced at, and how many rows are outside the trained range."""
+    from cosim.models.static_form import static_form
+
+    t = pred["temperature_c"]
+    trained = static_form(model).trained_temperature_c
+    if trained is None:
+        return f"--temperature-col {column} not used: {model.name} has no temperature term (every row flagged temperature_not_modelled)"
+    outside = int(pred["flags"].str.contains("temperature_outside_training").sum())
+    where = f", {outside} row(s) outside the trained {trained[0]:g}-{trained[1]:g} °C (flagged)" if outside else ""
+    return f"static power at each row's '{column}' ({t.min():.1f}-{t.max():.1f} °C){where}"
 
 
 def _columns(table, most: int = 12) -> str:

@@ -6,7 +6,14 @@ import numpy as np
 import pandas as pd
 
 from cosim.errors import CosimError
-from cosim.models.envelope import interval_flags, interval_half_width_w, operating_point_power_w, refuse_beyond_band, voltage_off_curve
+from cosim.models.envelope import (
+    interval_flags,
+    interval_half_width_w,
+    operating_point_power_w,
+    refuse_beyond_band,
+    temperature_flags,
+    voltage_off_curve,
+)
 from cosim.models.modelfile import Model, operating_point
 from cosim.models.plausibility import implausible_reasons, refuse_implausible
 from cosim.models.voltage import voltage_under_load
@@ -33,7 +40,9 @@ def apply_model(
     given: the measured one, the model's V-f table, or its voltage model (Walker
     Section VIII: what a run-time manager or a simulator, which cannot measure it, has).  ``temperature_c`` [°C]
     per row prices static power at the die's temperature (None: the training board's along the curve; a table's own
-    temperature is another session's, which like its voltage the model does not know: docs/explanation/envelope.md).
+    temperature is another session's, which like its voltage the model does not know: docs/explanation/envelope.md);
+    given, it is written as ``temperature_c`` and rows outside the model's trained temperatures are flagged
+    ``temperature_outside_training`` (every row ``temperature_not_modelled`` for a model with no term).
     Rows outside the training range are flagged in ``extrapolated``; rows above its top clock are priced
     by the model's envelope (:mod:`cosim.models.envelope`), beyond its band refused unless ``extrapolate``.
     ``power_lo_w``/``power_hi_w`` are +-2 SER, widened by the extrapolation (without an SER: nan, or above the top clock the extrapolation's part alone).  A row whose
@@ -76,24 +85,18 @@ def apply_model(
     out["power_lo_w"] = np.maximum(out["power_w"] - half, 0.0)  # power is never negative
     out["power_hi_w"] = out["power_w"] + half
     out["voltage_v"] = v
+    heat = temperature_flags(model, temperature_c, len(f))
+    if temperature_c is not None:
+        out["temperature_c"] = np.broadcast_to(np.asarray(temperature_c, dtype=float), len(f))
     off_curve = voltage_off_curve(model, f, v)
     out["extrapolated"] = op.freq_outside_training | op.voltage_outside_training | off_curve
     out["no_value"] = no_value
     out["implausible"] = bad
     out["implausible_reason"] = reasons
+    named = ("extrapolated", "voltage_off_curve", "interval_extrapolation_only", "no_value", "implausible")
     out["flags"] = [
-        ";".join(
-            name
-            for name, on in (
-                ("extrapolated", e),
-                ("voltage_off_curve", c),
-                ("interval_extrapolation_only", x),
-                ("no_value", n),
-                ("implausible", i),
-            )
-            if on
-        )
-        for e, c, x, n, i in zip(out["extrapolated"], off_curve, interval_flags(model, f), no_value, bad)
+        ";".join([name for name, on in zip(named, row[:-1]) if on] + ([row[-1]] if row[-1] else []))
+        for row in zip(out["extrapolated"], off_curve, interval_flags(model, f), no_value, bad, heat)
     ]
     return out
 

@@ -148,6 +148,18 @@ def temperature_flag(model, temperature_c: float | None) -> str:
     return "temperature_outside_training" if not lo <= temperature_c <= hi else ""
 
 
+def temperature_flags(model, temperature_c: float | np.ndarray | None, n_rows: int) -> np.ndarray:
+    """:func:`temperature_flag` of each of ``n_rows`` rows, for one temperature [°C] or one per row."""
+    if temperature_c is None:
+        return np.full(n_rows, "", dtype=object)
+    t = np.broadcast_to(np.asarray(temperature_c, dtype=float), n_rows)
+    form = static_form(model)
+    if form.trained_temperature_c is None:
+        return np.full(n_rows, "temperature_not_modelled", dtype=object)
+    lo, hi = form.trained_temperature_c
+    return np.where((t >= lo) & (t <= hi), "", "temperature_outside_training").astype(object)
+
+
 def off_curve_half_width_w(model, *, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
     """What a voltage off the model's V-f curve adds to the interval [W] (before the core count scales it): the
     static power's spread at that voltage between the fitted leakage and switching alone (the curve's static power
