@@ -109,7 +109,11 @@ def test_operating_point_lookup_interpolation_and_flags():
     model = load_model("cortex-a15-gemstone2018")  # table 600/1000/1400/1800 MHz
     op = operating_point(model, np.array([1e6 / 556, 1000.0, 1200.0, 2000.0, 400.0]))
     assert op.voltage_v[:2].tolist() == [1.183, 0.954]  # 1798.6 MHz is gem5's 1800 MHz
-    assert op.voltage_v[2] == pytest.approx((0.954 + 1.042) / 2)
+    # a clock within 0.3 % of a table clock is that clock (whole-tick periods); the clocks between two such windows
+    # are spread linearly over the points' span, so 1200 MHz reads the table at 1000 + 400 (1200 - 1003) / (1395.8 - 1003)
+    read_at = 1000 + 400 * (1200 - 1000 * 1.003) / (1400 * 0.997 - 1000 * 1.003)
+    assert op.voltage_v[2] == pytest.approx(0.954 + (read_at - 1000) / 400 * (1.042 - 0.954), abs=1e-12)
+    assert abs(op.voltage_v[2] - (0.954 + 1.042) / 2) < 2e-4  # 0.13 mV above the plain line through the points
     # above the table: the mean of the line through the top two points and the parabola through the top three
     line = 1.183 + (1.183 - 1.042) / 2
     parabola = 0.375 * 0.954 - 1.25 * 1.042 + 1.875 * 1.183  # Lagrange weights at 2000 MHz of 1000/1400/1800 MHz

@@ -198,14 +198,34 @@ def test_no_step_around_the_walker_tables_clocks(table_mhz):
 def test_the_little_whatif_has_no_dip_at_its_table_clock(tmp_path):
     """Issue 42: the LITTLE cluster's what-if energy at 597-603 MHz dipped 8.5 % inside 599-601 MHz (0.975, 0.975,
     0.896, 0.896, 0.897, 0.979, 0.980 mJ), where the static polynomial replaced the form.  Now it rises with the
-    clock, each 1 MHz step under 0.3 %."""
+    clock, each 1 MHz step under 0.2 % (0.3.6 + issue 42 left one of 0.22 % at 601 -> 602 MHz, where the table's voltage
+    window ended: 0.05 % per MHz elsewhere)."""
     out = tmp_path / "w.csv"
     run = GEM5_RUNS / "cosim-v24-se-biglittle-o3-1000MHz-minor-600MHz"
     result = cosim("whatif", run, "--freqs", "bigCluster=1000", "--freqs", "littleCluster=597,598,599,600,601,602,603", "-o", out)
     assert result.returncode == 0, result.stderr
     e = pd.read_csv(out).sort_values("littleCluster_freq_mhz")["littleCluster_energy_j"].to_numpy()
     steps = np.diff(e) / e[:-1]
-    assert (steps >= 0).all() and (steps < 0.003).all()
+    assert (steps >= 0).all() and (steps < 0.002).all()
+
+
+@pytest.mark.parametrize("name", CPU_MODELS)
+def test_the_curve_voltage_has_no_step_at_the_tables_clocks(name):
+    """Within gem5's tick rounding (0.3 %) of a table clock the curve is that point's voltage; it still may not jump
+    where the window ends: no 0.25 MHz step moves it by more than twice the steepest slope of the table's segments
+    and continuations (the spread between windows, or the rejoin beyond the end windows, at most doubles a slope)."""
+    model = load_model(name)
+    tf = np.array([p[0] for p in model.vf_points])
+    tv = np.array([p[1] for p in model.vf_points])
+    slopes = np.abs(np.diff(tv) / np.diff(tf))
+    above = curve_voltage_v(model, np.array([tf[-1] * 1.02 - 1.0, tf[-1] * 1.02]))  # steepest where it is tested
+    steepest = max(slopes.max(), abs(above[1] - above[0]))  # the continuation above the top, per MHz
+    for f0, v0 in zip(tf, tv):
+        f = np.arange(f0 * 0.98, f0 * 1.02, 0.25)
+        v = curve_voltage_v(model, f)
+        assert np.abs(np.diff(v)).max() <= 2 * steepest * 0.25 + 1e-12, f0
+        inside = np.abs(f - f0) < 0.0029 * f0  # clear of the window edge's rounding
+        assert np.all(v[inside] == v0)  # a tick-rounded table clock runs at its table voltage
 
 
 @needs_shared

@@ -114,17 +114,42 @@ def continued_table_v(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarr
     return y
 
 
-def curve_voltage_v(model, freq_mhz: np.ndarray) -> np.ndarray:
-    """The model's V-f curve [V] at each clock [MHz]: its table interpolated, continued below its lowest point by the
-    line through its two lowest ones and above its top as :func:`extrapolated_voltage` says."""
+def table_clock_mhz(freq_mhz: np.ndarray, table_mhz: np.ndarray) -> np.ndarray:
+    """The clock [MHz] at which a V-f table is read for each clock [MHz].
+
+    gem5 keeps periods in whole ticks, so a table clock arrives up to :data:`FREQ_REL_TOL` off (1800 MHz as 1798.6):
+    every clock within that window of a table point reads that point, and the clocks between two windows are
+    stretched linearly onto the span between the two points; beyond the end points' windows the clock rejoins itself
+    over one more window and is then read as it is (the continuations below and above the table are unchanged).  A
+    voltage read through it is continuous in the clock, rises wherever the table does, and is exact at its clocks."""
+    f = np.asarray(freq_mhz, dtype=float)
+    t = np.asarray(table_mhz, dtype=float)
+    quarter_gap = np.diff(t) / t[1:] / 4  # windows of points closer than 4 x 0.3 % shrink: they never overlap
+    half = np.minimum(_TOL, np.minimum(np.r_[_TOL, quarter_gap], np.r_[quarter_gap, _TOL]))
+    x = np.r_[t[0] * (1 - 2 * half[0]), np.column_stack([t * (1 - half), t * (1 + half)]).ravel(), t[-1] * (1 + 2 * half[-1])]
+    y = np.r_[x[0], np.repeat(t, 2), x[-1]]
+    return np.where((f < x[0]) | (f > x[-1]), f, np.interp(f, x, y))
+
+
+def curve_voltage(model, freq_mhz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The model's V-f curve [V] at each clock [MHz] and its uncertainty [V]: its table read at
+    :func:`table_clock_mhz`, interpolated between points, continued below its lowest point by the line through its two
+    lowest ones and above its top as :func:`extrapolated_voltage` says (the only part with an uncertainty)."""
     f = np.atleast_1d(np.asarray(freq_mhz, dtype=float))
     tf = np.array([p[0] for p in model.vf_points])
     tv = np.array([p[1] for p in model.vf_points])
-    v = continued_table_v(f, tf, tv)
-    up = f > tf[-1]
+    at = table_clock_mhz(f, tf)
+    v = continued_table_v(at, tf, tv)
+    u = np.zeros(f.shape)
+    up = at > tf[-1]
     if up.any():
-        v[up] = extrapolated_voltage(model, f[up])[0]
-    return v.reshape(np.shape(freq_mhz))
+        v[up], u[up] = extrapolated_voltage(model, at[up])
+    return v.reshape(np.shape(freq_mhz)), u.reshape(np.shape(freq_mhz))
+
+
+def curve_voltage_v(model, freq_mhz: np.ndarray) -> np.ndarray:
+    """The model's V-f curve [V] at each clock [MHz] (:func:`curve_voltage`)."""
+    return curve_voltage(model, freq_mhz)[0]
 
 
 def static_at_w(model, freq_mhz: np.ndarray, voltage_v: np.ndarray, *, temperature_c: float | np.ndarray | None = None) -> np.ndarray:

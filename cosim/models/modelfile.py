@@ -194,27 +194,21 @@ def _parse(path: Path, data: Any) -> Model:
 def operating_point(model: Model, freq_mhz: np.ndarray, voltage_v: float | np.ndarray | None = None) -> OperatingPoint:
     """Voltage for each epoch's frequency [MHz]: the user's ``voltage_v``, else the model's V-f table.
 
-    Between table points the voltage is interpolated linearly, below them
-    extrapolated from the two lowest points, above them continued as
-    :func:`cosim.models.envelope.extrapolated_voltage` says; all are flagged, never silent.
+    The table is read as :func:`cosim.models.envelope.curve_voltage` says: exact at its clocks (within gem5's tick
+    rounding), linear between them, continued below from the two lowest points and above as
+    :func:`cosim.models.envelope.extrapolated_voltage` says; all but the table's clocks are flagged, never silent.
     """
-    from cosim.models.envelope import continued_table_v, extrapolated_voltage
+    from cosim.models.envelope import curve_voltage
 
     f = np.asarray(freq_mhz, dtype=float)
     table_f = np.array([p[0] for p in model.vf_points])
-    table_v = np.array([p[1] for p in model.vf_points])
     in_table = (np.abs(f[:, None] - table_f[None, :]) <= FREQ_REL_TOL * table_f[None, :]).any(axis=1)
     u = np.zeros(f.shape)
     if voltage_v is not None:
         v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape).copy()
         not_in_table = np.zeros(f.shape, dtype=bool)
     else:
-        v = continued_table_v(f, table_f, table_v)
-        up = f > table_f[-1]
-        v[up], u[up] = extrapolated_voltage(model, f[up])
-        # a table frequency reached through tick rounding gets exactly its table voltage
-        nearest = np.abs(f[:, None] - table_f[None, :]).argmin(axis=1)
-        v[in_table] = table_v[nearest[in_table]]
+        v, u = curve_voltage(model, f)  # a table clock reached through tick rounding reads exactly its voltage
         not_in_table = ~in_table
     lo_f, hi_f = model.train_freq_mhz
     lo_v, hi_v = model.train_voltage_v
