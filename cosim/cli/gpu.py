@@ -266,7 +266,14 @@ def cmd_gpu_energy(args: argparse.Namespace) -> int:
     from cosim.output import write_table
     from cosim.readers.gpu_logs import read_power_log, read_trace
     from cosim.readers.nvidia_smi import timestamp_s
-    from cosim.timeline.measured_energy import align_offset, kernel_energy, resolvable_s, sample_period_s, shift_cost
+    from cosim.timeline.measured_energy import (
+        align_offset,
+        kernel_energy,
+        resolvable_s,
+        sample_period_s,
+        shift_cost,
+        window_contradiction,
+    )
 
     if args.min_samples < 2:
         raise CosimError(f"--min-samples {args.min_samples}: an interval needs at least 2 readings")
@@ -275,6 +282,14 @@ def cmd_gpu_energy(args: argparse.Namespace) -> int:
     samples = read_power_log(args.power_log, field=args.field, gpu=args.gpu, period_s=args.period_s)
     power = samples.attrs["power"]
     window = power["window_s"] if args.window_s is None else args.window_s
+    if why := window_contradiction(samples, window):
+        warnings.warn(
+            CosimWarning(
+                f"{args.power_log}: {power['field']} is read as a mean over {window:g} s, but {why}; "
+                "if this GPU reports it instantaneously, give --window-s 0"
+            ),
+            stacklevel=1,
+        )
     trace = read_trace(args.trace)
     kernels = trace[trace["kind"] == "kernel"].reset_index(drop=True)
     if kernels.empty:

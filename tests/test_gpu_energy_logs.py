@@ -1,0 +1,94 @@
+"""Power logs and kernel times of one run beyond nvidia-smi + nsys: a Kokkos energy tool's NVML power CSV and
+kernels CSV; a power field read with the wrong averaging window is named.
+
+The files are written here, in the layout of the public pair in docs/howto/gpu-energy-per-kernel.md (the Kokkos
+tool's headers, ns on one clock); expected values are computed by hand in each test.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cosim.errors import CosimError
+from cosim.readers.gpu_logs import read_power_log, read_trace
+from cosim.timeline.measured_energy import kernel_energy, window_contradiction
+
+
+def _kokkos_run(folder):
+    """A GPU at 10 W idle; kernel ``solve`` 0.5-2.5 s at 50 W, ``tiny`` 2.6-2.7 s; NVML readings every 0.1 s,
+    each the mean of the last second (so 50 W exactly when the whole second lies inside ``solve``)."""
+    power = folder / "run_gpu_power.csv"
+    rows = ["timestamp_nanoseconds,power_watts,device_id"]
+    for i in range(31):
+        t = i / 10
+        busy = max(0.0, min(t, 2.5) - max(t - 1.0, 0.5)) + max(0.0, min(t, 2.7) - max(t - 1.0, 2.6))
+        rows.append(f"{i * 100_000_000},{10 + 40 * busy:.3f},0")
+    power.write_text("\n".join(rows) + "\n")
+    kernels = folder / "run_kernels.csv"
+    kernels.write_text(
+        "kernel_id,name,type,start_time_ns,end_time_ns,duration_ns\n"
+        '0,"solve",FOR,500000000,2500000000,2000000000\n'
+        '0,"tiny",REDUCE,2600000000,2700000000,100000000\n'
+    )
+    return power, kernels
+
+
+def test_kokkos_power_and_kernels_measure_by_hand(tmp_path):
+    power, kernels = _kokkos_run(tmp_path)
+    samples = read_power_log(power)
+    trace = read_trace(kernels)
+    assert samples.attrs["power"]["window_s"] == 1.0 and len(samples) == 31
+    assert list(trace["kernel"]) == ["solve", "tiny"] and trace["end_s"].iloc[0] == pytest.approx(2.5)
+    table = kernel_energy(trace, samples, window_s=1.0, offset_s=0.0).set_index("kernel")
+    # readings at 1.5, 1.6, ..., 2.5 s see only 'solve': 11 of them, 50 W; 50 W x 2 s = 100 J
+    assert table.loc["solve", "samples"] == 11
+    assert table.loc["solve", "measured_power_w"] == pytest.approx(50.0)
+    assert table.loc["solve", "measured_energy_j"] == pytest.approx(100.0)
+    assert table.loc["tiny", "flags"] == "unresolved"  # 0.1 s is shorter than the 1 s window
+
+
+def test_kokkos_files_refuse_damage_in_one_line(tmp_path):
+    power, kernels = _kokkos_run(tmp_path)
+    kernels.write_text(kernels.read_text().replace("2000000000\n", "1999000000\n"))
+    with pytest.raises(CosimError, match=r"run_kernels.csv:2: start 500000000 \+ duration 1999000000 ns is not end"):
+        read_trace(kernels)
+    power.write_text(power.read_text() + "3100000000,12.0,1\n")
+    with pytest.raises(CosimError, match=r"devices 0, 1; say which ran the kernels with --gpu 0"):
+        read_power_log(power)
+    assert len(read_power_log(power, gpu="1")) == 1
+
+
+def test_a_step_faster_than_the_window_is_named():
+    # 64 -> 295 W between readings 22 ms apart (as an A100 PCIe's power.draw does): no 1 s mean moves so fast
+    t = np.arange(0, 3, 0.022)
+    samples = pd.DataFrame({"time_s": t, "power_w": np.where(t < 1.0, 64.0, 295.0)})
+    why = window_contradiction(samples, 1.0)
+    assert "differ by 231 W in 22 ms" in why and "2.2 %" in why
+    assert window_contradiction(samples, 0.0) == ""
+    # a true 1 s mean of the same step ramps over a second: nothing to say
+    ramp = samples.assign(power_w=64.0 + 231.0 * np.clip(t - 1.0, 0.0, 1.0))
+    assert window_contradiction(ramp, 1.0) == ""
+
+
+def test_gpu_energy_warns_of_the_window_and_names_its_way_out(tmp_path):
+    from helpers import run_cosim as cosim
+
+    log = tmp_path / "smi.csv"
+    lines = ["timestamp, power.draw [W]"] + [
+        f"2024/05/01 10:00:{i * 0.05:06.3f}, {64.0 if 1.0 <= i * 0.05 < 2.0 else 20.0:.2f} W" for i in range(60)
+    ]
+    log.write_text("\n".join(lines) + "\n")
+    trace = tmp_path / "k.csv"
+    trace.write_text(
+        "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),"
+        "Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name\n0,1000000000,1,1,1,1,1,1,1,1,0,0,,,,,GPU (0),1,,7,k\n"
+    )
+    run = cosim("gpu-energy", log, trace, "--offset-s", "1", "-o", tmp_path / "e.csv")
+    assert run.returncode == 0, run.stderr
+    assert "power.draw is read as a mean over 1 s" in run.stderr and "--window-s 0" in run.stderr
+    again = cosim("gpu-energy", log, trace, "--offset-s", "1", "--window-s", "0", "-o", tmp_path / "e0.csv")
+    assert again.returncode == 0 and "mean over" not in again.stderr
+    # readings at 1.00, 1.05, ..., 2.00 s lie in the kernel [1, 2] s: 20 at 64 W, the one at 2.00 s back at 20 W
+    assert pd.read_csv(tmp_path / "e0.csv")["measured_energy_j"].iloc[0] == pytest.approx((20 * 64.0 + 20.0) / 21 * 1.0)
