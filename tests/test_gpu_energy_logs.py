@@ -92,3 +92,61 @@ def test_gpu_energy_warns_of_the_window_and_names_its_way_out(tmp_path):
     assert again.returncode == 0 and "mean over" not in again.stderr
     # readings at 1.00, 1.05, ..., 2.00 s lie in the kernel [1, 2] s: 20 at 64 W, the one at 2.00 s back at 20 W
     assert pd.read_csv(tmp_path / "e0.csv")["measured_energy_j"].iloc[0] == pytest.approx((20 * 64.0 + 20.0) / 21 * 1.0)
+
+
+# --- kernel-fit pair folders from raw logs ---------------------------------------------------------------
+
+NSYS_HEADER = (
+    "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),"
+    "Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name\n"
+)
+
+
+def _logged_benchmark(folder, bench: str, kernels: list[tuple[str, float, float, float]]) -> None:
+    """``<bench>.power.csv`` (nvidia-smi --query-gpu=timestamp,power.draw.instant -lms 50: 50 W idle, a kernel's
+    own power while it runs) and ``<bench>.trace.csv`` (nsys cuda_gpu_trace, its zero 1.0 s into the log) of
+    ``kernels`` = (name, start [s on the trace], duration [s], power [W]); edges fall between readings."""
+    lines = ["timestamp, power.draw.instant [W]"]
+    for i in range(100):
+        t = i * 0.05
+        w = next((p for _, s, d, p in kernels if s + 1.0 <= t <= s + d + 1.0), 50.0)
+        lines.append(f"2024/05/01 10:00:{t:06.3f}, {w:.2f} W")
+    (folder / f"{bench}.power.csv").write_text("\n".join(lines) + "\n")
+    rows = [f"{round(s * 1e9)},{round(d * 1e9)},{n},1,1,1,1,1,1,1,0,0,,,,,GPU (0),1,,7,{name}" for n, (name, s, d, _) in enumerate(kernels)]
+    (folder / f"{bench}.trace.csv").write_text(NSYS_HEADER + "\n".join(rows) + "\n")
+
+
+def test_a_pair_folder_of_raw_logs_gives_each_kernel_its_measured_power(tmp_path):
+    from cosim.kernels.pair_folders import read_pair_folders
+
+    ref = tmp_path / "core1000_mem1000"
+    ref.mkdir()
+    _logged_benchmark(ref, "a", [("k1", 0.025, 0.5, 150.0), ("k1", 1.025, 0.5, 150.0), ("k2", 2.025, 0.3, 100.0)])
+    pd.DataFrame([{"benchmark": "b", "kernel": "kb", "runtime_s": 0.2, "power_w": 80.0}]).to_csv(ref / "kernels.csv", index=False)
+    low = tmp_path / "core500_mem1000"
+    low.mkdir()
+    _logged_benchmark(low, "a", [("k1", 0.025, 0.9, 90.0), ("k2", 1.025, 0.6, 70.0)])
+    table = read_pair_folders(tmp_path).set_index(["core_mhz", "benchmark", "kernel"]).sort_index()
+    # by hand: k1's readings (10 per launch, all 150 W) -> 150 W over 0.5 s; k2's 6 readings at 100 W over 0.3 s
+    assert table.loc[(1000.0, "a", "k1"), ["runtime_s", "power_w"]].tolist() == pytest.approx([0.5, 150.0])
+    assert table.loc[(1000.0, "a", "k2"), ["runtime_s", "power_w"]].tolist() == pytest.approx([0.3, 100.0])
+    assert table.loc[(1000.0, "b", "kb"), "power_w"] == 80.0  # kernels.csv rows kept beside the logged ones
+    assert table.loc[(500.0, "a", "k2"), ["runtime_s", "power_w"]].tolist() == pytest.approx([0.6, 70.0])
+
+
+def test_a_kernel_the_readings_cannot_resolve_is_refused_naming_folder_and_kernel(tmp_path):
+    from cosim.kernels.pair_folders import read_pair_folders
+
+    ref = tmp_path / "core1000_mem1000"
+    ref.mkdir()
+    _logged_benchmark(ref, "a", [("k1", 0.025, 0.5, 150.0), ("blip", 1.025, 0.03, 150.0)])
+    with pytest.raises(CosimError, match=r"core1000_mem1000/a: kernel blip .* run it longer .* or give its power_w in kernels.csv"):
+        read_pair_folders(tmp_path)
+    _logged_benchmark(ref, "a", [("k1", 0.025, 0.5, 150.0)])
+    pd.DataFrame([{"benchmark": "a", "kernel": "k1", "runtime_s": 0.5, "power_w": 150.0}]).to_csv(ref / "kernels.csv", index=False)
+    with pytest.raises(CosimError, match=r"benchmark a is in kernels.csv and has a power log \+ trace; keep one"):
+        read_pair_folders(tmp_path)
+    (ref / "kernels.csv").unlink()
+    (ref / "a.trace.csv").unlink()
+    with pytest.raises(CosimError, match=r"a.power.csv: no a.trace.csv beside it"):
+        read_pair_folders(tmp_path)
