@@ -150,3 +150,60 @@ def test_a_kernel_the_readings_cannot_resolve_is_refused_naming_folder_and_kerne
     (ref / "a.trace.csv").unlink()
     with pytest.raises(CosimError, match=r"a.power.csv: no a.trace.csv beside it"):
         read_pair_folders(tmp_path)
+
+
+# --- --compare-with on an AccelWattch report ------------------------------------------------------------
+
+#: Three prefill kernels of a public Accel-Sim 2.0 + AccelWattch H100 run (github.com/DGK1105/accelsim-llm-perf-power
+#: @ 9bbb9d08, results/qwen25-0.5b__layer12-fixed): from its accelwattch_power_report.log the launch uid,
+#: kernel_avg_power [W], gpu_avg_TOT_INST and gpu_tot_TOT_INST; from the same run's per_kernel_stats.csv
+#: gpu_tot_sim_insn and gpu_tot_sim_cycle (kernels launched once in the run).
+ACCELWATTCH_H100 = [
+    ("nvjet_sm90_tst_64x8_64x16_4x2_h_bz_bias_TNT", "2", 83.99, 14305.4, 200275, 5636376, 7148),
+    ("nvjet_sm90_tst_64x8_64x16_4x2_h_bz_TNT", "7", 81.2636, 11365.4, 147750, 4407520, 6695),
+    ("nvjet_sm90_tst_64x16_64x16_4x1_v_bz_splitK_TNT", "11", 94.6431, 16702.9, 350760, 9912976, 10684),
+]
+
+
+def _accelwattch_report(folder, rows, *, totals: bool = True):
+    """The report's layout (AccelWattch's print_power_kernel_stats: labels with a trailing comma, the kernel's
+    totals after its means, each block closed by the run's accumulated power), with only the lines used here."""
+    text = ""
+    for name, uid, power, mean, total, _, _ in rows:
+        text += f"kernel_name = {name} \nkernel_launch_uid = {uid} \n\nKernel Average Power Data:\nkernel_avg_power = {power}\n"
+        text += f"gpu_avg_IDLE_COREP, = 31.1\ngpu_avg_TOT_INST, = {mean}\n" + (f"gpu_tot_TOT_INST, = {total}\n" if totals else "")
+        text += "\nAccumulative Power Statistics Over Previous Kernels:\ngpu_tot_avg_power = 80.0\n\n\n"
+    path = folder / "accelwattch_power_report.log"
+    path.write_text(text)
+    return path
+
+
+def _run_of(rows):
+    return pd.DataFrame(
+        [{"launch": i, "kernel": r[0], "uid": r[1], "gpu_sim_insn": r[5], "gpu_sim_cycle": r[6]} for i, r in enumerate(rows)]
+    )
+
+
+def test_an_accelwattch_report_of_the_same_run_is_accepted_by_its_sample_count(tmp_path):
+    from cosim.readers.gpgpusim import check_same_run, read_power_report
+
+    report = read_power_report(_accelwattch_report(tmp_path, ACCELWATTCH_H100))
+    assert report["gpu_tot_TOT_INST"].tolist() == [200275, 147750, 350760]
+    # by hand: 200275 / 14305.4 = 14 samples in 7148 cycles, 147750 / 11365.4 = 13 in 6695, 350760 / 16702.9 = 21 in
+    # 10684: 511, 515 and 509 cycles per sample, one period for the run
+    check_same_run(tmp_path / "r.log", report, _run_of(ACCELWATTCH_H100))
+    # without the totals (GPUWattch's rule, instructions per sample / IPC) the same run's implied periods are
+    # 18.14, 17.26 and 18.00 cycles, 5.1 % apart: AccelWattch's TOT_INST is not gpu_sim_insn, so that rule refused it
+    means_only = read_power_report(_accelwattch_report(tmp_path, ACCELWATTCH_H100, totals=False))
+    with pytest.raises(CosimError, match="not this run's"):
+        check_same_run(tmp_path / "r.log", means_only, _run_of(ACCELWATTCH_H100))
+
+
+def test_an_accelwattch_report_of_another_run_is_refused_naming_the_kernel(tmp_path):
+    from cosim.readers.gpgpusim import check_same_run, read_power_report
+
+    report = read_power_report(_accelwattch_report(tmp_path, ACCELWATTCH_H100))
+    other = _run_of(ACCELWATTCH_H100)
+    other.loc[2, "gpu_sim_cycle"] = 7148  # the split-K GEMM ran 7148 cycles in this run: 14 samples, not 21
+    with pytest.raises(CosimError, match=r"splitK_TNT' has 21 power samples .* give 14\.0: the report is not this run's"):
+        check_same_run(tmp_path / "r.log", report, other)

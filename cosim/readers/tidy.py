@@ -271,11 +271,13 @@ def _gpuwattch(path: Path) -> list[tuple]:
     from cosim.readers.gpgpusim import read_power_report
 
     report = read_power_report(path)
-    # power columns: the *_w totals and the components (labels ending in P, and FP_EXP); the rest are counters
+    # power columns: the *_w totals and the components (labels ending in P, FP_EXP, constant_power); the rest are
+    # counters (AccelWattch's gpu_tot_TOT_INST: the kernel's total, the others per-sample means)
+    power = ("gpu_avg_FP_EXP", "gpu_avg_constant_power")
     units = {
-        c: "W" if c.endswith("_w") or c.endswith("P") or c == "gpu_avg_FP_EXP" else "count"
+        c: "W" if c.endswith("_w") or c.endswith("P") or c in power else "count"
         for c in report.columns
-        if c.endswith("_w") or c.startswith("gpu_avg_")
+        if c.endswith("_w") or c.startswith("gpu_avg_") or c == "gpu_tot_TOT_INST"
     }
     return _long(report, units, launch=report.groupby("kernel").cumcount())
 
