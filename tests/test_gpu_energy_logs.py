@@ -49,6 +49,19 @@ def test_kokkos_power_and_kernels_measure_by_hand(tmp_path):
     assert table.loc["tiny", "flags"] == "unresolved"  # 0.1 s is shorter than the 1 s window
 
 
+def test_cosim_read_reads_both_kokkos_files_into_the_tidy_table(tmp_path):
+    from cosim.readers.tidy import detect_format, read
+
+    power, kernels = _kokkos_run(tmp_path)
+    assert (detect_format(power), detect_format(kernels)) == ("kokkos-power", "kokkos-kernels")
+    long = read(power)
+    watts = long[long["metric"] == "power_watts"]
+    assert len(watts) == 31 and set(watts["unit"]) == {"W"} and watts["value"].max() == pytest.approx(50.0)
+    assert long[long["metric"] == "timestamp"]["value"].iloc[-1] == pytest.approx(3.0)  # 3000000000 ns
+    solve = read(kernels).query("kernel == 'solve'").set_index("metric")["value"]
+    assert solve[["start_s", "duration_s", "end_s"]].tolist() == pytest.approx([0.5, 2.0, 2.5])
+
+
 def test_kokkos_files_refuse_damage_in_one_line(tmp_path):
     power, kernels = _kokkos_run(tmp_path)
     kernels.write_text(kernels.read_text().replace("2000000000\n", "1999000000\n"))

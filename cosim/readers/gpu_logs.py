@@ -15,13 +15,14 @@ def read_trace(path: str | Path) -> pd.DataFrame:
     """The GPU activities (kernels, copies) of a trace, by its content: nvprof ``--print-gpu-trace`` (text or
     --csv, alone or inside a ``--metrics`` log), nsys ``cuda_gpu_trace`` CSV or a Kokkos energy tool's kernels CSV; columns as
     :func:`cosim.readers.nvprof_trace.read_gpu_trace` gives them, times [s] on the trace's own clock."""
-    from cosim.readers.kokkos_energy import read_kernels, sniff
     from cosim.readers.tidy import detect_format
 
     path = Path(path)
-    if sniff(path) == "kernels":
-        return read_kernels(path)
     fmt = detect_format(path, way_out="give nvprof --print-gpu-trace output or nsys stats --report cuda_gpu_trace --format csv")
+    if fmt == "kokkos-kernels":
+        from cosim.readers.kokkos_energy import read_kernels
+
+        return read_kernels(path)
     if fmt == "nsys-gpu-trace":
         from cosim.readers.nsys import read_nsys_trace
 
@@ -41,13 +42,14 @@ def read_power_log(path: str | Path, *, field: str | None = None, gpu: str | Non
     them), with ``attrs['power']``: ``field``, ``window_s`` (its averaging window [s]) and ``gpu``."""
     import pandas as pd
 
-    from cosim.readers.kokkos_energy import read_power, sniff
     from cosim.readers.tidy import detect_format
 
     path = Path(path)
-    if sniff(path) == "power":
-        return read_power(path, gpu=gpu)
     fmt = detect_format(path, way_out="give nvidia-smi --query-gpu=timestamp,power.draw --format=csv -lms 100 output, or dcgmi dmon's")
+    if fmt == "kokkos-power":
+        from cosim.readers.kokkos_energy import read_power
+
+        return read_power(path, gpu=gpu)
     if fmt in ("nvidia-smi", "nvidia-smi-dmon"):
         from cosim.readers.nvidia_smi import power_samples, read_dmon, read_query_gpu
 

@@ -38,16 +38,6 @@ def layout(head: str) -> str | None:
     return "power" if fields == POWER_HEADER else "kernels" if fields == KERNEL_HEADER else None
 
 
-def sniff(path: Path) -> str | None:
-    """:func:`layout` of the file's first bytes; None for any other file, or one that cannot be read (its
-    reader says why)."""
-    try:
-        with open(path, "rb") as f:
-            return layout(f.read(4096).decode("utf-8", "replace"))
-    except OSError:
-        return None
-
-
 def _rows(path: Path, header: tuple[str, ...], what: str) -> list[tuple[int, dict[str, str]]]:
     text = read_text(path, missing_hint=f"give {what}", empty_hint=f"give {what}")
     rows = list(csv.reader(text.lstrip("\ufeff").splitlines()))
@@ -75,26 +65,34 @@ def _number(path: Path, n: int, field: str, text: str) -> float:
     return value
 
 
-def read_power(path: str | Path, *, gpu: str | None = None) -> pd.DataFrame:
-    """``time_s`` [s] and ``power_w`` [W] of one device's readings, with ``attrs['power']`` as
-    :func:`cosim.readers.nvidia_smi.power_samples` gives it (``field`` ``power_watts``, ``window_s`` :data:`WINDOW_S`)."""
+def read_power_table(path: str | Path) -> pd.DataFrame:
+    """Every reading of the power CSV: ``device``, ``sample`` (per device, 0, 1, ...), ``time_s`` [s], ``power_w`` [W]."""
     import pandas as pd
 
     path = Path(path)
     rows = _rows(path, POWER_HEADER, "a Kokkos energy tool's power CSV (timestamp_nanoseconds,power_watts,device_id)")
-    devices = sorted({r["device_id"] for _, r in rows})
+    out = pd.DataFrame(
+        {
+            "device": [r["device_id"] for _, r in rows],
+            "time_s": [_number(path, n, "timestamp_nanoseconds", r["timestamp_nanoseconds"]) * 1e-9 for n, r in rows],
+            "power_w": [_number(path, n, "power_watts", r["power_watts"]) for n, r in rows],
+        }
+    )
+    return out.assign(sample=out.groupby("device").cumcount())
+
+
+def read_power(path: str | Path, *, gpu: str | None = None) -> pd.DataFrame:
+    """``time_s`` [s] and ``power_w`` [W] of one device's readings, with ``attrs['power']`` as
+    :func:`cosim.readers.nvidia_smi.power_samples` gives it (``field`` ``power_watts``, ``window_s`` :data:`WINDOW_S`)."""
+    path = Path(path)
+    table = read_power_table(path)
+    devices = sorted(set(table["device"]))
     if gpu is None and len(devices) > 1:
         raise CosimError(f"{path}: the log holds devices {', '.join(devices)}; say which ran the kernels with --gpu {devices[0]}")
     gpu = gpu if gpu is not None else devices[0]
     if gpu not in devices:
         raise CosimError(f"--gpu {gpu}: {path} holds device(s) {', '.join(devices)}")
-    mine = [(n, r) for n, r in rows if r["device_id"] == gpu]
-    out = pd.DataFrame(
-        {
-            "time_s": [_number(path, n, "timestamp_nanoseconds", r["timestamp_nanoseconds"]) * 1e-9 for n, r in mine],
-            "power_w": [_number(path, n, "power_watts", r["power_watts"]) for n, r in mine],
-        }
-    )
+    out = table.loc[table["device"] == gpu, ["time_s", "power_w"]].reset_index(drop=True)
     out.attrs["power"] = {"path": str(path), "field": "power_watts", "window_s": WINDOW_S, "gpu": gpu}
     return out
 
