@@ -106,8 +106,16 @@ def add_parsers(sub) -> None:
         description=_ENERGY_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    e.add_argument("power_log", type=Path, help="nvidia-smi --query-gpu CSV, nvidia-smi dmon -o DT, or dcgmi dmon log")
-    e.add_argument("trace", type=Path, help="nsys stats --report cuda_gpu_trace --format csv, or nvprof --print-gpu-trace output")
+    e.add_argument(
+        "power_log",
+        type=Path,
+        help="nvidia-smi --query-gpu CSV, nvidia-smi dmon -o DT, dcgmi dmon log, or a Kokkos energy tool's power CSV",
+    )
+    e.add_argument(
+        "trace",
+        type=Path,
+        help="nsys stats --report cuda_gpu_trace --format csv, nvprof --print-gpu-trace output, or a Kokkos energy tool's kernels CSV",
+    )
     e.add_argument("--field", help="power field to use (default: power.draw.instant, else power.draw, else power.draw.average)")
     e.add_argument("--window-s", type=float, help="the readings' averaging window [s] (default: the field's; power.draw: 1)")
     e.add_argument("--gpu", help="which GPU of the log ran the trace (its index or uuid; DCGM: 'GPU 0')")
