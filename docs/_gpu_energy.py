@@ -57,3 +57,46 @@ def gpu_energy_table(plot: Path) -> str:
             shown[["start_s", "end_s"]] -= t0
             plot_measured_energy(samples, shown, plot, title="nvidia-smi -lms 50 + nsys cuda_gpu_trace (tests/data/gpu)")
     return "\n".join(lines)
+
+
+def public_pairs_table() -> str:
+    """Per-kernel measured energy on two public power-log + kernel-time pairs, from ``howto/gpu-energy-public.json``
+    (written by ``python tests/gpu_energy_public.py ... --write`` from the fetched files, which are not copied here)."""
+    import json
+
+    data = json.loads((Path(__file__).resolve().parent / "howto" / "gpu-energy-public.json").read_text())
+    lines = [
+        "| pair | power field (window) | reading every | trace zero | kernels measured / in trace | kernel | duration [s] | "
+        "readings inside | power [W] (90 % interval) | energy [J] | trace shifted ±1 / ±2 readings |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    cases = [
+        ("Kokkos (NVML)", data["kokkos"], "as_read", "tool's zero"),
+        ("Kokkos, read as instantaneous", data["kokkos"], "window_0", "tool's zero"),
+        ("A100 PCIe (nvidia-smi)", data["a100"], "instant", "best fit"),
+        ("A100 PCIe, power.draw as a 1 s mean", data["a100"], "draw_as_1s_mean", "best fit"),
+    ]
+    for name, pair, key, zero in cases:
+        c = pair[key]
+        s = c["shift_change_pct"]
+        shift = f"{s.get('-1', 0):+.2f}/{s.get('+1', 0):+.2f} %, {s.get('-2', 0):+.2f}/{s.get('+2', 0):+.2f} %"
+        for i, r in enumerate(c["rows"]):
+            head = (
+                f"| {name} | {c['field']} ({c['window_s']:g} s) | {c['period_ms']:.3g} ms | {zero}: {c['offset_s']:.3f} s "
+                f"(best fit {c['offset_found_s']:.3f} s, r = {c['correlation']:.2f}) | {c['measured']} / {c['kernels']}"
+                if i == 0
+                else "| | | | | "
+            )
+            lines.append(
+                f"{head} | {r['kernel']} | {r['duration_s']:.4g} | {r['samples']} | {r['power_w']:.4g} "
+                f"({r['power_lo_w']:.4g}-{r['power_hi_w']:.4g}) | {r['energy_j']:.4g} | {shift if i == 0 else ''} |"
+            )
+    k, a = data["kokkos"], data["a100"]
+    lines += [
+        "",
+        f"Sources: {k['source']}; {a['source']}. Kokkos alignment: {k['aligned']}; A100: {a['aligned']}. "
+        f"Kokkos: {k['as_read']['kernels'] - k['as_read']['measured']} kernels ({k['as_read']['unresolved_kernel_s']:.3g} s of the run) "
+        f"are shorter than the {k['as_read']['resolvable_ms']:.0f} ms a 1 s window and two readings need, and are flagged `unresolved`. "
+        f'A100: read as a 1 s mean, power.draw gives the warning "{a["draw_as_1s_mean"]["window_warning"]}".',
+    ]
+    return "\n".join(lines) + "\n"

@@ -30,6 +30,7 @@ exclude_patterns = [
     "_generated/silicon-*.md",
     "_generated/kernel-*.md",
     "_generated/gpu-energy-table.md",
+    "_generated/gpu-energy-public-table.md",
     "_generated/ruby-runs.md",
     "_generated/whatif-score-table.md",
 ]  # included by explanation/validation.md and the kernel how-tos

@@ -106,8 +106,16 @@ def add_parsers(sub) -> None:
         description=_ENERGY_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    e.add_argument("power_log", type=Path, help="nvidia-smi --query-gpu CSV, nvidia-smi dmon -o DT, or dcgmi dmon log")
-    e.add_argument("trace", type=Path, help="nsys stats --report cuda_gpu_trace --format csv, or nvprof --print-gpu-trace output")
+    e.add_argument(
+        "power_log",
+        type=Path,
+        help="nvidia-smi --query-gpu CSV, nvidia-smi dmon -o DT, dcgmi dmon log, or a Kokkos energy tool's power CSV",
+    )
+    e.add_argument(
+        "trace",
+        type=Path,
+        help="nsys stats --report cuda_gpu_trace --format csv, nvprof --print-gpu-trace output, or a Kokkos energy tool's kernels CSV",
+    )
     e.add_argument("--field", help="power field to use (default: power.draw.instant, else power.draw, else power.draw.average)")
     e.add_argument("--window-s", type=float, help="the readings' averaging window [s] (default: the field's; power.draw: 1)")
     e.add_argument("--gpu", help="which GPU of the log ran the trace (its index or uuid; DCGM: 'GPU 0')")
@@ -266,7 +274,14 @@ def cmd_gpu_energy(args: argparse.Namespace) -> int:
     from cosim.output import write_table
     from cosim.readers.gpu_logs import read_power_log, read_trace
     from cosim.readers.nvidia_smi import timestamp_s
-    from cosim.timeline.measured_energy import align_offset, kernel_energy, resolvable_s, sample_period_s, shift_cost
+    from cosim.timeline.measured_energy import (
+        align_offset,
+        kernel_energy,
+        resolvable_s,
+        sample_period_s,
+        shift_cost,
+        window_contradiction,
+    )
 
     if args.min_samples < 2:
         raise CosimError(f"--min-samples {args.min_samples}: an interval needs at least 2 readings")
@@ -275,6 +290,14 @@ def cmd_gpu_energy(args: argparse.Namespace) -> int:
     samples = read_power_log(args.power_log, field=args.field, gpu=args.gpu, period_s=args.period_s)
     power = samples.attrs["power"]
     window = power["window_s"] if args.window_s is None else args.window_s
+    if why := window_contradiction(samples, window):
+        warnings.warn(
+            CosimWarning(
+                f"{args.power_log}: {power['field']} is read as a mean over {window:g} s, but {why}; "
+                "if this GPU reports it instantaneously, give --window-s 0"
+            ),
+            stacklevel=1,
+        )
     trace = read_trace(args.trace)
     kernels = trace[trace["kind"] == "kernel"].reset_index(drop=True)
     if kernels.empty:

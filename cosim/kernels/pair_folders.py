@@ -6,6 +6,11 @@ Layout (docs/howto/ncu-dcgm-kernel-models.md)::
       core1380_mem877/          one folder per (core, memory) clock pair [MHz], named core<C>_mem<M>
         kernels.csv             measured at this pair: benchmark, kernel, runtime_s [s], power_w [W]
                                 (optional idle_power_w [W]: the board idle at this pair)
+        <benchmark>.power.csv   or, instead of kernels.csv rows, the raw logs of one run of the benchmark:
+        <benchmark>.trace.csv   an nvidia-smi --query-gpu CSV (or dmon -o DT log) and its kernel trace (nsys
+                                cuda_gpu_trace CSV or nvprof --print-gpu-trace); each kernel's runtime_s is the
+                                mean of its launches, its power_w the measured mean power of the launches the
+                                readings resolve (cosim gpu-energy's rule, the offset found by correlation)
         *.ncu.csv               ncu --csv of the kernels (details or --page raw), read by header names
         <benchmark>.dmon.log    dcgmi dmon while the benchmark's kernel repeated (mean over its active samples)
         profile.csv             or the profile as a table: benchmark, kernel, then one column per feature
@@ -126,6 +131,74 @@ def _profile(folder: Path, measured: pd.DataFrame) -> pd.DataFrame | None:
     return profile
 
 
+def _from_logs(folder: Path) -> pd.DataFrame | None:
+    """benchmark, kernel, runtime_s [s], power_w [W] per kernel of each ``<benchmark>.power.csv`` +
+    ``<benchmark>.trace.csv`` in ``folder`` (layout above), else None; a kernel no launch of which the readings
+    resolve is refused, naming the folder and the kernel."""
+    from cosim.readers.gpu_logs import read_power_log, read_trace
+    from cosim.timeline.measured_energy import align_offset, kernel_energy, resolvable_s, sample_period_s, window_contradiction
+
+    rows = []
+    for power_path in sorted(folder.glob("*.power.csv")):
+        bench = power_path.name.removesuffix(".power.csv")
+        trace_path = folder / f"{bench}.trace.csv"
+        if not trace_path.exists():
+            raise CosimError(
+                f"{power_path}: no {trace_path.name} beside it (the kernel trace of the same run); add it, or give kernels.csv rows"
+            )
+        try:
+            samples = read_power_log(power_path)
+        except CosimError as err:
+            if "--period-s" not in str(err):
+                raise
+            raise CosimError(
+                f"{power_path}: a dcgmi dmon log has no times to line up with the trace; log power with nvidia-smi "
+                "--query-gpu=timestamp,power.draw.instant --format=csv -lms 50, or give kernels.csv rows"
+            ) from None
+        window = samples.attrs["power"]["window_s"]
+        if why := window_contradiction(samples, window):
+            warnings.warn(
+                CosimWarning(f"{power_path}: {samples.attrs['power']['field']} is read as a mean over {window:g} s, but {why}"),
+                stacklevel=2,
+            )
+        trace = read_trace(trace_path)
+        kernels = trace[trace["kind"] == "kernel"].reset_index(drop=True)
+        if kernels.empty:
+            raise CosimError(f"{trace_path}: no kernel launches (only copies); give the trace of the run the power log covers")
+        period = sample_period_s(samples["time_s"].to_numpy())
+        try:
+            offset, _ = align_offset(kernels, samples, window_s=window, period_s=period)
+        except CosimError as err:
+            raise CosimError(f"{folder.name}/{bench}: {str(err).split(';')[0]}; give this benchmark's kernels.csv rows instead") from None
+        table = kernel_energy(kernels, samples, window_s=window, offset_s=offset)
+        for name, launches in table.groupby("kernel", sort=False):
+            resolved = launches[launches["measured_power_w"].notna()]
+            if resolved.empty:
+                raise CosimError(
+                    f"{folder.name}/{bench}: kernel {name} ({len(launches)} launch(es), longest {launches['duration_s'].max() * 1e3:.4g} ms) "
+                    f"is shorter than the readings resolve ({resolvable_s(window, period) * 1e3:.4g} ms: {samples.attrs['power']['field']} "
+                    "every " + f"{period * 1e3:.3g} ms); run it longer (repeat it in a loop), log faster (-lms, power.draw.instant), "
+                    "or give its power_w in kernels.csv"
+                )
+            if len(resolved) < len(launches):
+                warnings.warn(
+                    CosimWarning(
+                        f"{folder.name}/{bench}: kernel {name}: power from {len(resolved)} of {len(launches)} launch(es), "
+                        "the others shorter than the readings resolve"
+                    ),
+                    stacklevel=2,
+                )
+            rows.append(
+                {
+                    "benchmark": bench,
+                    "kernel": str(name),
+                    "runtime_s": float(launches["duration_s"].mean()),
+                    "power_w": float(resolved["measured_energy_j"].sum() / resolved["duration_s"].sum()),
+                }
+            )
+    return pd.DataFrame(rows) if rows else None
+
+
 def read_pair_folders(root: str | Path) -> pd.DataFrame:
     """The kernel DVFS table (:mod:`cosim.kernels.dvfs`) of a folder of ``core<C>_mem<M>`` folders (layout above)."""
     from cosim.readers.measured import read_table
@@ -135,15 +208,22 @@ def read_pair_folders(root: str | Path) -> pd.DataFrame:
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and PAIR_NAME.match(p.name)):
         m = PAIR_NAME.match(folder.name)
         assert m is not None
-        if not (folder / "kernels.csv").exists():
+        logged = _from_logs(folder)
+        if not (folder / "kernels.csv").exists() and logged is None:
             raise CosimError(
-                f"{folder}: no kernels.csv (benchmark, kernel, runtime_s, power_w measured at this pair); add it, or move the folder out"
+                f"{folder}: no kernels.csv (benchmark, kernel, runtime_s, power_w measured at this pair) and no <benchmark>.power.csv "
+                "+ <benchmark>.trace.csv; add one, or move the folder out"
             )
-        measured = read_table(folder / "kernels.csv")
+        measured = read_table(folder / "kernels.csv") if (folder / "kernels.csv").exists() else pd.DataFrame(columns=list(MEASURED))
         missing = [c for c in MEASURED if c not in measured.columns]
         if missing:
             raise CosimError(f"{folder / 'kernels.csv'}: missing column(s) {', '.join(missing)}; it holds {', '.join(MEASURED)} per kernel")
         measured = measured.astype({"benchmark": str, "kernel": str})
+        if logged is not None:
+            both = sorted(set(logged["benchmark"]) & set(measured["benchmark"]))
+            if both:
+                raise CosimError(f"{folder}: benchmark {both[0]} is in kernels.csv and has a power log + trace; keep one")
+            measured = pd.concat([measured, logged], ignore_index=True) if len(measured) else logged
         profile = _profile(folder, measured)
         if profile is not None:
             unmatched = profile.merge(measured[["benchmark", "kernel"]], how="left", indicator=True)

@@ -286,8 +286,8 @@ _POWER_STAT = re.compile(
 
 def read_power_report(path: str | Path) -> pd.DataFrame:
     """GPUWattch/AccelWattch per-kernel report: one row per kernel block, ``kernel``, ``uid``, ``power_w``
-    (``kernel_avg_power``; ``gpu_avg_power`` in GPUWattch 3.x), ``max_power_w``, ``min_power_w`` and each
-    ``gpu_avg_<component>`` [W] of the average section."""
+    (``kernel_avg_power``; ``gpu_avg_power`` in GPUWattch 3.x), ``max_power_w``, ``min_power_w``, each
+    ``gpu_avg_<component>`` [W] of the average section and, where AccelWattch prints it, ``gpu_tot_TOT_INST``."""
     path = Path(path)
     text = read_text(path, missing_hint="give the power report GPUWattch/AccelWattch wrote (gpgpusim_power_report__*.log)")
     rows: list[dict] = []
@@ -316,8 +316,8 @@ def read_power_report(path: str | Path) -> pd.DataFrame:
                 current["max_power_w"] = value
             elif name in ("kernel_min_power", "gpu_min_power"):
                 current["min_power_w"] = value
-            elif section == "average" and name.startswith("gpu_avg_"):
-                current[name] = value
+            elif section == "average" and (name.startswith("gpu_avg_") or name == "gpu_tot_TOT_INST"):
+                current[name] = value  # AccelWattch also prints the kernel's totals (gpu_tot_*): TOT_INST counts its samples
     # GPUWattch and AccelWattch end every kernel's block with the run's totals ("Accumulative Power Statistics Over
     # Previous Kernels"): a report without them after its last block ends inside it
     if rows and not rows[-1].get("_ended"):
@@ -334,13 +334,21 @@ def read_power_report(path: str | Path) -> pd.DataFrame:
     return out
 
 
-#: How far apart AccelWattch's implied power-sample periods of one run's kernels may be (its instruction counts
-#: are per-sample means, so gpu_avg_TOT_INST / IPC is the same period for every kernel of one run).
+#: How far a kernel's power-sample count may be from its cycles over the run's sample period (beyond the one
+#: partial sample each kernel ends with), as a fraction of its samples; and, for GPUWattch 3.x reports (no
+#: totals), how far apart the implied sample periods gpu_avg_TOT_INST / IPC of one run's kernels may be.
 SAMPLE_PERIOD_REL_TOL = 0.05
 
 
 def check_same_run(path: Path, report: pd.DataFrame, run: pd.DataFrame) -> None:
-    """Refuse a report of another run: launch uids that differ, or instruction counts that do not fit the run's."""
+    """Refuse a report of another run: launch uids that differ, or power samples that do not fit the run's cycles.
+
+    AccelWattch prints a kernel's per-sample mean and its total of each counter, so ``gpu_tot_TOT_INST /
+    gpu_avg_TOT_INST`` is the number of power samples it took in that kernel, one every ``P`` cycles for the
+    whole run: ``gpu_sim_cycle / P`` must match it within the partial last sample.  (Its TOT_INST is not
+    GPGPU-Sim's ``gpu_sim_insn``: on a public H100 run the ratio is 28.1 for one GEMM and 29.8 for another.)
+    GPUWattch 3.x prints means only: there ``gpu_avg_TOT_INST / IPC`` is taken as the common period."""
+    import numpy as np
     import pandas as pd
 
     for (_, r), (_, k) in zip(report.iterrows(), run.iterrows()):
@@ -351,13 +359,31 @@ def check_same_run(path: Path, report: pd.DataFrame, run: pd.DataFrame) -> None:
             )
     if "gpu_avg_TOT_INST" not in report or not {"gpu_sim_insn", "gpu_sim_cycle"} <= set(run.columns):
         return
-    ipc = run["gpu_sim_insn"].to_numpy(dtype=float) / run["gpu_sim_cycle"].to_numpy(dtype=float)
-    period = report["gpu_avg_TOT_INST"].to_numpy(dtype=float) / ipc
-    ok = period[(ipc > 0) & (period > 0)]
+    cycles = run["gpu_sim_cycle"].to_numpy(dtype=float)
+    mean = report["gpu_avg_TOT_INST"].to_numpy(dtype=float)
+    if "gpu_tot_TOT_INST" in report:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            samples = np.round(report["gpu_tot_TOT_INST"].to_numpy(dtype=float) / mean)
+        ok = np.isfinite(samples) & (samples > 0) & (cycles > 0)
+        if ok.sum() < 2:
+            return
+        period = float(np.median(cycles[ok] / samples[ok]))
+        off = np.where(ok, np.abs(cycles / period - samples) - (1 + SAMPLE_PERIOD_REL_TOL * samples), -np.inf)
+        if off.max() > 0:
+            i = int(off.argmax())
+            raise CosimError(
+                f"{path}:{report['line'].iloc[i]}: kernel '{report['kernel'].iloc[i][:60]}' has {samples[i]:.0f} power samples "
+                f"(gpu_tot_TOT_INST / gpu_avg_TOT_INST), but the run's {cycles[i]:.0f} cycles at its {period:.4g} cycles per sample "
+                f"give {cycles[i] / period:.1f}: the report is not this run's; give the report of this run"
+            )
+        return
+    ipc = run["gpu_sim_insn"].to_numpy(dtype=float) / cycles
+    implied = mean / ipc
+    ok = implied[(ipc > 0) & (implied > 0)]
     if len(ok) >= 2 and (ok.max() - ok.min()) > SAMPLE_PERIOD_REL_TOL * ok.min():
-        i = int(abs(period - float(pd.Series(ok).median())).argmax())
+        i = int(abs(implied - float(pd.Series(ok).median())).argmax())
         raise CosimError(
-            f"{path}:{report['line'].iloc[i]}: kernel '{report['kernel'].iloc[i][:60]}' has {report['gpu_avg_TOT_INST'].iloc[i]:g} "
-            f"instructions per power sample, which at the run's IPC {ipc[i]:.4g} is a {period[i]:.4g}-cycle sample where the other "
+            f"{path}:{report['line'].iloc[i]}: kernel '{report['kernel'].iloc[i][:60]}' has {mean[i]:g} "
+            f"instructions per power sample, which at the run's IPC {ipc[i]:.4g} is a {implied[i]:.4g}-cycle sample where the other "
             f"kernels have {pd.Series(ok).median():.4g}: the report's instruction counts are not this run's; give the report of this run"
         )

@@ -13,12 +13,16 @@ if TYPE_CHECKING:
 
 def read_trace(path: str | Path) -> pd.DataFrame:
     """The GPU activities (kernels, copies) of a trace, by its content: nvprof ``--print-gpu-trace`` (text or
-    --csv, alone or inside a ``--metrics`` log) or nsys ``cuda_gpu_trace`` CSV; columns as
+    --csv, alone or inside a ``--metrics`` log), nsys ``cuda_gpu_trace`` CSV or a Kokkos energy tool's kernels CSV; columns as
     :func:`cosim.readers.nvprof_trace.read_gpu_trace` gives them, times [s] on the trace's own clock."""
     from cosim.readers.tidy import detect_format
 
     path = Path(path)
     fmt = detect_format(path, way_out="give nvprof --print-gpu-trace output or nsys stats --report cuda_gpu_trace --format csv")
+    if fmt == "kokkos-kernels":
+        from cosim.readers.kokkos_energy import read_kernels
+
+        return read_kernels(path)
     if fmt == "nsys-gpu-trace":
         from cosim.readers.nsys import read_nsys_trace
 
@@ -34,7 +38,7 @@ def read_trace(path: str | Path) -> pd.DataFrame:
 
 def read_power_log(path: str | Path, *, field: str | None = None, gpu: str | None = None, period_s: float | None = None) -> pd.DataFrame:
     """``time_s`` [s] and ``power_w`` [W] of one GPU's readings from an nvidia-smi ``--query-gpu`` CSV, an
-    ``nvidia-smi dmon -o DT`` log or a DCGM ``dcgmi dmon`` log (which has no times: ``period_s``, its ``-d``, gives
+    ``nvidia-smi dmon -o DT`` log, a Kokkos energy tool's NVML power CSV or a DCGM ``dcgmi dmon`` log (which has no times: ``period_s``, its ``-d``, gives
     them), with ``attrs['power']``: ``field``, ``window_s`` (its averaging window [s]) and ``gpu``."""
     import pandas as pd
 
@@ -42,6 +46,10 @@ def read_power_log(path: str | Path, *, field: str | None = None, gpu: str | Non
 
     path = Path(path)
     fmt = detect_format(path, way_out="give nvidia-smi --query-gpu=timestamp,power.draw --format=csv -lms 100 output, or dcgmi dmon's")
+    if fmt == "kokkos-power":
+        from cosim.readers.kokkos_energy import read_power
+
+        return read_power(path, gpu=gpu)
     if fmt in ("nvidia-smi", "nvidia-smi-dmon"):
         from cosim.readers.nvidia_smi import power_samples, read_dmon, read_query_gpu
 

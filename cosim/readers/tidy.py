@@ -7,7 +7,8 @@ source     the format: gem5, ocelot, nvprof-metrics, nvprof-gpu-trace,
            nvprof-gpu-summary, ncu, gpgpusim, gpuwattch, dcgm-dmon,
            accelwattch-hw-perf (``benchmark/kernel``), accelwattch-hw-power,
            gpu-power-samples, nvidia-smi (--query-gpu CSV), nvidia-smi-dmon,
-           nsys-gpu-trace, nsys-kern-sum
+           nsys-gpu-trace, nsys-kern-sum, kokkos-power, kokkos-kernels (a Kokkos
+           energy tool's NVML power and kernels CSVs)
 kernel     the kernel name as the tool printed it; for gem5, ``epoch N``;
            empty for samples over time (DCGM, board power logs)
 launch     which launch of that kernel (0, 1, ...); for gem5 the dump index;
@@ -54,6 +55,8 @@ FORMATS = (
     "nvidia-smi-dmon",
     "nsys-gpu-trace",
     "nsys-kern-sum",
+    "kokkos-power",
+    "kokkos-kernels",
 )
 COLUMNS = ("source", "kernel", "launch", "metric", "value", "unit", "device", "statistic")
 
@@ -64,6 +67,7 @@ def detect_format(path: str | Path, *, way_out: str | None = None) -> str:
     from cosim.readers.accelwattch_hw import looks_like_hw_perf, looks_like_hw_power
     from cosim.readers.dcgm import looks_like_dcgm
     from cosim.readers.gpgpusim import looks_like_gpgpusim, looks_like_power_report
+    from cosim.readers.kokkos_energy import layout as kokkos_layout
     from cosim.readers.ncu import looks_like_ncu
     from cosim.readers.nsys import nsys_layout
     from cosim.readers.nvidia_smi import looks_like_dmon, looks_like_query_gpu
@@ -98,13 +102,15 @@ def detect_format(path: str | Path, *, way_out: str | None = None) -> str:
         return "gpu-power-samples"
     if layout := nsys_layout(head[: 1 << 16]):
         return f"nsys-{layout}"
+    if layout := kokkos_layout(head[:4096]):
+        return f"kokkos-{layout}"
     if looks_like_query_gpu(head[: 1 << 16]):
         return "nvidia-smi"
     if looks_like_dmon(head[: 1 << 16]):
         return "nvidia-smi-dmon"
     raise CosimError(
         f"{path}: not a format cosim reads (gem5 stats, nvprof, ncu --csv, nsys stats CSV, nvidia-smi CSV or dmon, "
-        f"GPGPU-Sim/Accel-Sim, GPUWattch/AccelWattch, AccelWattch hw_perf.csv, DCGM dmon, Ocelot); {way_out or 'name it with --format {' + ','.join(FORMATS) + '}'}"
+        f"GPGPU-Sim/Accel-Sim, GPUWattch/AccelWattch, AccelWattch hw_perf.csv, DCGM dmon, Ocelot, Kokkos energy CSVs); {way_out or 'name it with --format {' + ','.join(FORMATS) + '}'}"
     )
 
 
@@ -271,11 +277,13 @@ def _gpuwattch(path: Path) -> list[tuple]:
     from cosim.readers.gpgpusim import read_power_report
 
     report = read_power_report(path)
-    # power columns: the *_w totals and the components (labels ending in P, and FP_EXP); the rest are counters
+    # power columns: the *_w totals and the components (labels ending in P, FP_EXP, constant_power); the rest are
+    # counters (AccelWattch's gpu_tot_TOT_INST: the kernel's total, the others per-sample means)
+    power = ("gpu_avg_FP_EXP", "gpu_avg_constant_power")
     units = {
-        c: "W" if c.endswith("_w") or c.endswith("P") or c == "gpu_avg_FP_EXP" else "count"
+        c: "W" if c.endswith("_w") or c.endswith("P") or c in power else "count"
         for c in report.columns
-        if c.endswith("_w") or c.startswith("gpu_avg_")
+        if c.endswith("_w") or c.startswith("gpu_avg_") or c == "gpu_tot_TOT_INST"
     }
     return _long(report, units, launch=report.groupby("kernel").cumcount())
 
@@ -355,6 +363,25 @@ def _nsys_kern_sum(path: Path) -> list[tuple]:
     return _long(read_nsys_kern_sum(path), SUMMARY_UNITS)
 
 
+def _kokkos_power(path: Path) -> list[tuple]:
+    from cosim.readers.kokkos_energy import read_power_table
+
+    rows = []
+    for r in read_power_table(path).itertuples():
+        rows += [
+            ("", "", r.sample, "timestamp", r.time_s, "s", r.device, "value"),
+            ("", "", r.sample, "power_watts", r.power_w, "W", r.device, "value"),
+        ]
+    return rows
+
+
+def _kokkos_kernels(path: Path) -> list[tuple]:
+    from cosim.readers.kokkos_energy import read_kernels
+
+    trace = read_kernels(path)
+    return _long(trace, {"start_s": "s", "duration_s": "s", "end_s": "s"}, launch=trace["launch"])
+
+
 _READERS = {
     "gem5": _gem5,
     "ocelot": _ocelot,
@@ -372,4 +399,6 @@ _READERS = {
     "nvidia-smi-dmon": _nvidia_smi_dmon,
     "nsys-gpu-trace": _nsys_trace,
     "nsys-kern-sum": _nsys_kern_sum,
+    "kokkos-power": _kokkos_power,
+    "kokkos-kernels": _kokkos_kernels,
 }

@@ -50,6 +50,26 @@ def resolvable_s(window_s: float, period_s: float, min_samples: int = 2) -> floa
     return window_s + min_samples * period_s
 
 
+def window_contradiction(samples: pd.DataFrame, window_s: float) -> str:
+    """Why the readings cannot be means over ``window_s`` [s], or ``""``: a mean over ``w`` moves between readings
+    ``dt`` apart by at most ``dt / w`` of its range, so a step of over half the log's range within ``w / 4`` is an
+    instantaneous reading (seen on an A100 PCIe whose ``power.draw`` steps 64 -> 295 W in 22 ms)."""
+    if window_s <= 0 or len(samples) < 2:
+        return ""
+    t = samples["time_s"].to_numpy(dtype=float)
+    p = samples["power_w"].to_numpy(dtype=float)
+    span = float(p.max() - p.min())
+    step, dt = np.abs(np.diff(p)), np.diff(t)
+    jump = (step > 0.5 * span) & (dt < window_s / 4)
+    if not span > 0 or not jump.any():
+        return ""
+    i = int(np.argmax(np.where(jump, step, -1.0)))
+    return (
+        f"readings {i + 1} and {i + 2} differ by {step[i]:.4g} W in {dt[i] * 1e3:.3g} ms, more than a mean over {window_s:g} s "
+        f"can move (at most {100 * dt[i] / window_s:.3g} % of the log's {span:.4g} W range)"
+    )
+
+
 def kernel_energy(
     kernels: pd.DataFrame,
     samples: pd.DataFrame,
