@@ -49,6 +49,21 @@ def test_kokkos_power_and_kernels_measure_by_hand(tmp_path):
     assert table.loc["tiny", "flags"] == "unresolved"  # 0.1 s is shorter than the 1 s window
 
 
+def test_gpu_energy_lines_a_kokkos_pair_up_on_its_one_clock(tmp_path):
+    """Both files count from the tool's zero: no offset is searched for, even when the log's first reading is not at
+    that zero (here 0.2 s, the first two readings dropped); 'solve' is 50 W x 2 s = 100 J as above."""
+    from helpers import run_cosim as cosim
+
+    power, kernels = _kokkos_run(tmp_path)
+    lines = power.read_text().splitlines()
+    power.write_text("\n".join([lines[0], *lines[3:]]) + "\n")
+    run = cosim("gpu-energy", power, kernels, "-o", tmp_path / "e.csv")
+    assert run.returncode == 0, run.stderr
+    assert "trace zero at -0.2000 s into the log, from the one clock both files count from (kokkos-tools)" in run.stdout
+    solve = pd.read_csv(tmp_path / "e.csv").set_index("kernel").loc["solve"]
+    assert solve["measured_energy_j"] == pytest.approx(100.0)
+
+
 def test_cosim_read_reads_both_kokkos_files_into_the_tidy_table(tmp_path):
     from cosim.readers.tidy import detect_format, read
 

@@ -307,6 +307,8 @@ def cmd_gpu_energy(args: argparse.Namespace) -> int:
         offset, how = timestamp_s(args.trace_zero, where="--trace-zero"), f"--trace-zero {args.trace_zero}"
     elif args.offset_s is not None:
         offset, how = float(samples["time_s"].iloc[0]) + args.offset_s, f"--offset-s {args.offset_s:g}"
+    elif (clock := power.get("clock")) and clock == trace.attrs.get("nvprof", {}).get("clock"):
+        offset, how = 0.0, f"the one clock both files count from ({clock}); --offset-s overrides it"
     else:
         offset, r = align_offset(kernels, samples, window_s=window, period_s=period)
         how = f"the best fit of power to kernel activity (correlation {r:.2f}); check it, or give --offset-s"

@@ -8,8 +8,8 @@ power connector behind github.com/ethan-puyaubreau/kokkos-energy-dashboard).
 * kernels: ``kernel_id,name,type,start_time_ns,end_time_ns,duration_ns`` -- one Kokkos parallel region (FOR,
   REDUCE, SCAN) per row; its GPU kernel(s) run between start and end [ns].
 
-Both start at the tool's zero, so the trace's zero is the log's (``cosim gpu-energy --offset-s`` of the log's
-first time, 0 when it is the tool's zero).
+Both count from the tool's zero (:data:`CLOCK`), so ``cosim gpu-energy`` lines them up as they are (no offset to
+find; ``--offset-s`` overrides it).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ POWER_HEADER = ("timestamp_nanoseconds", "power_watts", "device_id")
 KERNEL_HEADER = ("kernel_id", "name", "type", "start_time_ns", "end_time_ns", "duration_ns")
 #: NVML's power reading averages the last second (Ampere and newer); an instantaneous board: --window-s 0.
 WINDOW_S = 1.0
+#: the one clock both files count from (the tool's zero): a pair of them needs no alignment
+CLOCK = "kokkos-tools"
 
 
 def layout(head: str) -> str | None:
@@ -93,7 +95,7 @@ def read_power(path: str | Path, *, gpu: str | None = None) -> pd.DataFrame:
     if gpu not in devices:
         raise CosimError(f"--gpu {gpu}: {path} holds device(s) {', '.join(devices)}")
     out = table.loc[table["device"] == gpu, ["time_s", "power_w"]].reset_index(drop=True)
-    out.attrs["power"] = {"path": str(path), "field": "power_watts", "window_s": WINDOW_S, "gpu": gpu}
+    out.attrs["power"] = {"path": str(path), "field": "power_watts", "window_s": WINDOW_S, "gpu": gpu, "clock": CLOCK}
     return out
 
 
@@ -122,5 +124,5 @@ def read_kernels(path: str | Path) -> pd.DataFrame:
         )
     out = pd.DataFrame(rows).sort_values(["start_s", "line"], kind="stable").reset_index(drop=True)
     out["launch"] = out.groupby("kernel").cumcount()
-    out.attrs["nvprof"] = {"path": str(path), "layout": "gpu-trace", "tool": "kokkos"}
+    out.attrs["nvprof"] = {"path": str(path), "layout": "gpu-trace", "tool": "kokkos", "clock": CLOCK}
     return out
