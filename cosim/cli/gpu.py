@@ -272,46 +272,26 @@ def _compare_measured(path: Path, timeline) -> None:
 
 def cmd_gpu_energy(args: argparse.Namespace) -> int:
     from cosim.output import write_table
-    from cosim.readers.gpu_logs import read_power_log, read_trace
-    from cosim.readers.nvidia_smi import timestamp_s
-    from cosim.timeline.measured_energy import (
-        align_offset,
-        kernel_energy,
-        resolvable_s,
-        sample_period_s,
-        shift_cost,
-        window_contradiction,
-    )
+    from cosim.timeline.logged_run import read_logged_run
+    from cosim.timeline.measured_energy import kernel_energy, resolvable_s, shift_cost
 
     if args.min_samples < 2:
         raise CosimError(f"--min-samples {args.min_samples}: an interval needs at least 2 readings")
     if args.window_s is not None and not (args.window_s >= 0 and args.window_s < 3600):
         raise CosimError(f"--window-s {args.window_s}: an averaging window is >= 0 s (0: instantaneous readings)")
-    samples = read_power_log(args.power_log, field=args.field, gpu=args.gpu, period_s=args.period_s)
+    run = read_logged_run(
+        args.power_log,
+        args.trace,
+        field=args.field,
+        gpu=args.gpu,
+        period_s=args.period_s,
+        window_s=args.window_s,
+        offset_s=args.offset_s,
+        trace_zero=args.trace_zero,
+        window_way_out="; if this GPU reports it instantaneously, give --window-s 0",
+    )
+    samples, kernels, window, period, offset, how = run.samples, run.kernels, run.window_s, run.period_s, run.offset_s, run.aligned_by
     power = samples.attrs["power"]
-    window = power["window_s"] if args.window_s is None else args.window_s
-    if why := window_contradiction(samples, window):
-        warnings.warn(
-            CosimWarning(
-                f"{args.power_log}: {power['field']} is read as a mean over {window:g} s, but {why}; "
-                "if this GPU reports it instantaneously, give --window-s 0"
-            ),
-            stacklevel=1,
-        )
-    trace = read_trace(args.trace)
-    kernels = trace[trace["kind"] == "kernel"].reset_index(drop=True)
-    if kernels.empty:
-        raise CosimError(f"{args.trace}: no kernel launches in the trace (only copies); give the trace of a run that launched kernels")
-    period = sample_period_s(samples["time_s"].to_numpy())
-    if args.trace_zero is not None:
-        offset, how = timestamp_s(args.trace_zero, where="--trace-zero"), f"--trace-zero {args.trace_zero}"
-    elif args.offset_s is not None:
-        offset, how = float(samples["time_s"].iloc[0]) + args.offset_s, f"--offset-s {args.offset_s:g}"
-    elif (clock := power.get("clock")) and clock == trace.attrs.get("nvprof", {}).get("clock"):
-        offset, how = 0.0, f"the one clock both files count from ({clock}); --offset-s overrides it"
-    else:
-        offset, r = align_offset(kernels, samples, window_s=window, period_s=period)
-        how = f"the best fit of power to kernel activity (correlation {r:.2f}); check it, or give --offset-s"
     table = kernel_energy(kernels, samples, window_s=window, offset_s=offset, min_samples=args.min_samples)
     table["start_s"] -= float(samples["time_s"].iloc[0])  # seconds since the log's first reading
     table["end_s"] -= float(samples["time_s"].iloc[0])

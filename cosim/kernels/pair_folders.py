@@ -135,8 +135,8 @@ def _from_logs(folder: Path) -> pd.DataFrame | None:
     """benchmark, kernel, runtime_s [s], power_w [W] per kernel of each ``<benchmark>.power.csv`` +
     ``<benchmark>.trace.csv`` in ``folder`` (layout above), else None; a kernel no launch of which the readings
     resolve is refused, naming the folder and the kernel."""
-    from cosim.readers.gpu_logs import read_power_log, read_trace
-    from cosim.timeline.measured_energy import align_offset, kernel_energy, resolvable_s, sample_period_s, window_contradiction
+    from cosim.timeline.logged_run import read_logged_run
+    from cosim.timeline.measured_energy import kernel_energy, resolvable_s
 
     rows = []
     for power_path in sorted(folder.glob("*.power.csv")):
@@ -147,7 +147,7 @@ def _from_logs(folder: Path) -> pd.DataFrame | None:
                 f"{power_path}: no {trace_path.name} beside it (the kernel trace of the same run); add it, or give kernels.csv rows"
             )
         try:
-            samples = read_power_log(power_path)
+            run = read_logged_run(power_path, trace_path, align_way_out="give this benchmark's kernels.csv rows instead")
         except CosimError as err:
             if "--period-s" not in str(err):
                 raise
@@ -155,21 +155,7 @@ def _from_logs(folder: Path) -> pd.DataFrame | None:
                 f"{power_path}: a dcgmi dmon log has no times to line up with the trace; log power with nvidia-smi "
                 "--query-gpu=timestamp,power.draw.instant --format=csv -lms 50, or give kernels.csv rows"
             ) from None
-        window = samples.attrs["power"]["window_s"]
-        if why := window_contradiction(samples, window):
-            warnings.warn(
-                CosimWarning(f"{power_path}: {samples.attrs['power']['field']} is read as a mean over {window:g} s, but {why}"),
-                stacklevel=2,
-            )
-        trace = read_trace(trace_path)
-        kernels = trace[trace["kind"] == "kernel"].reset_index(drop=True)
-        if kernels.empty:
-            raise CosimError(f"{trace_path}: no kernel launches (only copies); give the trace of the run the power log covers")
-        period = sample_period_s(samples["time_s"].to_numpy())
-        try:
-            offset, _ = align_offset(kernels, samples, window_s=window, period_s=period)
-        except CosimError as err:
-            raise CosimError(f"{folder.name}/{bench}: {str(err).split(';')[0]}; give this benchmark's kernels.csv rows instead") from None
+        samples, kernels, window, period, offset = run.samples, run.kernels, run.window_s, run.period_s, run.offset_s
         table = kernel_energy(kernels, samples, window_s=window, offset_s=offset)
         for name, launches in table.groupby("kernel", sort=False):
             resolved = launches[launches["measured_power_w"].notna()]
