@@ -88,12 +88,9 @@ def read_power(path: str | Path, *, gpu: str | None = None) -> pd.DataFrame:
     :func:`cosim.readers.nvidia_smi.power_samples` gives it (``field`` ``power_watts``, ``window_s`` :data:`WINDOW_S`)."""
     path = Path(path)
     table = read_power_table(path)
-    devices = sorted(set(table["device"]))
-    if gpu is None and len(devices) > 1:
-        raise CosimError(f"{path}: the log holds devices {', '.join(devices)}; say which ran the kernels with --gpu {devices[0]}")
-    gpu = gpu if gpu is not None else devices[0]
-    if gpu not in devices:
-        raise CosimError(f"--gpu {gpu}: {path} holds device(s) {', '.join(devices)}")
+    from cosim.readers.nvidia_smi import which_gpu
+
+    gpu = which_gpu(path, sorted(set(table["device"])), gpu)
     out = table.loc[table["device"] == gpu, ["time_s", "power_w"]].reset_index(drop=True)
     out.attrs["power"] = {"path": str(path), "field": "power_watts", "window_s": WINDOW_S, "gpu": gpu, "clock": CLOCK}
     return out

@@ -268,15 +268,19 @@ def power_samples(path: str | Path, wide: pd.DataFrame, *, field: str | None = N
     field = field or present[0]
     if field not in wide.columns:
         raise CosimError(f"{path}: no '{field}' field; the log has {', '.join(present) or 'no power field'}")
-    gpus = sorted(set(wide["gpu"]))
-    if gpu is None and len(gpus) > 1:
-        raise CosimError(f"{path}: the log holds GPUs {', '.join(gpus)}; say which ran the trace with --gpu {gpus[0]}")
-    gpu = gpu if gpu is not None else gpus[0]
-    if gpu not in gpus:
-        raise CosimError(f"--gpu {gpu}: {path} holds GPU(s) {', '.join(gpus)}")
+    gpu = which_gpu(path, sorted(set(wide["gpu"])), gpu)
     mine = wide[(wide["gpu"] == gpu) & wide[field].notna()]
     if mine["time_s"].isna().any():
         raise CosimError(f"{path}: samples without times; log with a timestamp field (dmon: -o DT) to line power up with a trace")
     out = pd.DataFrame({"time_s": mine["time_s"].to_numpy(), "power_w": mine[field].to_numpy()})
     out.attrs["power"] = {"path": str(path), "field": field, "window_s": POWER_FIELDS[field], "gpu": gpu}
     return out
+
+
+def which_gpu(path: Path, gpus: list[str], gpu: str | None) -> str:
+    """The GPU of a log that ran the kernels: ``gpu`` (``--gpu``) if the log has it, else its only one."""
+    if gpu is None and len(gpus) > 1:
+        raise CosimError(f"{path}: the log holds GPUs {', '.join(gpus)}; say which ran the kernels with --gpu {gpus[0]}")
+    if gpu is not None and gpu not in gpus:
+        raise CosimError(f"--gpu {gpu}: {path} holds GPU(s) {', '.join(gpus)}")
+    return gpu if gpu is not None else gpus[0]
