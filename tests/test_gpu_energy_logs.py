@@ -83,7 +83,7 @@ def test_kokkos_files_refuse_damage_in_one_line(tmp_path):
     with pytest.raises(CosimError, match=r"run_kernels.csv:2: start 500000000 \+ duration 1999000000 ns is not end"):
         read_trace(kernels)
     power.write_text(power.read_text() + "3100000000,12.0,1\n")
-    with pytest.raises(CosimError, match=r"devices 0, 1; say which ran the kernels with --gpu 0"):
+    with pytest.raises(CosimError, match=r"GPUs 0, 1; say which ran the kernels with --gpu 0"):
         read_power_log(power)
     assert len(read_power_log(power, gpu="1")) == 1
 
