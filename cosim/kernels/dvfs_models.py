@@ -56,17 +56,25 @@ def physics_inputs(model: dict, rows: pd.DataFrame) -> dict[str, np.ndarray]:
     return x
 
 
-def physics_runtime(params: dict, rows: pd.DataFrame, x: dict[str, np.ndarray]) -> np.ndarray:
-    """Predicted t/t_ref of each row (``x``: :func:`physics_inputs`)."""
+CLOCKS = ("core_mhz", "mem_mhz", "core_mhz_ref", "mem_mhz_ref")
+
+
+def clock_arrays(rows: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The rows' set and reference clocks [MHz] as arrays (read once: a fit evaluates its form hundreds of times)."""
+    return {c: rows[c].to_numpy(float) for c in CLOCKS}
+
+
+def physics_runtime(params: dict, rows: pd.DataFrame | dict[str, np.ndarray], x: dict[str, np.ndarray]) -> np.ndarray:
+    """Predicted t/t_ref of each row (``rows``: a table or its :func:`clock_arrays`; ``x``: :func:`physics_inputs`)."""
     k, ac, am, th0, th1, th2 = (params[n] for n in RUNTIME_PARAMS)
     theta = np.clip(th0 + th1 * x["dram"] + th2 * x["occupancy"], 0.0, math.pi / 2)
     c, m = np.cos(theta), np.sin(theta)
     norm = (c**k + m**k) ** (1 / k)
-    fc, fm = rows["core_mhz"].to_numpy(float), rows["mem_mhz"].to_numpy(float)
+    fc, fm = np.asarray(rows["core_mhz"], float), np.asarray(rows["mem_mhz"], float)
     if np.any(fc <= ac) or np.any(fm <= am):
         raise CosimError(f"clocks must exceed the model's effective-clock offsets ({ac:.0f} MHz core, {am:.0f} MHz memory)")
-    comp = c / norm * (rows["core_mhz_ref"].to_numpy(float) - ac) / (fc - ac)
-    mem = m / norm * (rows["mem_mhz_ref"].to_numpy(float) - am) / (fm - am)
+    comp = c / norm * (np.asarray(rows["core_mhz_ref"], float) - ac) / (fc - ac)
+    mem = m / norm * (np.asarray(rows["mem_mhz_ref"], float) - am) / (fm - am)
     return (comp**k + mem**k) ** (1 / k)
 
 
@@ -81,8 +89,10 @@ def fit_physics_runtime(rows: pd.DataFrame, x: dict[str, np.ndarray]) -> dict:
     lo_c = float(rows["core_mhz"].min()) * 0.9
     lo_m = float(rows["mem_mhz"].min()) * 0.9
 
+    clocks = clock_arrays(rows)
+
     def resid(p):
-        return np.log(physics_runtime(dict(zip(names, p)), rows, x)) - y
+        return np.log(physics_runtime(dict(zip(names, p)), clocks, x)) - y
 
     # the DRAM traffic is over its median: th1 has the same range whatever the tool's unit
     fit = least_squares(
@@ -91,40 +101,50 @@ def fit_physics_runtime(rows: pd.DataFrame, x: dict[str, np.ndarray]) -> dict:
     return dict(zip(names, map(float, fit.x)))
 
 
-def _power_basis(rows: pd.DataFrame, x: dict[str, np.ndarray], rate: np.ndarray, beta: float, floor: float) -> np.ndarray:
+def _power_parts(rows: pd.DataFrame, *, at_reference: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(f_c/f_c,ref, f_m/f_m,ref, the profile's idle share of its power) of each row; at the reference pair with
+    ``at_reference`` (ratios 1)."""
     rc, rm = _ratios(rows)
-    v2 = np.maximum(1 + beta * (rc - 1), floor) ** 2
-    ipc, u = x["ipc"], x["dram"]
+    if at_reference:
+        rc, rm = np.ones(len(rows)), np.ones(len(rows))
     # the profile's idle share of its power (idle samples of its own log), where the table has it
     idle = rows["f_idle_power_w"].to_numpy(float) / rows["power_w_ref"].to_numpy(float) if "f_idle_power_w" in rows else np.zeros(len(rows))
-    static = idle[:, None] * np.column_stack([np.ones(len(rows)), rc * v2, rm])
-    dynamic = (1 - idle)[:, None] * np.column_stack([np.ones(len(rows)), rc * v2, v2 * rate, ipc * v2 * rate, rate, u * rate, rm])
+    return rc, rm, idle
+
+
+def _power_basis(
+    parts: tuple[np.ndarray, np.ndarray, np.ndarray], x: dict[str, np.ndarray], rate: np.ndarray, beta: float, floor: float
+) -> np.ndarray:
+    rc, rm, idle = parts
+    v2 = np.maximum(1 + beta * (rc - 1), floor) ** 2
+    ipc, u = x["ipc"], x["dram"]
+    ones = np.ones(len(rc))
+    static = idle[:, None] * np.column_stack([ones, rc * v2, rm])
+    dynamic = (1 - idle)[:, None] * np.column_stack([ones, rc * v2, v2 * rate, ipc * v2 * rate, rate, u * rate, rm])
     return np.hstack([static, dynamic])
 
 
-def _at_reference(rows: pd.DataFrame) -> pd.DataFrame:
-    ref = rows.copy()
-    ref["core_mhz"], ref["mem_mhz"] = ref["core_mhz_ref"], ref["mem_mhz_ref"]
-    return ref
+def _power_ratio(params: dict, at: tuple, ref: tuple, x: dict[str, np.ndarray], runtime_ratio: np.ndarray) -> np.ndarray:
+    w = np.asarray(params["w"])
+    beta, floor = params["beta"], params["v_floor"]
+    return (_power_basis(at, x, 1 / runtime_ratio, beta, floor) @ w) / (_power_basis(ref, x, np.ones(len(runtime_ratio)), beta, floor) @ w)
 
 
 def physics_power(params: dict, rows: pd.DataFrame, x: dict[str, np.ndarray], runtime_ratio: np.ndarray) -> np.ndarray:
     """Predicted P/P_ref of each row, given its (predicted) t/t_ref."""
-    w = np.asarray(params["w"])
-    at = _power_basis(rows, x, 1 / runtime_ratio, params["beta"], params["v_floor"]) @ w
-    ref = _power_basis(_at_reference(rows), x, np.ones(len(rows)), params["beta"], params["v_floor"]) @ w
-    return at / ref
+    return _power_ratio(params, _power_parts(rows), _power_parts(rows, at_reference=True), x, runtime_ratio)
 
 
 def fit_physics_power(rows: pd.DataFrame, x: dict[str, np.ndarray]) -> dict:
     y = (rows["power_w"] / rows["power_w_ref"]).to_numpy(float)
     rate = (rows["runtime_s_ref"] / rows["runtime_s"]).to_numpy(float)  # measured work rate while training
+    at, ref = _power_parts(rows), _power_parts(rows, at_reference=True)
     best: dict[str, Any] = {}
     for beta, floor in itertools.product(np.linspace(0.0, 1.0, 11), (0.0, 0.6, 0.7, 0.8, 0.9)):
-        basis = _power_basis(rows, x, rate, float(beta), floor)
+        basis = _power_basis(at, x, rate, float(beta), floor)
         w = np.linalg.lstsq(basis, y, rcond=None)[0]
         params = {"beta": float(beta), "v_floor": floor, "w": w.tolist()}
-        err = float(np.mean((physics_power(params, rows, x, 1 / rate) / y - 1) ** 2))
+        err = float(np.mean((_power_ratio(params, at, ref, x, 1 / rate) / y - 1) ** 2))
         if not best or err < best["err"]:
             best = {**params, "err": err}
     best.pop("err")
@@ -160,6 +180,7 @@ def fit_trees(rows: pd.DataFrame, *, seed: int = 0) -> dict:
     from cosim.kernels.extra import require_extra
 
     require_extra("sklearn")
+    from sklearn import config_context
     from sklearn.ensemble import GradientBoostingRegressor
 
     cols = [c for c in rows.columns if c.startswith("f_")] + ["runtime_s_ref", "power_w_ref"]
@@ -167,7 +188,9 @@ def fit_trees(rows: pd.DataFrame, *, seed: int = 0) -> dict:
     out: dict[str, Any] = {"columns": cols}
     for target, col in (("runtime", "runtime_s"), ("power", "power_w")):
         y = np.log((rows[col] / rows[f"{col}_ref"]).to_numpy(float))
-        out[target] = GradientBoostingRegressor(n_estimators=150, max_depth=3, learning_rate=0.05, random_state=seed).fit(X, y)
+        # the parameters are fixed here: sklearn's per-tree re-validation of them was half the fit time (150 trees)
+        with config_context(skip_parameter_validation=True):
+            out[target] = GradientBoostingRegressor(n_estimators=150, max_depth=3, learning_rate=0.05, random_state=seed).fit(X, y)
     return out
 
 
