@@ -339,6 +339,9 @@ _CPU_TYPE = re.compile(r'^type\s*=\s*\w*CPU\s*$|"type":\s*"\w*CPU"', re.MULTILIN
 
 
 def _parse_ini(path: Path, text: str) -> dict[str, dict[str, str]]:
+    plain = _plain_ini(text)
+    if plain is not None:
+        return plain
     parser = configparser.RawConfigParser(delimiters=("=",), strict=False, interpolation=None)
     parser.optionxform = str  # type: ignore[assignment,method-assign]  # keep gem5's case
     try:
@@ -351,6 +354,32 @@ def _parse_ini(path: Path, text: str) -> dict[str, dict[str, str]]:
             "beside stats.txt (--config)"
         ) from None
     return {section: dict(parser.items(section)) for section in parser.sections()}
+
+
+def _plain_ini(text: str) -> dict[str, dict[str, str]] | None:
+    """The sections of an ini file as gem5 writes it (``[path]`` then ``key=value`` lines, no indented continuation
+    lines), read as configparser above reads them, in a fifth of its time; None for anything else (configparser
+    then reads it, or says why it cannot)."""
+    objects: dict[str, dict[str, str]] = {}
+    section: dict[str, str] | None = None
+    for line in text.split("\n"):  # configparser's read_string splits at \n only
+        value = line.strip()
+        if not value or value[0] in "#;":
+            continue
+        if line[0] != value[0]:  # indented: a continuation line, or an indented key
+            return None
+        if value[0] == "[":
+            name = value[1:-1]
+            if value[-1] != "]" or not name or "]" in name or name == configparser.DEFAULTSECT:
+                return None
+            section = objects.setdefault(name, {})  # a repeated section adds to the first (strict=False)
+            continue
+        key, sep, val = value.partition("=")
+        key = key.rstrip()
+        if section is None or not sep or not key:
+            return None
+        section[key] = val.strip()
+    return objects
 
 
 def _flatten_json(path: Path, text: str) -> dict[str, dict[str, str]]:
