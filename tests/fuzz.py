@@ -287,13 +287,19 @@ def _dvfs(kind: str):
     return make
 
 
+_KERNEL_TABLE: dict[str, str] = {}
+
+
 def _kernel_table(folder: Path):
-    """``cosim kernel-fit`` of a kernel DVFS table (the documented CSV schema), made from the real logs."""
+    """``cosim kernel-fit`` of a kernel DVFS table (the documented CSV schema), made from the real logs (read once a
+    session: the same logs give the same table, and reading them was a third of a mutant's time)."""
     from cosim.readers.dvfs_logs import read_dvfs_folder
 
+    if "csv" not in _KERNEL_TABLE:
+        _KERNEL_TABLE["csv"] = read_dvfs_folder(_dvfs_logs(folder)).to_csv(index=False)
+        shutil.rmtree(folder / "logs")
     table = folder / "kernels.csv"
-    read_dvfs_folder(_dvfs_logs(folder)).to_csv(table, index=False)
-    shutil.rmtree(folder / "logs")
+    table.write_text(_KERNEL_TABLE["csv"])
     out = folder / "model.json"
     return table, ["kernel-fit", table, "-o", out], out
 
