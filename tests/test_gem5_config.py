@@ -341,13 +341,13 @@ _ODD_LINES = (
 
 
 def test_the_plain_ini_reader_reads_gem5s_configs_as_configparser_does():
-    """The fast path of config.ini (gem5_config._plain_ini) on the real configs: the same sections and values."""
-    from cosim.readers.gem5_config import _plain_ini
+    """The fast path of config.ini (cosim.readers.config_ini.plain_ini) on the real configs: the same sections and values."""
+    from cosim.readers.config_ini import plain_ini
 
     paths = [REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz" / "config.ini", *sorted(GEM5_RUNS.glob("*/config.ini"))[:20]]
     for path in paths:
         text = path.read_text()
-        assert _plain_ini(text) == _configparser_sections(text) != {}, path
+        assert plain_ini(text) == _configparser_sections(text) != {}, path
 
 
 @settings(max_examples=200)
@@ -358,13 +358,13 @@ def test_the_plain_ini_reader_reads_gem5s_configs_as_configparser_does():
 def test_the_plain_ini_reader_reads_what_configparser_reads_or_leaves_it_to_it(plan, odd):
     """A real config.ini's first 300 lines, mutated as the fuzz tests mutate files and with odd lines put in: the fast
     path gives configparser's sections, or declines (then configparser reads the file, or says why it cannot)."""
-    from cosim.readers.gem5_config import _plain_ini
+    from cosim.readers.config_ini import plain_ini
 
     lines = _V24_INI.split("\n")[:300]
     for at, line in odd:
         lines.insert(at % (len(lines) + 1), line)
     text = mutate("\n".join(lines), plan)
-    fast = _plain_ini(text)
+    fast = plain_ini(text)
     assert fast is None or fast == _configparser_sections(text)
 
 

@@ -13,7 +13,6 @@ never used for power unless the user asks: the model's V-f table decides.
 
 from __future__ import annotations
 
-import configparser
 import json
 import math
 import re
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from cosim.errors import CosimError
 from cosim.readers._files import read_text
+from cosim.readers.config_ini import parse_ini
 from cosim.readers.ruby_config import is_sequencer, ruby_l1, ruby_shared
 
 DEFAULT_TICKS_PER_S = 1e12
@@ -327,7 +327,7 @@ def read_config(path: str | Path, *, ticks_per_s: float = DEFAULT_TICKS_PER_S) -
     if path.suffix == ".json" or text.lstrip().startswith("{"):
         objects = _flatten_json(path, text)
     else:
-        objects = _parse_ini(path, text)
+        objects = parse_ini(path, text)
     if not objects:
         raise CosimError(f"{path}: no SimObjects found; is this a gem5 config.ini/config.json?")
     return Gem5Config(path=str(path), objects=objects, ticks_per_s=ticks_per_s)
@@ -336,50 +336,6 @@ def read_config(path: str | Path, *, ticks_per_s: float = DEFAULT_TICKS_PER_S) -
 #: Far beyond any SoC cosim's models describe; a bigger config is refused before its cost grows with it
 MAX_CPUS = 1024
 _CPU_TYPE = re.compile(r'^type\s*=\s*\w*CPU\s*$|"type":\s*"\w*CPU"', re.MULTILINE)
-
-
-def _parse_ini(path: Path, text: str) -> dict[str, dict[str, str]]:
-    plain = _plain_ini(text)
-    if plain is not None:
-        return plain
-    parser = configparser.RawConfigParser(delimiters=("=",), strict=False, interpolation=None)
-    parser.optionxform = str  # type: ignore[assignment,method-assign]  # keep gem5's case
-    try:
-        parser.read_string(text, source=str(path))
-    except configparser.Error:
-        first = text.lstrip().splitlines()[0][:60] if text.strip() else ""
-        what = "a gem5 stats.txt" if first.startswith("---------- Begin") else f"it starts {first!r}"
-        raise CosimError(
-            f"{path}: not a gem5 config.ini ({what}, no [section] header); give the config.ini or config.json gem5 wrote "
-            "beside stats.txt (--config)"
-        ) from None
-    return {section: dict(parser.items(section)) for section in parser.sections()}
-
-
-def _plain_ini(text: str) -> dict[str, dict[str, str]] | None:
-    """The sections of an ini file as gem5 writes it (``[path]`` then ``key=value`` lines, no indented continuation
-    lines), read as configparser above reads them, in a fifth of its time; None for anything else (configparser
-    then reads it, or says why it cannot)."""
-    objects: dict[str, dict[str, str]] = {}
-    section: dict[str, str] | None = None
-    for line in text.split("\n"):  # configparser's read_string splits at \n only
-        value = line.strip()
-        if not value or value[0] in "#;":
-            continue
-        if line[0] != value[0]:  # indented: a continuation line, or an indented key
-            return None
-        if value[0] == "[":
-            name = value[1:-1]
-            if value[-1] != "]" or not name or "]" in name or name == configparser.DEFAULTSECT:
-                return None
-            section = objects.setdefault(name, {})  # a repeated section adds to the first (strict=False)
-            continue
-        key, sep, val = value.partition("=")
-        key = key.rstrip()
-        if section is None or not sep or not key:
-            return None
-        section[key] = val.strip()
-    return objects
 
 
 def _flatten_json(path: Path, text: str) -> dict[str, dict[str, str]]:
