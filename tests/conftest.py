@@ -26,12 +26,6 @@ def pytest_configure(config):
         os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
-def pytest_collection_modifyitems(config, items):
-    """Grouped tests first (``xdist_group``: under ``--dist loadgroup`` a group runs on one worker, a minute for the
-    what-if suite's): started last, a group would leave the other worker idle at the end of the run."""
-    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
-
-
 def pytest_ignore_collect(collection_path, config):
     """The timing benchmarks are measurements, not tests: they run only with ``pytest tests/bench --benchmark-enable -n 0``
     (README's "Measured" table); what they guard is tested in the default run by cheap tests of behaviour."""

@@ -31,7 +31,6 @@ def test_mypy_on_the_package():
     assert run.returncode == 0, run.stdout[-3000:]
 
 
-@pytest.mark.xdist_group("whatif-suite")  # the worker that computes the suite's pairs for tests/test_whatif_suite.py
 def test_docs_build_with_warnings_as_errors(tmp_path):
     """The docs build; the validation page's what-if suite figures from this session's pairs (the same code computes
     them once for tests/test_whatif_suite.py), not computed a second time in the build."""

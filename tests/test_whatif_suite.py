@@ -18,9 +18,6 @@ from cosim.dse import interval
 from cosim.dse.whatif import recorded_run, whatif
 from cosim.readers.gem5_stats import stats_file
 
-# one worker computes the suite's pairs (whatif_pairs caches them) for this module and the docs build (tests/test_house.py)
-pytestmark = pytest.mark.xdist_group("whatif-suite")
-
 
 @pytest.fixture(scope="module")
 def rows() -> pd.DataFrame:
