@@ -4,10 +4,12 @@ a reason, and a one-line error within 30 s, with the documented exit status (doc
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pandas as pd
@@ -57,6 +59,16 @@ def cluster(tmp_path):
         p.wait()
 
 
+def _sweep(*args, connect_s: float = 10.0, no_worker_s: float = 15.0) -> list[str]:
+    """``cosim sweep`` as a user runs it, with the waits cosim gives a lost cluster shortened from its defaults
+    (cosim.dse.sweep.CONNECT_S, NO_WORKER_S): the tests check the answer, not how long cosim waits before giving it."""
+    code = (
+        f"import sys; from cosim.dse import sweep; sweep.CONNECT_S = {connect_s!r}; sweep.NO_WORKER_S = {no_worker_s!r}; "
+        "from cosim.cli import main; sys.exit(main())"
+    )
+    return [sys.executable, "-I", "-c", code, "sweep", *map(str, args)]
+
+
 def _runs(tmp_path):
     """``N_RUNS`` copies of the bundled real run (about a second of CPU each to price)."""
     for i in range(N_RUNS):
@@ -72,14 +84,30 @@ def test_a_process_killed_mid_sweep_gives_every_run_a_row_or_a_reason(cluster, v
     address, scheduler, worker = cluster
     out = tmp_path / "s.csv"
     sweep = subprocess.Popen(
-        [sys.executable, "-I", "-m", "cosim.cli", "sweep", str(_runs(tmp_path)), *ARGS, "--scheduler", address, "-o", str(out)],
-        stdout=subprocess.PIPE,
+        _sweep(_runs(tmp_path), *ARGS, "--scheduler", address, "--progress", "-o", out, no_worker_s=3.0),
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(6)  # started, connected, a few runs priced
+    # killed once it has priced a few runs (its progress says N/300: tqdm's bar, or plain lines without tqdm), however
+    # loaded the machine; a sweep that ends first, or says nothing for 120 s, is killed there (its outcome still judged)
+    chunks: list[str] = []
+    priced = threading.Event()
+
+    def read() -> None:
+        for chunk in iter(lambda: sweep.stderr.read(64), ""):
+            chunks.append(chunk)
+            if any(int(n) >= 2 for n in re.findall(rf"(\d+)/{N_RUNS}\b", "".join(chunks)[-4000:])):
+                priced.set()
+        priced.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    priced.wait(timeout=120)
     os.kill((worker if victim == "worker" else scheduler).pid, signal.SIGKILL)
-    stdout, stderr = sweep.communicate(timeout=120)  # it ends (a hang fails here), without a wall-clock bound a load breaks
+    sweep.wait(timeout=120)  # it ends (a hang fails here), without a wall-clock bound a load breaks
+    reader.join(timeout=30)
+    stderr = "".join(chunks)
     assert "Traceback" not in stderr and "internal error" not in stderr
     errors = [line for line in stderr.splitlines() if line.startswith("cosim: error:")]
     if sweep.returncode == 3:  # some runs priced: the table has every run, the others with their reason
@@ -96,12 +124,12 @@ def test_a_process_killed_mid_sweep_gives_every_run_a_row_or_a_reason(cluster, v
 
 
 def test_an_unreachable_scheduler_is_one_line_not_a_hang(tmp_path):
-    """Refused or unroutable: one line, exit 2 (the client gives up after its 10 s timeout; the test's 120 s is a hang
-    guard, not a speed target, so a loaded machine cannot fail it)."""
+    """Refused or unroutable: one line, exit 2 (the client gives up after its timeout, cut here from 10 s to 2 s; the
+    test's 120 s is a hang guard, not a speed target, so a loaded machine cannot fail it)."""
     runs = _runs(tmp_path)
     for address in ("tcp://127.0.0.1:1", "tcp://10.255.255.1:8786"):  # refused; unroutable (no answer at all)
         result = subprocess.run(
-            [sys.executable, "-I", "-m", "cosim.cli", "sweep", str(runs), *ARGS, "--scheduler", address, "-o", str(tmp_path / "x.csv")],
+            _sweep(runs, *ARGS, "--scheduler", address, "-o", tmp_path / "x.csv", connect_s=2.0),
             capture_output=True,
             text=True,
             timeout=120,

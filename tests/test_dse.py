@@ -389,8 +389,7 @@ def test_sweep_cli_on_a_local_dask_cluster(tmp_path):
     pool = run_cosim(*args, "-o", tmp_path / "p.csv", "--workers", "2")
     assert local.returncode == 0 and pool.returncode == 0, local.stderr + pool.stderr
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "d.csv"), pd.read_csv(tmp_path / "p.csv"))
-    nowhere = run_cosim(*args, "-o", tmp_path / "x.csv", "--scheduler", "tcp://127.0.0.1:1")
-    assert nowhere.returncode == 2 and "no Dask scheduler answers there" in nowhere.stderr and "Traceback" not in nowhere.stderr
+    # a scheduler nobody answers at (tcp://127.0.0.1:1): tests/test_dask_faults.py::test_an_unreachable_scheduler_is_one_line_not_a_hang
 
 
 def test_an_unmet_deadline_reports_the_lowest_peak_of_all_configurations():

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import BIG_PERIODS, GEM5_RUNS, biglittle_config, needs_shared
+from fuzz import OPS, mutate
+from helpers import BIG_PERIODS, GEM5_RUNS, REPO, biglittle_config, needs_shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -306,3 +307,65 @@ def test_fast_forward_stand_ins_without_config_are_one_core(tmp_path):
     (cluster,) = config_from_stats(write_stats(tmp_path / "stats.txt", [stats])).clusters().values()
     assert cluster.cores == ("system.cpu",) and cluster.partner == {"system.switch_cpus": "system.cpu"}
     assert cluster.kind("system.switch_cpus") == "o3" and cluster.kind("system.cpu") == "simple"
+
+
+def _configparser_sections(text: str) -> dict[str, dict[str, str]] | None:
+    """The sections as the standard library's configparser reads them, as cosim configures it; None where it refuses."""
+    import configparser
+
+    parser = configparser.RawConfigParser(delimiters=("=",), strict=False, interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    return {section: dict(parser.items(section)) for section in parser.sections()}
+
+
+_ODD_LINES = (
+    "  indented=1",
+    "\tk=v",
+    "[DEFAULT]",
+    "no equals",
+    "=v",
+    "[a]b]",
+    "[]",
+    "k = v ",
+    "# c",
+    "; c",
+    "k==v",
+    " [s]",
+    "\x0ck=v",
+    "[s] ",
+)
+
+
+def test_the_plain_ini_reader_reads_gem5s_configs_as_configparser_does():
+    """The fast path of config.ini (cosim.readers.config_ini.plain_ini) on the real configs: the same sections and values."""
+    from cosim.readers.config_ini import plain_ini
+
+    paths = [REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz" / "config.ini", *sorted(GEM5_RUNS.glob("*/config.ini"))[:20]]
+    for path in paths:
+        text = path.read_text()
+        assert plain_ini(text) == _configparser_sections(text) != {}, path
+
+
+@settings(max_examples=200)
+@given(
+    plan=st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 10**6), st.integers(0, 10**6)), max_size=3),
+    odd=st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(_ODD_LINES)), max_size=3),
+)
+def test_the_plain_ini_reader_reads_what_configparser_reads_or_leaves_it_to_it(plan, odd):
+    """A real config.ini's first 300 lines, mutated as the fuzz tests mutate files and with odd lines put in: the fast
+    path gives configparser's sections, or declines (then configparser reads the file, or says why it cannot)."""
+    from cosim.readers.config_ini import plain_ini
+
+    lines = _V24_INI.split("\n")[:300]
+    for at, line in odd:
+        lines.insert(at % (len(lines) + 1), line)
+    text = mutate("\n".join(lines), plan)
+    fast = plain_ini(text)
+    assert fast is None or fast == _configparser_sections(text)
+
+
+_V24_INI = (REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz" / "config.ini").read_text()

@@ -31,14 +31,11 @@ def test_mypy_on_the_package():
     assert run.returncode == 0, run.stdout[-3000:]
 
 
-def test_docs_build_with_warnings_as_errors(tmp_path):
-    """The docs build; the validation page's what-if suite figures from this session's pairs (the same code computes
-    them once for tests/test_whatif_suite.py), not computed a second time in the build."""
-    from whatif_pairs import suite_rows
-    from whatif_suite import RUNS
-
+def test_docs_build_with_warnings_as_errors(tmp_path, whatif_suite_rows):
+    """The docs build; the validation page's what-if suite figures from this run's pairs (tests/conftest.py computes
+    them once for this and tests/test_whatif_suite.py), not computed a second time in the build."""
     suite = tmp_path / "whatif-suite.csv"
-    suite_rows(RUNS).to_csv(suite, index=False)
+    whatif_suite_rows.to_csv(suite, index=False)
     out = tmp_path / "html"
     args = ("sphinx", "-W", "--keep-going", "-q", "-b", "html", "-d", str(tmp_path / "doctrees"), "docs", str(out))
     # the pages' shown outputs come from running their blocks, which tests/test_docs_runnable.py does in this session

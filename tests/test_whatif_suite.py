@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from helpers import GEM5, REPO, needs_gem5, needs_shared
 from whatif_calibrate import COVERAGE, calibrate, rescore, set_table
-from whatif_pairs import CLUSTERS, SE_CLUSTERS, SE_MINOR_CLUSTERS, XU3, compare, suite_rows, xu3_rows
+from whatif_pairs import CLUSTERS, SE_CLUSTERS, SE_MINOR_CLUSTERS, XU3, compare, xu3_rows
 from whatif_suite import APART_PAIRS, CALIBRATION, PAIRS, PROGRAMS, RUNS, SE_CLOCKS, SE_MINOR_CLOCKS, SE_PROGRAMS, SETUPS, TEST, pool_rows
 
 from cosim import ClusterSpec, load_model, read_config, read_stats
@@ -20,9 +20,9 @@ from cosim.readers.gem5_stats import stats_file
 
 
 @pytest.fixture(scope="module")
-def rows() -> pd.DataFrame:
-    """Every ordered pair of every set-up (504), computed once a session (whatif_pairs caches them)."""
-    return suite_rows(RUNS)
+def rows(whatif_suite_rows) -> pd.DataFrame:
+    """Every ordered pair of every set-up (504), computed once a test run (tests/conftest.py)."""
+    return whatif_suite_rows
 
 
 def test_the_suite_is_recorded():

@@ -198,12 +198,14 @@ def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: 
 NO_WORKER_S = 15.0
 
 
-def _dask_rows(runs: list[Path], spec: SweepSpec, client, progress: bool, *, no_worker_s: float = NO_WORKER_S) -> list[dict]:
+def _dask_rows(runs: list[Path], spec: SweepSpec, client, progress: bool) -> list[dict]:
     """One row per run from ``client``'s workers; runs left when no worker has been there for
-    ``no_worker_s`` seconds (all killed, or the scheduler gone) get a row saying so, not a hang."""
+    ``NO_WORKER_S`` seconds (all killed, or the scheduler gone) get a row saying so, not a hang."""
     import time
 
     from distributed import wait
+
+    no_worker_s = NO_WORKER_S  # read when called: the fault tests shorten it in the command they run
 
     futures = client.map(run_row, runs, spec=spec, pure=False)
     index = {future: i for i, future in enumerate(futures)}
@@ -257,6 +259,10 @@ def _has_workers(client) -> bool:
         return False
 
 
+#: Seconds a sweep tries to reach a scheduler (Dask retries a refused connection until then) before refusing
+CONNECT_S = 10.0
+
+
 def dask_client(scheduler: str, *, workers: int = 2):
     """A ``dask.distributed.Client``: ``"local"`` starts a LocalCluster of ``workers`` processes, anything else is a
     scheduler address (``tcp://host:8786``), e.g. of a SLURM or PBS cluster started with dask-jobqueue."""
@@ -274,7 +280,7 @@ def dask_client(scheduler: str, *, workers: int = 2):
         cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address=None)
         return Client(cluster)
     try:
-        return Client(scheduler, timeout="10s")
+        return Client(scheduler, timeout=f"{CONNECT_S:g}s")
     except Exception as err:  # refused, timed out, or something else answers there (garbage frames)
         raise CosimError(f"--scheduler {scheduler}: no Dask scheduler answers there ({type(err).__name__}: {str(err)[:200]})") from None
 
