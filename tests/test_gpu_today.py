@@ -470,3 +470,17 @@ def test_every_way_out_a_gpu_energy_or_gpu_refusal_names_exists_and_works(tmp_pa
         assert code == 2 and "cosim gpu-energy" in line and "cosim read" in line
         assert run("read", file, "-o", tmp_path / "r.csv")[0] == 0
     assert run("gpu-energy", log, trace, "-o", tmp_path / "e.csv")[0] == 0
+
+
+def test_the_student_t_quantile_is_the_textbook_one():
+    """The kernels' measured-power interval uses Student's t without scipy (a core command); the 95 % one-sided
+    quantiles of any statistics table (e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2), and scipy's to 1e-9 where installed."""
+    from cosim.timeline.measured_energy import student_t_quantile
+
+    table = {1: 6.314, 2: 2.920, 5: 2.015, 10: 1.812, 30: 1.697, 100: 1.660}
+    for df, t in table.items():
+        assert student_t_quantile(0.95, df) == pytest.approx(t, abs=5e-4)
+    stats = pytest.importorskip("scipy.stats")
+    for df in (1, 3, 9, 47, 500, 10_000):
+        for p in (0.6, 0.9, 0.975, 0.9995):
+            assert student_t_quantile(p, df) == pytest.approx(float(stats.t.ppf(p, df)), rel=1e-9)

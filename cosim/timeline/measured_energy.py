@@ -25,6 +25,7 @@ misalignment costs is measured by :func:`shift_cost`: the total kernel energy ag
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -70,6 +71,47 @@ def window_contradiction(samples: pd.DataFrame, window_s: float) -> str:
     )
 
 
+def _incomplete_beta(x: float, a: float, b: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), by its continued fraction (modified Lentz), to ~1e-15."""
+    if x <= 0.0 or x >= 1.0:
+        return 0.0 if x <= 0.0 else 1.0
+    if x > (a + 1) / (a + b + 2):  # the fraction converges fast on this side only
+        return 1.0 - _incomplete_beta(1.0 - x, b, a)
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))) / a
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    f = d
+    for m in range(1, 500):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)), -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            f *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return front * f
+
+
+@functools.lru_cache(maxsize=1024)
+def student_t_quantile(p: float, df: float) -> float:
+    """The ``p`` quantile (0.5 < p < 1) of Student's t with ``df`` degrees of freedom: the t at which
+    1 - I_x(df/2, 1/2) / 2 = p, x = df / (df + t^2), found by bisection in x (no scipy: gpu-energy is a core command)."""
+    target = 2.0 * (1.0 - p)  # I_x(df/2, 1/2) at the answer; it rises with x
+    lo, hi = 0.0, 1.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if _incomplete_beta(mid, df / 2, 0.5) < target:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-17:
+            break
+    x = (lo + hi) / 2
+    return math.sqrt(df * (1.0 - x) / x)
+
+
 def kernel_energy(
     kernels: pd.DataFrame,
     samples: pd.DataFrame,
@@ -83,8 +125,6 @@ def kernel_energy(
     ``start_s``/``end_s`` on the log's clock, ``duration_s``, ``samples`` (readings inside), ``measured_power_w``
     (mean [W]), ``measured_power_lo_w``/``measured_power_hi_w`` (its ``level`` interval [W]), ``measured_energy_j``,
     ``measured_energy_lo_j``, ``measured_energy_hi_j`` [J] and ``flags`` (``unresolved``, ``overlaps``).  ``samples`` has ``time_s`` and ``power_w``."""
-    from scipy import stats
-
     t = samples["time_s"].to_numpy(dtype=float)
     p = samples["power_w"].to_numpy(dtype=float)
     start = kernels["start_s"].to_numpy(dtype=float) + offset_s
@@ -101,7 +141,7 @@ def kernel_energy(
             mean = lo = hi = math.nan
         else:
             mean = float(p[inside].mean())
-            half = float(stats.t.ppf(0.5 + level / 2, n - 1) * p[inside].std(ddof=1) / math.sqrt(n))
+            half = float(student_t_quantile(0.5 + level / 2, n - 1) * p[inside].std(ddof=1) / math.sqrt(n))
             lo, hi = max(mean - half, 0.0), mean + half
         rows.append(
             {
