@@ -178,7 +178,10 @@ def _overlapping(start: np.ndarray, end: np.ndarray) -> np.ndarray:
 def busy_fraction(kernels: pd.DataFrame, times_s: np.ndarray, window_s: float, offset_s: float) -> np.ndarray:
     """The fraction of each reading's window ``[t - w, t]`` in which some kernel ran (for ``w`` = 0: whether one
     was running at ``t``), the trace moved by ``offset_s``."""
-    edges, busy = _busy_time(kernels, offset_s)
+    return _busy_fraction(*_busy_time(kernels, offset_s), times_s, window_s)
+
+
+def _busy_fraction(edges: np.ndarray, busy: np.ndarray, times_s: np.ndarray, window_s: float) -> np.ndarray:
     t = np.asarray(times_s, dtype=float)
     if window_s <= 0:  # edges alternate start, end: a time after an odd number of them is inside a kernel
         return (np.searchsorted(edges, t, side="right") % 2).astype(float)
@@ -221,10 +224,15 @@ def align_offset(kernels: pd.DataFrame, samples: pd.DataFrame, *, window_s: floa
     if len(offsets) > 200_000:
         raise CosimError(f"the log is {len(offsets)} search steps longer than the trace; give the offset with --offset-s or --trace-zero")
     rs = np.full(len(offsets), -math.inf)
+    edges, busy = _busy_time(kernels, 0.0)  # merged once: moving the trace moves its edges, not its busy time
+    dp = p - p.mean()
+    norm_p = math.sqrt(float(dp @ dp))
     for i, offset in enumerate(offsets):
-        b = busy_fraction(kernels, t, window_s, offset)
-        if b.std() > 0:
-            rs[i] = float(np.corrcoef(b, p)[0, 1])
+        db = _busy_fraction(edges + offset, busy, t, window_s)
+        db = db - db.mean()
+        norm_b = math.sqrt(float(db @ db))
+        if norm_b > 0 and norm_p > 0:
+            rs[i] = float(db @ dp) / (norm_b * norm_p)  # Pearson's r
     rs[~np.isfinite(rs)] = -math.inf  # a flat log correlates with nothing
     best_r = float(rs.max())
     # readings a period apart fit equally well over a stretch of offsets: its middle is the estimate
