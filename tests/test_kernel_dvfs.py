@@ -524,3 +524,15 @@ def test_roofline_off_a_grid_is_refused_and_its_way_out_runs(tmp_path):
     assert way_out.returncode == 0, way_out.stderr
     default = run_cosim("kernel-fit", tmp_path / "t.csv", "-o", tmp_path / "m2.json")
     assert default.returncode == 0 and "fitted physics and trees" in default.stdout, default.stderr
+
+
+def test_a_table_with_no_profiled_row_is_one_line_not_an_internal_error(tmp_path):
+    """Found by the fuzz campaign (a GTX 980 table cut to one row with its features empty): exit 4 with pandas'
+    'truth value of a Series is ambiguous' before; now the refusal that names --reference-pair."""
+    table = tmp_path / "kernels.csv"
+    table.write_text(
+        "benchmark,kernel,core_mhz,mem_mhz,runtime_s,power_w,achieved_occupancy,ipc\nbfs,bfs,600,400,0.001,30,,\nbfs,bfs,800,400,0.0008,35,,\n"
+    )
+    run = run_cosim("kernel-fit", table, "-o", tmp_path / "m.json")
+    assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
+    assert "no clock pair at which every kernel was profiled" in run.stderr and "--reference-pair" in run.stderr

@@ -114,7 +114,8 @@ def default_reference(table: pd.DataFrame, *, source: str) -> tuple[float, float
     every feature column filled (a table profiled at one pair and only timed at the others gives that pair)."""
     kernels = table[list(KEYS)].drop_duplicates().shape[0]
     profiled = table[table[feature_columns(table)].notna().all(axis=1)]
-    per_pair = profiled.groupby(["core_mhz", "mem_mhz"])[list(KEYS)].apply(lambda g: g.drop_duplicates().shape[0])
+    # kernels profiled at each pair (a Series even when no row is profiled)
+    per_pair = profiled.drop_duplicates(["core_mhz", "mem_mhz", *KEYS]).groupby(["core_mhz", "mem_mhz"]).size()
     common = sorted(pair for pair, n in per_pair.items() if n == kernels)
     if not common:
         raise CosimError(
