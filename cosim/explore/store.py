@@ -192,7 +192,7 @@ def open_store(folder: Path, fingerprint: str, *, force: bool = False, design_na
     """Open or create the study in ``folder``; a folder made from another design is refused unless ``force``."""
     optuna = _optuna()
     from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
+    from optuna.storages.journal import JournalFileBackend
 
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
@@ -212,7 +212,7 @@ def open_store(folder: Path, fingerprint: str, *, force: bool = False, design_na
                 )
             journal.unlink()
             shutil.rmtree(folder / POINTS, ignore_errors=True)
-        storage = JournalStorage(JournalFileBackend(str(journal), lock_obj=JournalFileOpenLock(str(journal))))
+        storage = JournalStorage(JournalFileBackend(str(journal), lock_obj=JournalFlock(journal)))  # type: ignore[arg-type]
         store.study = optuna.create_study(
             study_name=STUDY_NAME, storage=storage, directions=["minimize", "minimize"], load_if_exists=True, sampler=sampler
         )
@@ -222,12 +222,37 @@ def open_store(folder: Path, fingerprint: str, *, force: bool = False, design_na
     return store
 
 
+class JournalFlock:
+    """Optuna's journal-file lock (its ``acquire``/``release``) as a kernel ``flock`` on ``JOURNAL.flock``.
+
+    Optuna's own locks are files that a dead holder leaves behind, and the next driver waits out a 30 s grace
+    period before breaking them: a study resumed after a SIGKILL that landed mid-append stalled 30 s.  A flock is
+    released by the kernel when its holder dies, like the study's own lock (:meth:`Store.lock`)."""
+
+    def __init__(self, journal: Path) -> None:
+        self._path = str(journal) + ".flock"
+        self._fd: int | None = None
+
+    def acquire(self) -> bool:
+        fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
 def _stored_fingerprint(journal: Path, optuna) -> str | None:
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
 
     try:
-        study = optuna.load_study(study_name=STUDY_NAME, storage=JournalStorage(JournalFileBackend(str(journal))))
+        backend = JournalFileBackend(str(journal), lock_obj=JournalFlock(journal))  # type: ignore[arg-type]
+        study = optuna.load_study(study_name=STUDY_NAME, storage=JournalStorage(backend))
     except KeyError:
         raise CosimError(f"{journal}: holds no cosim study; use a new -o folder") from None
     return study.user_attrs.get("design")
