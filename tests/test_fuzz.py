@@ -16,10 +16,10 @@ plans = st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 10**6), st.integ
 _folders = itertools.count()
 
 
-# 30 mutants a target a run (hypothesis draws new ones each run; 40 until 0.4.0): the suite samples, and
+# 20 mutants a target a run (hypothesis draws new ones each run; 40 until 0.4.0): the suite samples, and
 # `python tests/fuzz.py --mutants 10000` is the campaign (docs/reference/outputs.md)
 @pytest.mark.parametrize("target", sorted(TARGETS))
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plan=plans)
 def test_mutated_real_input_gets_a_documented_answer(target, plan, tmp_path):
     if target in NEEDS_SHARED and not NEEDS_SHARED[target].exists():
