@@ -162,19 +162,14 @@ def static_at_w(model, freq_mhz: np.ndarray, voltage_v: np.ndarray, *, temperatu
 
 
 def temperature_flag(model, temperature_c: float | None) -> str:
-    """The flag a given die temperature [°C] puts on every row: ``temperature_outside_training`` beyond the range the
-    model's temperature term was fitted on, ``temperature_not_modelled`` for a model with none ("" otherwise)."""
-    if temperature_c is None:
-        return ""
-    form = static_form(model)
-    if form.trained_temperature_c is None:
-        return "temperature_not_modelled"
-    lo, hi = form.trained_temperature_c
-    return "temperature_outside_training" if not lo <= temperature_c <= hi else ""
+    """The flag a given die temperature [°C] puts on every row (:func:`temperature_flags` of one row)."""
+    return str(temperature_flags(model, temperature_c, 1)[0])
 
 
 def temperature_flags(model, temperature_c: float | np.ndarray | None, n_rows: int) -> np.ndarray:
-    """:func:`temperature_flag` of each of ``n_rows`` rows, for one temperature [°C] or one per row."""
+    """The flag of each of ``n_rows`` rows, for one die temperature [°C] or one per row: ``temperature_outside_training``
+    beyond the range the model's temperature term was fitted on, ``temperature_not_modelled`` for a model with none
+    ("" otherwise, and for no temperature given)."""
     if temperature_c is None:
         return np.full(n_rows, "", dtype=object)
     t = np.broadcast_to(np.asarray(temperature_c, dtype=float), n_rows)

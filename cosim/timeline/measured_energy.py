@@ -175,22 +175,18 @@ def _overlapping(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     return out
 
 
-def busy_fraction(kernels: pd.DataFrame, times_s: np.ndarray, window_s: float, offset_s: float) -> np.ndarray:
+def busy_fraction(edges: np.ndarray, busy: np.ndarray, times_s: np.ndarray, window_s: float) -> np.ndarray:
     """The fraction of each reading's window ``[t - w, t]`` in which some kernel ran (for ``w`` = 0: whether one
-    was running at ``t``), the trace moved by ``offset_s``."""
-    return _busy_fraction(*_busy_time(kernels, offset_s), times_s, window_s)
-
-
-def _busy_fraction(edges: np.ndarray, busy: np.ndarray, times_s: np.ndarray, window_s: float) -> np.ndarray:
+    was running at ``t``), the kernels given as :func:`_busy_time`'s knots (moved in time by adding to ``edges``)."""
     t = np.asarray(times_s, dtype=float)
     if window_s <= 0:  # edges alternate start, end: a time after an odd number of them is inside a kernel
         return (np.searchsorted(edges, t, side="right") % 2).astype(float)
     return (np.interp(t, edges, busy) - np.interp(t - window_s, edges, busy)) / window_s
 
 
-def _busy_time(kernels: pd.DataFrame, offset_s: float) -> tuple[np.ndarray, np.ndarray]:
+def _busy_time(kernels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Knots of the cumulative time [s] some kernel was running, the kernels' intervals merged."""
-    spans = sorted(zip(kernels["start_s"] + offset_s, kernels["end_s"] + offset_s))
+    spans = sorted(zip(kernels["start_s"], kernels["end_s"]))
     merged: list[list[float]] = []
     for a, b in spans:
         if merged and a <= merged[-1][1]:
@@ -224,11 +220,11 @@ def align_offset(kernels: pd.DataFrame, samples: pd.DataFrame, *, window_s: floa
     if len(offsets) > 200_000:
         raise CosimError(f"the log is {len(offsets)} search steps longer than the trace; give the offset with --offset-s or --trace-zero")
     rs = np.full(len(offsets), -math.inf)
-    edges, busy = _busy_time(kernels, 0.0)  # merged once: moving the trace moves its edges, not its busy time
+    edges, busy = _busy_time(kernels)  # merged once: moving the trace moves its edges, not its busy time
     dp = p - p.mean()
     norm_p = math.sqrt(float(dp @ dp))
     for i, offset in enumerate(offsets):
-        db = _busy_fraction(edges + offset, busy, t, window_s)
+        db = busy_fraction(edges + offset, busy, t, window_s)
         db = db - db.mean()
         norm_b = math.sqrt(float(db @ db))
         if norm_b > 0 and norm_p > 0:
