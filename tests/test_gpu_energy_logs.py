@@ -235,3 +235,21 @@ def test_an_accelwattch_report_of_another_run_is_refused_naming_the_kernel(tmp_p
     other.loc[2, "gpu_sim_cycle"] = 7148  # the split-K GEMM ran 7148 cycles in this run: 14 samples, not 21
     with pytest.raises(CosimError, match=r"splitK_TNT' has 21 power samples .* give 14\.0: the report is not this run's"):
         check_same_run(tmp_path / "r.log", report, other)
+
+
+def test_a_pair_folders_dcgm_power_log_is_refused_for_its_missing_times(tmp_path):
+    """dcgmi dmon prints no times, so its power cannot be lined up with a trace: one line naming the file and the way
+    out (a timed nvidia-smi log, or kernels.csv rows)."""
+    import shutil
+
+    from helpers import REPO
+
+    from cosim.kernels.pair_folders import read_pair_folders
+
+    pair = tmp_path / "core1000_mem1000"
+    pair.mkdir()
+    data = REPO / "tests" / "data" / "gpu"
+    shutil.copy(data / "dcgm-v100-dmon.log", pair / "a.power.csv")
+    shutil.copy(data / "nsys-cuda-gpu-trace-3-kernels.csv", pair / "a.trace.csv")
+    with pytest.raises(CosimError, match=r"a\.power\.csv: a dcgmi dmon log has no times to line up with the trace.*kernels\.csv rows"):
+        read_pair_folders(tmp_path)

@@ -135,6 +135,7 @@ def _from_logs(folder: Path) -> pd.DataFrame | None:
     """benchmark, kernel, runtime_s [s], power_w [W] per kernel of each ``<benchmark>.power.csv`` +
     ``<benchmark>.trace.csv`` in ``folder`` (layout above), else None; a kernel no launch of which the readings
     resolve is refused, naming the folder and the kernel."""
+    from cosim.readers.tidy import detect_format
     from cosim.timeline.logged_run import read_logged_run
     from cosim.timeline.measured_energy import kernel_energy, resolvable_s
 
@@ -146,15 +147,12 @@ def _from_logs(folder: Path) -> pd.DataFrame | None:
             raise CosimError(
                 f"{power_path}: no {trace_path.name} beside it (the kernel trace of the same run); add it, or give kernels.csv rows"
             )
-        try:
-            run = read_logged_run(power_path, trace_path, align_way_out="give this benchmark's kernels.csv rows instead")
-        except CosimError as err:
-            if "--period-s" not in str(err):
-                raise
+        if detect_format(power_path, way_out="give an nvidia-smi --query-gpu CSV or kernels.csv rows") == "dcgm-dmon":
             raise CosimError(
                 f"{power_path}: a dcgmi dmon log has no times to line up with the trace; log power with nvidia-smi "
                 "--query-gpu=timestamp,power.draw.instant --format=csv -lms 50, or give kernels.csv rows"
-            ) from None
+            )
+        run = read_logged_run(power_path, trace_path, align_way_out="give this benchmark's kernels.csv rows instead")
         samples, kernels, window, period, offset = run.samples, run.kernels, run.window_s, run.period_s, run.offset_s
         table = kernel_energy(kernels, samples, window_s=window, offset_s=offset)
         for name, launches in table.groupby("kernel", sort=False):
