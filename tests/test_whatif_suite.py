@@ -156,6 +156,20 @@ def test_the_interval_is_not_wider_than_the_test_programs_need(rows, key):
     assert worst.min() < 100 * COVERAGE, f"{key}: {NARROWER:.2f} of the band still holds {worst.min():.1f} % in every set-up"
 
 
+def test_the_docs_score_table_is_the_test_programs_recomputed(rows):
+    """whatif.md's scored table (docs/explanation/whatif-score.json, written by ``python tests/whatif_suite.py score
+    --write``) shows, for the test programs, what the shipped interval gives on this session's pairs: the file rounds
+    to 0.1, so each figure within 0.05 (+ float rounding) of the recomputation."""
+    from whatif_suite import SCORE_FILE
+
+    recorded = {r["setup"]: r for r in json.loads(SCORE_FILE.read_text())["setups"]}
+    table = set_table(rows[rows["program"].isin(TEST)])
+    for setup in SETUPS:
+        shown = recorded[f"{setup} (test programs)"]
+        for column, value in table.loc[setup].items():
+            assert shown[column] == pytest.approx(float(value), abs=0.05 + 1e-9), (setup, column, "rerun: python tests/whatif_suite.py score --write")
+
+
 @pytest.mark.parametrize("key", ["runtime_s", "energy_j"])
 @pytest.mark.parametrize("setup", SETUPS)
 def test_the_interval_is_narrow_on_the_test_programs(rows, setup, key, request):
