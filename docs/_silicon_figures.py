@@ -38,7 +38,7 @@ COMMAND = (
 CLAIMS = (
     ("README.md", "GemStone's (fitted on another XU3), is ", "gemstone2018 board rates, table V, all 33", 1),
     ("README.md", "activity and ", "gemstone2018 gem5 + cosim power, 33 training rows", 1),
-    ("README.md", "on its test split's 15 programs given the board's activity ", "armpm-xu3 board rates, test split (45 rows)", 1),
+    ("README.md", "model fitted on the training split is ", "armpm-xu3 board rates, test split (45 rows)", 1),
     ("README.md", "(on its own training programs ", "armpm-xu3 board rates, 33 training rows", 1),
     ("README.md", "and through gem5 ", "armpm-xu3 gem5 + cosim power, 33 training rows", 1),
     ("docs/explanation/methodology.md", "| `cortex-a15-gemstone2018` | ", "gemstone2018 board rates, table V, 1000+1500 (choose)", 1),
