@@ -296,12 +296,15 @@ def test_a_temperature_term_helps_within_the_boards_session_and_not_across_sessi
         refit = dataclasses.replace(_parse(model.path, raw), path=f"{model.path} (fold {k})")
         held[test] = apply_model(refit, _rows(measured, test), temperature_c=t[test])["power_w"].to_numpy()
     mape = lambda p, a: 100 * float(np.mean(np.abs(p - a) / a))  # noqa: E731
-    assert mape(base, y) == pytest.approx(3.45, abs=0.01) and mape(held, y) == pytest.approx(2.64, abs=0.01)
+    # Walker et al. TCAD 2017, Table IV: 2.8 % on these rows (the published polynomial; the form within 1 point, as
+    # tests/test_default_models.py allows), and the term fitted on other workloads prices the held-out ones better
+    assert mape(base, y) == pytest.approx(2.8, abs=1.0) and mape(held, y) < mape(base, y)
     date18 = read_measured(GEMSTONE / "sample-input-data" / "date-18-A15-experiment-breakdown.csv", events=model.events)
     y18, t18 = date18.table["Power A15"].to_numpy(), date18.table["Average Temperature A15"].to_numpy()
     without = mape(apply_model(model, date18)["power_w"].to_numpy(), y18)
     with_term = mape(apply_model(model, date18, temperature_c=t18)["power_w"].to_numpy(), y18)
-    assert without == pytest.approx(4.20, abs=0.01) and with_term == pytest.approx(4.69, abs=0.01)
+    # another session of the board (GemStone's table voltages): the shipped term does not carry over (envelope.md)
+    assert with_term > without
 
 
 def json_copy(data):
