@@ -30,8 +30,7 @@ MODELS = ("cortex-a15-armpm-xu3", "cortex-a15-gemstone2018", "cortex-a15-walker2
 # the command the docs give (validation.md), relative to the repository's root
 COMMAND = (
     "cosim validate ../shared/data/armpm/Concatenated_Data/cBench/xu3_cset_perfcpu_cBench_eMMC_big.data "
-    "../shared/data/gem5/xu3-mibench-train --split ../shared/data/armpm/cbench_split.data "
-    + " ".join(f"--model {m}" for m in MODELS)
+    "../shared/data/gem5/xu3-mibench-train --split ../shared/data/armpm/cbench_split.data " + " ".join(f"--model {m}" for m in MODELS)
 )
 
 # (file, text before the figure, figure, digits): the text must read "<before><figure at digits> %"
@@ -111,7 +110,9 @@ def from_validation(rows: list[dict]) -> dict[str, float]:
         mine = [r for r in rows if r["model"] == model and r["split"] == "train" and math.isfinite(r["power_gem5_w"])]
         short = model.removeprefix("cortex-a15-")
         out[f"{short} gem5 + cosim power, {len(mine)} training rows"] = _mape([r["power_err_pct"] for r in mine])
-        out[f"{short} board rates, {len(mine)} training rows"] = _mape([100 * (r["power_model_board_w"] / r["power_board_w"] - 1) for r in mine])
+        out[f"{short} board rates, {len(mine)} training rows"] = _mape(
+            [100 * (r["power_model_board_w"] / r["power_board_w"] - 1) for r in mine]
+        )
         for name, factor in (("board V", lambda r: 1.0), ("table V", lambda r: math.exp(r["ln_clock_voltage"]))):
             err = {id(r): 100 * (r["power_model_board_w"] * factor(r) / r["power_board_w"] - 1) for r in mine}
             if name == "table V":  # at the board's voltage this is "board rates, 33 training rows" above
@@ -120,7 +121,9 @@ def from_validation(rows: list[dict]) -> dict[str, float]:
             out[f"{short} board rates, {name}, 2000 (held out)"] = _mape([err[id(r)] for r in mine if r["clock_mhz"] >= 1750])
         judged = [r for r in mine if math.isfinite(r["board_lo_w"])]
         if judged:
-            out[f"{short} interval coverage, {len(judged)} training rows"] = 100 * sum(bool(r["board_inside"]) for r in judged) / len(judged)
+            out[f"{short} interval coverage, {len(judged)} training rows"] = (
+                100 * sum(bool(r["board_inside"]) for r in judged) / len(judged)
+            )
     return out
 
 

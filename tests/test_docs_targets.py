@@ -131,7 +131,13 @@ def test_the_silicon_table_is_what_cosim_validate_gives_now(silicon):
     for a, b in zip(now, recorded):
         for key, value in a.items():
             if isinstance(value, float) and math.isfinite(value):
-                assert b[key] == pytest.approx(value, rel=1e-6, abs=1e-12), (a["program"], a["clock_mhz"], a["model"], key, "rerun: python docs/_silicon_figures.py --write")
+                assert b[key] == pytest.approx(value, rel=1e-6, abs=1e-12), (
+                    a["program"],
+                    a["clock_mhz"],
+                    a["model"],
+                    key,
+                    "rerun: python docs/_silicon_figures.py --write",
+                )
             else:
                 assert str(b[key]) == str(value) or (isinstance(value, float) and math.isnan(b[key])), (a["program"], key)
     assert silicon_table(out) == silicon_table(RECORDED)

@@ -13,7 +13,20 @@ import pytest
 from helpers import GEM5, REPO, needs_gem5, needs_shared
 from whatif_calibrate import COVERAGE, calibrate, rescore, set_table
 from whatif_pairs import CLUSTERS, SE_CLUSTERS, SE_MINOR_CLUSTERS, XU3, compare, xu3_rows
-from whatif_suite import APART_PAIRS, CALIBRATION, DESIGN, PAIRS, PROGRAMS, RUNS, SE_CLOCKS, SE_MINOR_CLOCKS, SE_PROGRAMS, SETUPS, TEST, pool_rows
+from whatif_suite import (
+    APART_PAIRS,
+    CALIBRATION,
+    DESIGN,
+    PAIRS,
+    PROGRAMS,
+    RUNS,
+    SE_CLOCKS,
+    SE_MINOR_CLOCKS,
+    SE_PROGRAMS,
+    SETUPS,
+    TEST,
+    pool_rows,
+)
 
 from cosim import ClusterSpec, load_model, read_config, read_stats
 from cosim.dse import interval
@@ -86,18 +99,39 @@ def test_the_intervals_constants_are_the_calibration_pool(rows):
     assert (table[["runtime_s_coverage_pct", "energy_j_coverage_pct"]] >= 100 * COVERAGE - 1e-9).all().all()
 
 
+@pytest.fixture(scope="module")
+def ex5_big_constants(rows) -> dict:
+    """The interval's constants set on the calibration pool without its ex5_big runs (xu3-mibench-train)."""
+    pool = pool_rows(rows)
+    return calibrate(pool[pool["setup"] != "xu3-mibench"])
+
+
 @needs_shared
-def test_the_interval_holds_on_ex5_big_with_bands_set_without_it(rows):
+def test_the_interval_holds_on_ex5_big_with_bands_set_without_it(ex5_big_constants):
     """xu3-mibench-train (11 MiBench programs on gem5's ex5_big, 66 pairs) scored by constants set on the rest of the
     pool alone: a stricter hold-out than ``score``'s leave-one-program-out (no ex5_big run sets them).  Goal: every
     pair within 5 %, coverage >= 90 %, mean half-width <= 10 % (measured: runtime 65 of 66, office_stringsearch1's
     2000 -> 1000 MHz -5.8 %, a 0.2 ms run)."""
-    pool = pool_rows(rows)
-    xu3 = rescore(xu3_rows(), calibrate(pool[pool["setup"] != "xu3-mibench"]), interval.bands())
+    xu3 = rescore(xu3_rows(), ex5_big_constants, interval.bands())
     assert len(xu3) == 66 and (xu3["energy_j"].abs() <= 5).all() and (xu3["runtime_s"].abs() <= 5).sum() >= 65
     table = set_table(xu3).loc["xu3-mibench"]
     assert table["runtime_s_coverage_pct"] >= 90 and table["energy_j_coverage_pct"] >= 90
     assert table["runtime_s_mean_half_width_pct"] <= 10 and table["energy_j_mean_half_width_pct"] <= 10
+
+
+@needs_shared
+@pytest.mark.xfail(strict=True, reason="measured: 2/3 of the band set without ex5_big still holds 97.0 % / 98.5 % of its 66 pairs")
+def test_the_interval_on_ex5_big_is_not_wider_than_it_needs(ex5_big_constants):
+    """The other side on ex5_big: NARROWER of the band set without it would hold gem5 on fewer than 95 % of its pairs.
+    Not met (strict xfail: it fails the day it is): the energy band set on the other set-ups (1 % + 1 %·|ln(f'/f)|·
+    (0.25 + share)) holds 97 % of ex5_big's pairs even halved; its one-dump base (3 %) is most of it."""
+    scaled = {
+        "runtime_band": [*(x * NARROWER for x in ex5_big_constants["runtime_band"][:2]), ex5_big_constants["runtime_band"][2]],
+        "energy_band": [*(x * NARROWER for x in ex5_big_constants["energy_band"][:2]), ex5_big_constants["energy_band"][2]],
+        "single_dump_base": ex5_big_constants["single_dump_base"] * NARROWER,
+    }
+    table = set_table(rescore(xu3_rows(), scaled, interval.bands())).loc["xu3-mibench"]
+    assert min(table["runtime_s_coverage_pct"], table["energy_j_coverage_pct"]) < 100 * COVERAGE
 
 
 # the goal (issue #37): gem5's value inside the interval on >= 90 % of the test programs' pairs in every set-up, with a
@@ -167,7 +201,11 @@ def test_the_docs_score_table_is_the_test_programs_recomputed(rows):
     for setup in SETUPS:
         shown = recorded[f"{setup} (test programs)"]
         for column, value in table.loc[setup].items():
-            assert shown[column] == pytest.approx(float(value), abs=0.05 + 1e-9), (setup, column, "rerun: python tests/whatif_suite.py score --write")
+            assert shown[column] == pytest.approx(float(value), abs=0.05 + 1e-9), (
+                setup,
+                column,
+                "rerun: python tests/whatif_suite.py score --write",
+            )
 
 
 @pytest.mark.parametrize("key", ["runtime_s", "energy_j"])
