@@ -76,7 +76,8 @@ def figures_table(figures: dict[str, float]) -> str:
     lines = ["| figure | value | rows | what those rows chose | quoted in |", "|---|---|---|---|---|"]
     for name, value in figures.items():
         rows, chose = next(((r, c) for key, r, c in ROLES if key in name), ("", ""))
-        lines.append(f"| {name} | {value:.2f} % | {rows} | {chose} | {', '.join(dict.fromkeys(where.get(name, []))) or '–'} |")
+        shown = f"{value:.2f} %" if math.isfinite(value) else "needs ../shared (the board's log)"
+        lines.append(f"| {name} | {shown} | {rows} | {chose} | {', '.join(dict.fromkeys(where.get(name, []))) or '–'} |")
     return "\n".join(lines) + "\n"
 
 
