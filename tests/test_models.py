@@ -143,7 +143,7 @@ def _write_model(tmp_path, mutate):
         ),
         (
             lambda d: d["static_terms"][0].update(coefficient="big"),
-            r"static_terms\[0\] \(intercept\)\.coefficient is "big"; it must be a finite number",
+            r'static_terms\[0\] \(intercept\)\.coefficient is "big"; it must be a finite number',
         ),
         (lambda d: d["dynamic_terms"][0].update(coefficient=float("nan")), "must be a finite number"),
         (lambda d: d.pop("vf_table"), "vf_table is absent; it must be a JSON object"),
