@@ -11,10 +11,10 @@ import json
 import shutil
 
 import pytest
+from helpers import GEM5_RUNS, needs_shared
 
 from cosim.errors import CosimError
 from cosim.models.modelfile import load_model, shipped_models_dir
-from helpers import GEM5_RUNS, needs_shared
 
 
 def _model(tmp_path, mutate):
@@ -192,9 +192,7 @@ def test_power_and_whatif_refuse_alike_and_flag_alike(run, tmp_path, capsys):
         ("public-old-x86-fs-timingsimple-ruby-mesi", "2000", "cpu_clk_domain", "1400", {"isa_mismatch"}),
     ],
 )
-def test_an_x86_run_no_model_prices_gets_every_reason_and_a_way_out_that_prices(
-    run, mhz, cluster, trained, flags, tmp_path, capsys
-):
+def test_an_x86_run_no_model_prices_gets_every_reason_and_a_way_out_that_prices(run, mhz, cluster, trained, flags, tmp_path, capsys):
     """gem5's x86 runs at 3 GHz (333 ticks a cycle at 1 THz) and 2 GHz (500 ticks): one line naming the ISA and the
     clock, and the what-if at a trained clock it names gives a number, flagged."""
     code, err, _ = _price("power", run, tmp_path, capsys)

@@ -117,14 +117,29 @@ def refuse_unpriceable(
         stuck = _extrapolation_refused(model, f[i])
         reasons.append(why + (f", and --extrapolate would not price it ({stuck})" if stuck else ""))
         cover.append(f[i])
-    ways = [
+    ways = [f"price it with the shipped --model {name}" for name in _shipped_of(isa)] + [
         f"fit a model of {isa.upper()} cores with cosim fit (docs/howto/fit-your-board.md) and give it with --model",
         f"price it at a trained clock with cosim whatif {path} --any-isa --freqs {' --freqs '.join(freqs)} "
         f"(rows flagged isa_mismatch{', config_from_stats' if config.inferred else ''})",
     ]
     if len(reasons) == 1:
         ways.insert(0, "pass --any-isa to price it anyway (every row flagged isa_mismatch)")
-    raise CosimError(f"{path}: no model given prices this run as run: {'; '.join(reasons)}; ways out: {'; or '.join(ways)}")
+    which = "model given" if _shipped_of(isa) else f"shipped model (none is of {isa.upper()} cores)"
+    raise CosimError(f"{path}: no {which} prices this run as run: {'; '.join(reasons)}; ways out: {'; or '.join(ways)}")
+
+
+def _shipped_of(isa: str) -> list[str]:
+    """The shipped CPU models measured on cores of ``isa``."""
+    import json
+
+    from cosim.models.modelfile import SCHEMA, shipped_models_dir
+
+    found = []
+    for path in sorted(shipped_models_dir().glob("*.json")):
+        data = json.loads(path.read_text())
+        if data.get("schema") == SCHEMA and str(data.get("isa", "")).lower() == isa:
+            found.append(path.stem)
+    return found
 
 
 def _trained_clock(model: Model, f: np.ndarray) -> str:
