@@ -209,3 +209,23 @@ def test_an_x86_run_no_model_prices_gets_every_reason_and_a_way_out_that_prices(
     row = next(csv.DictReader((tmp_path / "w.csv").open()))
     assert float(row["energy_j"]) > 0 and float(row[f"{cluster}_freq_mhz"]) == float(trained)
     assert flags <= set(row["flags"].split(";"))
+
+
+@needs_shared
+def test_a_cluster_bigger_than_the_model_and_a_default_are_flagged_by_power_and_whatif_alike(tmp_path, capsys):
+    """The two-CPU run (config.ini: system.cpu0, system.cpu1) priced by a one-core model without its cores table:
+    more CPUs than the model's cluster, phi's default taken, and system.cpu1's numCycles 0: under both commands."""
+
+    def one_core(d):
+        d.update(cores_per_cluster=1)
+        d.pop("cores")
+
+    model = str(_model(tmp_path, one_core))
+    run = "cosim-v24-se-o3-2cpu-1process-1000MHz"
+    assert "[system.cpu1]" in (GEM5_RUNS / run / "config.ini").read_text()
+    p_code, p_err, p_rows = _price("power", run, tmp_path, capsys, "--model", model)
+    w_code, w_err, w_rows = _price("whatif", run, tmp_path, capsys, "--model", model)
+    assert p_code == w_code == 0, (p_err, w_err)
+    want = {"more_cpus_than_model", "model_default:cores", "idle_cpu:system.cpu1"}
+    assert trust_flags(p_rows, {"cpu_clk_domain"}) == want
+    assert all(trust_flags([row], {"cpu_clk_domain"}) == want for row in w_rows)
