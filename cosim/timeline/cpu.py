@@ -118,8 +118,8 @@ def timeline_columns(
     if not clusters:
         raise CosimError(f"{config.path}: no cluster to price; name one with --cluster NAME=PATH")
     # the one trust check every pricing command calls (cosim.timeline.trust): every reason at once, then the ISA
-    clocks = [(s.name, s.model, frequency_mhz(stats, resolve_cluster(config, s, meta.ticks_per_s))) for s in clusters]
-    refuse_unpriceable(meta.path, config, clocks, any_isa=any_isa, extrapolate=extrapolate)
+    clock = lambda s: frequency_mhz(stats, resolve_cluster(config, s, meta.ticks_per_s))  # noqa: E731  # read only if needed
+    refuse_unpriceable(meta.path, config, clusters, clock, any_isa=any_isa, extrapolate=extrapolate)
     extra = isa_flags(config, [spec.model for spec in clusters], any_isa=any_isa)
     check_cpu_types(config, clusters, meta.path)
     parts = []

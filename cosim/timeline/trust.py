@@ -89,16 +89,16 @@ def refuse_rates(model: Model, eph, where, *, ways_out: str) -> np.ndarray:
     return reasons
 
 
-def refuse_unpriceable(
-    path: str, config: Gem5Config, clocks: Sequence[tuple[str, Model, np.ndarray]], *, any_isa: bool, extrapolate: bool
-) -> None:
+def refuse_unpriceable(path: str, config: Gem5Config, specs: Sequence, clock_mhz, *, any_isa: bool, extrapolate: bool) -> None:
     """One line naming every reason no model given can price this run as run, when its ISA is not the model's: the
     ISA and each cluster's clock beyond its model's band, with the ways out that work for all of them (a model
-    covering both, ``cosim fit``, a what-if at a trained clock, flagged).  ``clocks``: (cluster, model, epoch clocks
-    [MHz]).  A run of the model's ISA is left to the envelope's own refusal."""
+    covering both, ``cosim fit``, a what-if at a trained clock, flagged).  ``specs``: the clusters
+    (:class:`~cosim.timeline.clusters.ClusterSpec`), ``clock_mhz(spec)`` their epochs' clocks [MHz], read only for a
+    run of another ISA.  A run of the model's ISA is left to the envelope's own refusal."""
     isa = config.isa
-    if any_isa or isa is None or all(m.isa == isa for _, m, _ in clocks):
+    if any_isa or isa is None or all(s.model.isa == isa for s in specs):
         return
+    clocks = [(s.name, s.model, clock_mhz(s)) for s in specs]
     models = sorted({m.name: m for _, m, _ in clocks if m.isa != isa}.values(), key=lambda m: m.name)
     reasons = [f"the run is {isa.upper()} but " + ", ".join(f"{m.name} was trained on {m.isa.upper()} cores" for m in models)]
     freqs, cover = [], []
