@@ -285,7 +285,7 @@ def _cluster_timeline(
                 model,
                 f,
                 lambda i: f"{meta.path}: epoch {epochs[i]}, cluster '{cluster.name}'",
-                other_model=f"another {model_option}",
+                other_model=f"another {model_option} (or one fitted with cosim fit)",
                 extrapolated_refusal=lambda i, judged=judged: judged[i],
             )
     cycles = checked_cycles(stats, cluster, freq_mhz=ticked_mhz, duration_s=duration, keep=keep, path=meta.path)
