@@ -229,3 +229,28 @@ def test_a_cluster_bigger_than_the_model_and_a_default_are_flagged_by_power_and_
     want = {"more_cpus_than_model", "model_default:cores", "idle_cpu:system.cpu1"}
     assert trust_flags(p_rows, {"cpu_clk_domain"}) == want
     assert all(trust_flags([row], {"cpu_clk_domain"}) == want for row in w_rows)
+
+
+@pytest.mark.parametrize(
+    "mhz, first_way",
+    [
+        (1000.0, "pass --any-isa to price it anyway"),  # inside the A7's trained clocks: the ISA is the only reason
+        (1600.0, "pass --any-isa --extrapolate"),  # 1.14x its top 1400 MHz: beyond the 1.125x band, below 1.5 V
+    ],
+)
+def test_the_combined_line_offers_the_ways_out_that_work(mhz, first_way):
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from cosim.timeline.trust import refuse_unpriceable
+
+    spec = SimpleNamespace(name="cpu", model=load_model("cortex-a7-gemstone2018"))
+    config = SimpleNamespace(isa="x86", inferred=())
+    with pytest.raises(CosimError) as err:
+        refuse_unpriceable("stats.txt", config, [spec], lambda s: np.array([mhz]), any_isa=False, extrapolate=False)
+    text = str(err.value)
+    assert "the run is X86 but cortex-a7-gemstone2018 was trained on ARM cores" in text
+    assert text.split("ways out: ")[1].startswith(first_way)
+    assert ("beyond its band" in text) == (mhz > 1400 * 1.125)
+    assert "cosim fit" in text and "--any-isa --freqs cpu=" in text

@@ -101,7 +101,7 @@ def refuse_unpriceable(path: str, config: Gem5Config, specs: Sequence, clock_mhz
     clocks = [(s.name, s.model, clock_mhz(s)) for s in specs]
     models = sorted({m.name: m for _, m, _ in clocks if m.isa != isa}.values(), key=lambda m: m.name)
     reasons = [f"the run is {isa.upper()} but " + ", ".join(f"{m.name} was trained on {m.isa.upper()} cores" for m in models)]
-    freqs, cover = [], []
+    freqs, stuck_any, far_any = [], False, False
     for name, model, f in clocks:
         far = beyond_band(model, f)
         top = model.train_freq_mhz[1]
@@ -116,14 +116,16 @@ def refuse_unpriceable(path: str, config: Gem5Config, specs: Sequence, clock_mhz
         )
         stuck = _extrapolation_refused(model, f[i])
         reasons.append(why + (f", and --extrapolate would not price it ({stuck})" if stuck else ""))
-        cover.append(f[i])
+        far_any, stuck_any = True, stuck_any or bool(stuck)
     ways = [f"price it with the shipped --model {name}" for name in _shipped_of(isa)] + [
         f"fit a model of {isa.upper()} cores with cosim fit (docs/howto/fit-your-board.md) and give it with --model",
         f"price it at a trained clock with cosim whatif {path} --any-isa --freqs {' --freqs '.join(freqs)} "
         f"(rows flagged isa_mismatch{', config_from_stats' if config.inferred else ''})",
     ]
-    if len(reasons) == 1:
+    if not far_any:
         ways.insert(0, "pass --any-isa to price it anyway (every row flagged isa_mismatch)")
+    elif not stuck_any:
+        ways.insert(0, "pass --any-isa --extrapolate (rows flagged isa_mismatch and extrapolated, interval widened)")
     which = "model given" if _shipped_of(isa) else f"shipped model (none is of {isa.upper()} cores)"
     raise CosimError(f"{path}: no {which} prices this run as run: {'; '.join(reasons)}; ways out: {'; or '.join(ways)}")
 
