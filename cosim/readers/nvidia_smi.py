@@ -34,6 +34,7 @@ import pandas as pd
 from cosim.errors import CosimError
 from cosim.readers._files import read_text
 from cosim.readers.cutoff import ends_mid_line, left_out
+from cosim.readers.power_csv import rejoin_time
 
 #: nvidia-smi unit -> (factor to SI, SI unit)
 UNITS = {
@@ -122,6 +123,7 @@ def read_query_gpu(path: str | Path) -> pd.DataFrame:
             ident = next((f for f in ID_FIELDS if f in names), None)
             continue
         fields = [f.strip() for f in next(csv.reader(io.StringIO(line), skipinitialspace=True))]
+        fields = rejoin_time(fields, len(header), names.index("timestamp") if "timestamp" in names else None)
         if len(fields) != len(header):
             raise CosimError(f"{path}:{lineno}: {len(fields)} field(s) under a header of {len(header)}; is the log intact?")
         row: dict = {"line": lineno, "gpu": fields[names.index(ident)] if ident else "0"}
@@ -156,18 +158,27 @@ def _query_header(line: str) -> list[tuple[str, str]]:
     for field in line.split(","):
         m = _FIELD.match(field.strip())
         assert m is not None  # _header_at matched the line
-        out.append((m["name"], m["unit"] or ("C" if m["name"].startswith("temperature") else "")))
+        out.append((m["name"], m["unit"] or _BARE_UNITS.get(m["name"].split(".")[0], "")))
     return out
 
 
+#: the unit nvidia-smi reads a field in where a logger's own header names it bare (``power.draw``, not ``power.draw [W]``)
+_BARE_UNITS = {"temperature": "C", "power": "W", "clocks": "MHz", "utilization": "%", "memory": "MiB", "enforced": "W"}
+
+
 def timestamp_s(raw: str, *, where: str) -> float:
-    """nvidia-smi's ``YYYY/MM/DD hh:mm:ss.fff`` as seconds since 1970-01-01 00:00, no zone applied [s]."""
+    """nvidia-smi's ``YYYY/MM/DD hh:mm:ss.fff`` as seconds since 1970-01-01 00:00, no zone applied [s]; a logger's
+    own ISO-8601 (``date --iso-8601=ns``: its zone applied) or Unix seconds as :func:`cosim.readers.power_csv.timestamp_s`."""
     for fmt in ("%Y/%m/%d %H:%M:%S.%f", "%Y/%m/%d %H:%M:%S"):
         try:
             return (datetime.strptime(raw, fmt) - datetime(1970, 1, 1)).total_seconds()
         except ValueError:
             continue
-    raise CosimError(f"{where}: timestamp '{raw}' is not nvidia-smi's YYYY/MM/DD hh:mm:ss.fff")
+    if re.match(r"^\d{4}-\d\d-\d\d[T ]|^\d+(?:\.\d+)?$", raw.strip()):
+        from cosim.readers.power_csv import timestamp_s as logger_time
+
+        return logger_time(raw, where=where)
+    raise CosimError(f"{where}: timestamp '{raw}' is not nvidia-smi's YYYY/MM/DD hh:mm:ss.fff, ISO-8601 or Unix seconds")
 
 
 def _value(path: Path, lineno: int, name: str, raw: str, unit: str) -> float:
