@@ -6,12 +6,14 @@ tool's layout; the expected table is the reader's own, so what is checked is the
 
 from __future__ import annotations
 
+import gzip
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
 from helpers import REPO
+from test_gpu_readers import SAMPLES
 from test_gpu_today import DMON, KERN_SUM, NSYS, SMI, SMI_NOUNITS
 
 from cosim.output import write_table
@@ -20,7 +22,7 @@ from cosim.readers.tidy import FORMATS, read
 DATA = REPO / "tests" / "data" / "gpu"
 # the readers' inputs: a file of the repository, or (name, text) written for the test
 INPUTS: dict[str, list] = {
-    "gem5": [REPO / "tests" / "data" / "gem5-minor-sleep-1000MHz" / "stats.txt.gz"],
+    "gem5": ["gem5"],
     "ocelot": [REPO / "traces" / "cosim-ocelot-video.trace"],
     "nvprof-metrics": [REPO / "traces" / "cosim-nvprof-dct.txt", DATA / "nvprof-gtx1070-metrics.csv"],
     "nvprof-gpu-trace": [DATA / "nvprof-gtx650m-gpu-trace.txt", DATA / "nvprof-rtx2080ti-gpu-trace.csv"],
@@ -45,11 +47,17 @@ INPUTS: dict[str, list] = {
     "kokkos-kernels": [
         ("k.csv", 'kernel_id,name,type,start_time_ns,end_time_ns,duration_ns\n0,"solve",FOR,1700000000123456789,1700000000123459125,2336\n')
     ],
+    **SAMPLES,
 }
 CASES = [(fmt, src) for fmt in FORMATS for src in INPUTS.get(fmt, [None])]
 
 
 def _path(src, tmp_path):
+    if src == "gem5":  # the first two dumps of a real gem5 run's stats (the whole file takes seconds)
+        with gzip.open(REPO / "tests" / "data" / "gem5-minor-sleep-1000MHz" / "stats.txt.gz", "rt") as f:
+            text = f.read()
+        end = "---------- End Simulation Statistics   ----------"
+        src = ("stats.txt", end.join(text.split(end)[:2]) + end + "\n")
     if isinstance(src, tuple):
         path = tmp_path / src[0]
         path.write_text(src[1])
@@ -127,3 +135,28 @@ def test_large_counters_and_nanosecond_times_read_back_exactly(tmp_path):
     )
     assert_lossless(table, tmp_path / "c.csv")
     assert (tmp_path / "c.csv").read_text().splitlines()[1].startswith("9007199254740993,1700000000123456789")
+
+
+def test_trace_times_stay_integer_nanoseconds_and_durations_are_the_traces_own(tmp_path):
+    import numpy as np
+
+    from cosim.readers.gpu_logs import read_trace
+    from cosim.timeline.measured_energy import kernel_energy
+
+    header = "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name"
+    rows = [f"{1_000_000_000 + 3_001 * i},{2_336 + i},{i},1,1,1,32,1,1,16,0.000,0.000,,,,,GPU (0),1,,7,k{i % 3}" for i in range(50)]
+    trace = read_trace(write_text(tmp_path / "t.csv", "\n".join([header, *rows]) + "\n"))
+    assert trace["duration_ns"].tolist() == [2_336 + i for i in range(50)]  # as printed
+    assert (trace["end_ns"] - trace["start_ns"]).tolist() == trace["duration_ns"].tolist()
+    assert_lossless(trace, tmp_path / "trace.csv")
+    # on a Unix-epoch log clock (offset 1.7e9 s) a duration is still the trace's own, not a multiple of 0.24 us
+    samples = pd.DataFrame({"time_s": 1.7e9 + np.arange(40) * 0.05, "power_w": np.full(40, 100.0)})
+    table = kernel_energy(trace, samples, window_s=0.0, offset_s=1.7e9)
+    assert (table["duration_s"].to_numpy() == trace["duration_ns"].to_numpy() / 1e9).all()
+    offset_way = (trace["end_s"].to_numpy() + 1.7e9) - (trace["start_s"].to_numpy() + 1.7e9)
+    assert np.abs(offset_way - trace["duration_s"].to_numpy()).max() > 1e-8  # what the difference on that clock gave
+
+
+def write_text(path, text: str):
+    path.write_text(text)
+    return path

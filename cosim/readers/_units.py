@@ -113,7 +113,18 @@ def time_ns(text: str, *, unit: str = "") -> int:
     by exact decimal arithmetic: ``2336`` ns stays 2336, never the nearest float's 2335.9999.
 
     ``unit`` is the unit when the text carries none.  Digits past the nanosecond are rounded half to even."""
-    from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+    from decimal import ROUND_HALF_EVEN
+
+    return int(_decimal_ns(text, unit).to_integral_value(rounding=ROUND_HALF_EVEN))
+
+
+def time_s(text: str, *, unit: str = "") -> float:
+    """The same time in seconds: the float nearest the printed decimal (``119.21ns`` keeps its fraction of a ns)."""
+    return float(_decimal_ns(text, unit) / 10**9)
+
+
+def _decimal_ns(text: str, unit: str):
+    from decimal import Decimal, InvalidOperation
 
     m = _SUFFIXED.match(text)
     suffix = (m["unit"] if m else "") or unit
@@ -125,4 +136,4 @@ def time_ns(text: str, *, unit: str = "") -> int:
         raise UnitError(f"'{text.strip()}' is not a number") from None
     if not value.is_finite():
         raise UnitError(f"'{text.strip()}' is not a finite time")
-    return int(value.to_integral_value(rounding=ROUND_HALF_EVEN))
+    return value

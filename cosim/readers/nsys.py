@@ -132,7 +132,7 @@ def read_nsys_trace(path: str | Path) -> pd.DataFrame:
         row["kind"] = "memcpy" if "memcpy" in low else "memset" if "memset" in low else "other" if name.startswith("[") else "kernel"
         if math.isnan(row.get("duration_s", math.nan)) or math.isnan(row.get("start_s", math.nan)):
             raise CosimError(f"{path}:{row['line']}: a row without Start or Duration; is the report intact?")
-    out = exact_times(pd.DataFrame(rows))
+    out = exact_times(pd.DataFrame(rows).drop(columns=["start_s", "duration_s"]))  # seconds from the exact ns
     out["launch"] = out.groupby("kernel").cumcount()
     out.attrs["nvprof"] = {"path": str(path), "layout": "gpu-trace", "tool": "nsys"}
     return out

@@ -33,8 +33,8 @@ import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.readers._files import read_text
+from cosim.readers._times import rejoin_time
 from cosim.readers.cutoff import ends_mid_line, left_out
-from cosim.readers.power_csv import rejoin_time
 
 #: nvidia-smi unit -> (factor to SI, SI unit)
 UNITS = {
@@ -85,7 +85,8 @@ def _header_at(lines: list[str]) -> int | None:
             continue
         fields = [f.strip() for f in line.split(",")]
         matched = [_FIELD.match(f) for f in fields]
-        if all(matched) and any("." in f or f in ("timestamp", "index", "uuid", "pstate") for f in fields):
+        amd = {"gpu", "socket_power", "gfx_voltage"} & set(fields)  # amd-smi's flattened names: power_csv reads them
+        if all(matched) and not amd and any("." in f or f in ("timestamp", "index", "uuid", "pstate") for f in fields):
             names = {m["name"] for m in matched if m}
             if names & ({"timestamp"} | set(POWER_FIELDS)) or any(
                 n.split(".")[0] in ("utilization", "clocks", "temperature") for n in names
@@ -168,14 +169,14 @@ _BARE_UNITS = {"temperature": "C", "power": "W", "clocks": "MHz", "utilization":
 
 def timestamp_s(raw: str, *, where: str) -> float:
     """nvidia-smi's ``YYYY/MM/DD hh:mm:ss.fff`` as seconds since 1970-01-01 00:00, no zone applied [s]; a logger's
-    own ISO-8601 (``date --iso-8601=ns``: its zone applied) or Unix seconds as :func:`cosim.readers.power_csv.timestamp_s`."""
+    own ISO-8601 (``date --iso-8601=ns``: its zone applied) or Unix seconds as :func:`cosim.readers._times.timestamp_s`."""
     for fmt in ("%Y/%m/%d %H:%M:%S.%f", "%Y/%m/%d %H:%M:%S"):
         try:
             return (datetime.strptime(raw, fmt) - datetime(1970, 1, 1)).total_seconds()
         except ValueError:
             continue
     if re.match(r"^\d{4}-\d\d-\d\d[T ]|^\d+(?:\.\d+)?$", raw.strip()):
-        from cosim.readers.power_csv import timestamp_s as logger_time
+        from cosim.readers._times import timestamp_s as logger_time
 
         return logger_time(raw, where=where)
     raise CosimError(f"{where}: timestamp '{raw}' is not nvidia-smi's YYYY/MM/DD hh:mm:ss.fff, ISO-8601 or Unix seconds")

@@ -25,13 +25,13 @@ import csv
 import io
 import math
 import re
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.readers._files import read_text
+from cosim.readers._times import rejoin_time, timestamp_s
 from cosim.readers.cutoff import ends_mid_line, left_out
 
 TIME_NAMES = ("timestamp", "time", "time_s", "datetime", "date", "ts", "unix_time", "epoch")
@@ -55,7 +55,6 @@ ENERGY_NAMES = ("total_energy_consumption", "energy_j", "energy", "energy_mj", "
 _WIDE = re.compile(r"^(?:gpu|card)[ _]?(\d+)(?:_power(?:_w|_watts)?)?$", re.IGNORECASE)
 _UNIT = re.compile(r"^(?P<name>.*?)\s*(?:\[(?P<u1>[^\]]*)\]|\((?P<u2>[^)]*)\))?$")
 _SCALE = {"w": 1.0, "watts": 1.0, "mw": 1e-3, "j": 1.0, "mj": 1e-3, "uj": 1e-6, "kj": 1e3, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
-_ISO = re.compile(r"^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?\s*(Z|[+-]\d\d:?\d\d)?$")
 _BANNER = re.compile(r"^'?CTRL'? \+ 'C' to stop|^\s*$")
 
 
@@ -108,41 +107,6 @@ def looks_like_power_csv(head: str) -> bool:
         found = layout(fields) if len(fields) >= 2 else None
         return found is not None and (found["time"] is not None or found["gpu"] is not None or len(found["power"]) > 1)
     return False
-
-
-def rejoin_time(fields: list[str], width: int, time: int | None) -> list[str]:
-    """``date --iso-8601=ns`` writes ``2025-03-01T10:00:00,123456789+01:00``: its comma splits a CSV row one field too
-    many; the two halves of the time are joined again."""
-    if time is not None and len(fields) == width + 1 and re.fullmatch(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d", fields[time]):
-        if re.fullmatch(r"\d+(?:Z|[+-]\d\d:?\d\d)?", fields[time + 1]):
-            return [*fields[:time], f"{fields[time]},{fields[time + 1]}", *fields[time + 2 :]]
-    return fields
-
-
-def timestamp_s(raw: str, *, where: str) -> float:
-    """A time as loggers write it -> seconds since 1970-01-01 [s]: ISO-8601 (its zone applied; none: as written),
-    nvidia-smi's ``YYYY/MM/DD hh:mm:ss.fff``, or Unix seconds."""
-    text = raw.strip()
-    if m := _ISO.match(text):
-        y, mo, d, h, mi, s, frac, zone = m.groups()
-        t = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), tzinfo=UTC)
-        if zone and zone != "Z":
-            sign = 1 if zone[0] == "+" else -1
-            hh, mm = int(zone[1:3]), int(zone[-2:])
-            t -= sign * timedelta(hours=hh, minutes=mm)
-        whole = (t - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(seconds=1)
-        return whole + (int(frac) / 10 ** len(frac) if frac else 0.0)
-    if re.fullmatch(r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?", text):
-        from cosim.readers.nvidia_smi import timestamp_s as smi_time
-
-        return smi_time(text, where=where)
-    try:
-        value = float(text)
-    except ValueError:
-        raise CosimError(f"{where}: time '{raw}' is not ISO-8601, nvidia-smi's YYYY/MM/DD hh:mm:ss or Unix seconds") from None
-    if not math.isfinite(value) or value < 0:
-        raise CosimError(f"{where}: time '{raw}' is not a time >= 0 s")
-    return value
 
 
 def read_power_csv(path: str | Path, *, columns: dict[str, str] | None = None) -> pd.DataFrame:
