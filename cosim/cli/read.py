@@ -66,9 +66,8 @@ def cmd_read(args: argparse.Namespace) -> int:
             f"{len(table.attrs['dvfs']['dropped'])} pair(s) dropped -> {args.output}"
         )
         return 0
-    over = {"gem5": "epoch", "dcgm-dmon": "sample", "gpu-power-samples": "sample", "nvidia-smi": "sample", "nvidia-smi-dmon": "sample"}.get(
-        fmt, "kernel"
-    )
+    samples = ("dcgm-dmon", "gpu-power-samples", "nvidia-smi", "nvidia-smi-dmon", "tegrastats", "power-csv")
+    over = {"gem5": "epoch", **dict.fromkeys(samples, "sample")}.get(fmt, "kernel")
     count = table["kernel"].nunique() if over in ("epoch", "kernel") else table[["device", "launch"]].drop_duplicates().shape[0]
     print(f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {count} {over}(s) -> {args.output}")
     return 0

@@ -89,15 +89,11 @@ def rename(table: pd.DataFrame, columns: dict[str, str], *, source: str) -> pd.D
     import pandas as pd
 
     index = _indices(Path(source), list(table.columns), columns)
-    out = table.copy()
-    for name, i in index.items():
+    out = table.rename(columns={table.columns[i]: TARGETS[name][0] for name, i in index.items()})
+    for name in index:
         target, scale = TARGETS[name]
-        column = table.columns[i]
-        values = table[column]
         if scale != 1.0:
-            values = pd.to_numeric(values, errors="coerce") * scale
-        out = out.drop(columns=[column])
-        out[target] = values
+            out[target] = pd.to_numeric(out[target], errors="coerce") * scale
     return out
 
 

@@ -131,6 +131,8 @@ def read_power_csv(path: str | Path, *, columns: dict[str, str] | None = None) -
         raise CosimError(
             f"{path}:{start + 1}: no power column among {', '.join(header[:8])}; name it with --columns time_s=COLUMN,power_w=COLUMN"
         )
+    used = {found["time"], found["gpu"], *(i for i, _, _ in found["power"]), found["energy"][0] if found["energy"] else None}
+    extras = {i: extra_unit(header[i]) for i in range(len(header)) if i not in used}
     rows: list[dict] = []
     for lineno, line in enumerate(lines[start + 1 :], start=start + 2):
         if _BANNER.match(line):
@@ -150,6 +152,8 @@ def read_power_csv(path: str | Path, *, columns: dict[str, str] | None = None) -
             row["time_s"], row["power_w"] = time, _number(fields[i], where, header[i]) * scale
             if found["energy"]:
                 row["energy_j"] = energy
+            if len(found["power"]) == 1:  # a long log's other readings (temperature, load, voltages), in SI where named
+                row.update(_extras(fields, header, extras))
             rows.append(row)
     if not rows:
         raise CosimError(f"{path}:{start + 1}: a header but no readings; was the logger stopped at once?")
@@ -157,7 +161,8 @@ def read_power_csv(path: str | Path, *, columns: dict[str, str] | None = None) -
     out.insert(1, "sample", out.groupby("gpu").cumcount())
     power = ", ".join(header[i] for i, _, _ in found["power"])
     energy = {"energy": header[found["energy"][0]], "energy_unit": found["energy"][2]} if found["energy"] else {}
-    out.attrs["power_csv"] = {"path": str(path), "power": power, **energy}
+    kept = {name: si for name, _, si in extras.values() if name in out}
+    out.attrs["power_csv"] = {"path": str(path), "power": power, **energy, "extra_units": kept}
     return out
 
 
@@ -174,9 +179,34 @@ def _number(raw: str, where: str, column: str) -> float:
     return value
 
 
+#: a reading's unit from its column name's suffix -> (factor to SI, SI unit)
+_EXTRA_UNITS = {"c": (1.0, "degC"), "degc": (1.0, "degC"), "percent": (0.01, "fraction"), "pct": (0.01, "fraction"), "%": (0.01, "fraction"),
+    "mhz": (1e6, "Hz"), "mv": (1e-3, "V"), "v": (1.0, "V"), "mib": (2.0**20, "B"), "w": (1.0, "W")}  # fmt: skip
+
+
+def extra_unit(column: str) -> tuple[str, float, str]:
+    """``(name, factor to SI, SI unit)`` of a column that is not time, GPU, power or energy (unit ``""``: as written)."""
+    name, unit = _split(column)
+    suffix = (unit or name.rsplit("_", 1)[-1]).lower()
+    factor, si = _EXTRA_UNITS.get(suffix, (1.0, ""))
+    if name.lower().startswith("temperature") and not si:
+        factor, si = 1.0, "degC"
+    return name, factor, si
+
+
+def _extras(fields: list[str], header: list[str], extras: dict[int, tuple[str, float, str]]) -> dict[str, float]:
+    out = {}
+    for i, (name, factor, _) in extras.items():
+        try:
+            out[name] = float(fields[i].strip().rstrip("%").strip()) * factor
+        except ValueError:  # text (amd-smi's power_management ENABLED, N/A): not a reading
+            continue
+    return out
+
+
 def long_table(wide: pd.DataFrame) -> pd.DataFrame:
     """The tidy rows of :func:`read_power_csv`: one per (sample, value), ``timestamp`` [s] among them where timed."""
-    units = {"timestamp": "s", "power_w": "W", "energy_j": "J"}
+    units = {"timestamp": "s", "power_w": "W", "energy_j": "J", **wide.attrs["power_csv"].get("extra_units", {})}
     table = wide.rename(columns={"time_s": "timestamp"})
     long = table.melt(id_vars=["gpu", "sample"], value_vars=[c for c in units if c in table], var_name="metric", value_name="value")
     long = long[long["value"].notna()]
