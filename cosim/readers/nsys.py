@@ -177,7 +177,7 @@ def _rows(path: Path, layout: str, columns: dict[str, tuple[str, str | None]], w
             key, default = columns[name]
             row[key] = raw if default is None else _number(path, lineno, name, raw, unit if unit is not None else default)
             if key in ("start_s", "duration_s") and row[key] == row[key]:  # the printed digits, exactly
-                row[key[:-2] + "_ns"] = _ns(path, lineno, name, raw, unit if unit is not None else default)
+                row[key[:-2] + "_ns"] = _ns(path, lineno, name, raw, unit if unit is not None else default or "ns")
         rows.append(row)
     else:
         if rows and ends_mid_line(text):  # a cut row can still have every field: its last number is short
