@@ -172,6 +172,32 @@ def test_amd_smi_watch_log_power_energy_counter_and_repeated_headers(tmp_path):
     assert set(long["metric"]) == {"timestamp", "power_w", "energy_j"} and set(long["unit"]) == {"s", "W", "J"}
 
 
+def test_amd_smi_full_metric_log_of_eight_gpus(tmp_path):
+    # amd-smi metric --csv -w of an MI355X node, in the layout of SemiAnalysisAI/InferenceX @ 3421d89, gpu_metrics.csv:
+    # 114 columns, list-valued cells quoted, a blank line between samples, no energy counter; numbers made here
+    clocks = ",".join(f"gfx_{i}_{k}" for i in range(8) for k in ("clk", "min_clk", "max_clk", "clk_locked", "deep_sleep"))
+    others = ("mem_0", "vclk_0", "vclk_1", "vclk_2", "vclk_3", "dclk_0", "dclk_1", "dclk_2", "dclk_3", "fclk_0", "socclk_0")
+    header = (
+        "timestamp,gpu,gfx_activity,umc_activity,mm_activity,vcn_activity,jpeg_activity,gfx_busy_inst_xcp_0,jpeg_busy_xcp_0,"
+        f"vcn_busy_xcp_0,socket_power,gfx_voltage,soc_voltage,mem_voltage,throttle_status,power_management,{clocks},"
+        + ",".join(f"{d}_{k}" for d in others for k in ("clk", "min_clk", "max_clk", "clk_locked", "deep_sleep"))
+        + ",edge,hotspot,mem"
+    )
+    lists = '"[\'N/A\', \'N/A\']","[\'N/A\']","[0, 0]","[0, 0, 0]","[0]"'
+    per_clock = ",".join(["95,500,2400,DISABLED,ENABLED"] * 8 + ["2000,2000,2000,N/A,DISABLED"] + ["59,1900,1900,N/A,ENABLED"] * 10)
+
+    def row(t: int, gpu: int, watts: int) -> str:
+        return f"{t},{gpu},3,0,N/A,{lists},{watts},N/A,N/A,N/A,N/A,ENABLED,{per_clock},N/A,{37 + gpu},23"
+
+    lines = [header] + [row(1786553852, g, 238 + g) for g in range(8)] + [""] + [row(1786553853, g, 540 + g) for g in range(8)]
+    path = write(tmp_path, "gpu_metrics.csv", "\n".join(lines) + "\n")
+    assert len(header.split(",")) == 114 and detect_format(path) == "power-csv"
+    t = read_power_csv(path)
+    assert len(t) == 16 and t[t["gpu"] == "3"]["power_w"].tolist() == [241.0, 543.0]
+    assert t["gfx_0_clk"].iloc[0] == 95e6 and t["gfx_activity"].iloc[0] == 0.03 and t["hotspot"].iloc[3] == 40.0
+    assert read_power_log(path, gpu="7")["time_s"].tolist() == [1786553852.0, 1786553853.0]
+
+
 def test_rocm_smi_csv_per_card_and_no_times(tmp_path):
     path = write(tmp_path, "rocm.csv", ROCM_SMI)
     t = read_power_csv(path)

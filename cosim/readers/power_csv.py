@@ -181,7 +181,9 @@ def _number(raw: str, where: str, column: str) -> float:
 
 #: a reading's unit from its column name's suffix -> (factor to SI, SI unit)
 _EXTRA_UNITS = {"c": (1.0, "degC"), "degc": (1.0, "degC"), "percent": (0.01, "fraction"), "pct": (0.01, "fraction"), "%": (0.01, "fraction"),
-    "mhz": (1e6, "Hz"), "mv": (1e-3, "V"), "v": (1.0, "V"), "mib": (2.0**20, "B"), "w": (1.0, "W")}  # fmt: skip
+    "mhz": (1e6, "Hz"), "mv": (1e-3, "V"), "v": (1.0, "V"), "mib": (2.0**20, "B"), "w": (1.0, "W"),
+    "clk": (1e6, "Hz"), "activity": (0.01, "fraction"), "edge": (1.0, "degC"), "hotspot": (1.0, "degC")}  # fmt: skip
+# amd-smi's own: clocks (gfx_0_clk, mem_0_clk) in MHz, activity in %, edge/hotspot temperatures in degC
 
 
 def extra_unit(column: str) -> tuple[str, float, str]:
