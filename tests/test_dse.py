@@ -578,8 +578,8 @@ def test_progress_without_tqdm_is_a_plain_line_per_run_not_silence(tmp_path, mon
     spec = SweepSpec(models=tuple(m for _, _, m in SPECS), clusters=tuple((n, c) for n, c, _ in SPECS))
     table = sweep_module.sweep(find_runs([root]), spec, progress=True)
     assert len(table) == 2 and [x for x in "".join(lines).splitlines() if x] == [
-        "cosim: sweep: 1/2 runs done",
-        "cosim: sweep: 2/2 runs done",
+        "cosim: sweep: 1/2 runs (50 %)",
+        "cosim: sweep: 2/2 runs (100 %)",
     ]
 
 

@@ -137,13 +137,16 @@ def test_kernel_commands(tmp_path):
 
 def test_progress_without_tqdm_is_plain_lines_never_silence(monkeypatch, capsys):
     """#46: kernel-eval printed nothing for minutes; --progress without tqdm did nothing, silently."""
-    from cosim.kernels import progress
+    from cosim import progress
 
     monkeypatch.setattr(progress, "tqdm_installed", lambda: False)
     each = progress.stepper("kernel-eval: fitting kernel type")
     assert list(each(["conv2d", "gemm"])) == ["conv2d", "gemm"]
     lines = capsys.readouterr().err.splitlines()
-    assert lines == ["cosim: kernel-eval: fitting kernel type: 1/2 conv2d", "cosim: kernel-eval: fitting kernel type: 2/2 gemm"]
+    assert lines == [
+        "cosim: kernel-eval: fitting kernel type: 1/2 steps (50 %): conv2d",
+        "cosim: kernel-eval: fitting kernel type: 2/2 steps (100 %): gemm",
+    ]
     assert list(progress.stepper("x", enabled=False)(["a"])) == ["a"] and capsys.readouterr().err == ""
     import argparse
 
@@ -151,7 +154,7 @@ def test_progress_without_tqdm_is_plain_lines_never_silence(monkeypatch, capsys)
 
     list(_stepper(argparse.Namespace(progress=True), "kernel-eval")(["a"]))  # asked for a bar that cannot be drawn: said so
     err = capsys.readouterr().err
-    assert "tqdm is not installed, so plain lines" in err and "cosim: kernel-eval: 1/1 a" in err
+    assert "tqdm is not installed, so plain lines" in err and "cosim: kernel-eval: 1/1 steps (100 %): a" in err
 
 
 def test_kernel_fit_names_its_output_only_once_written(tmp_path, monkeypatch, capsys):

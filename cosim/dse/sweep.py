@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cosim.errors import CosimError
+from cosim.progress import each, reporter
 from cosim.readers.gem5_stats import stats_file
 
 if TYPE_CHECKING:
@@ -182,9 +183,13 @@ def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: 
         rows = _dask_rows(runs, spec, client, progress)
     elif workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            rows = list(progress_of(pool.map(run_row, runs, [spec] * len(runs), chunksize=1), len(runs), progress))
+            rows = list(
+                each(
+                    pool.map(run_row, runs, [spec] * len(runs), chunksize=1), label="sweep", unit="runs", total=len(runs), enabled=progress
+                )
+            )
     else:
-        rows = [run_row(r, spec) for r in progress_of(runs, len(runs), progress)]
+        rows = [run_row(r, spec) for r in each(runs, label="sweep", unit="runs", enabled=progress)]
     for row, label, run in zip(rows, run_labels(runs), runs):
         models = sorted((k.removesuffix("_model"), v) for k, v in row.items() if k.endswith("_model"))
         row.update(run=label, path=str(run), design="+".join(f"{name}={model}" for name, model in models))
@@ -211,7 +216,7 @@ def _dask_rows(runs: list[Path], spec: SweepSpec, client, progress: bool) -> lis
     index = {future: i for i, future in enumerate(futures)}
     rows: list[dict | None] = [None] * len(runs)
     pending = set(futures)
-    bar = progress_of(None, len(futures), progress) if progress else None
+    bar = reporter(total=len(futures), label="sweep", unit="runs", enabled=progress)
     alone_since: float | None = None
     lost = f"no Dask worker left to run it for {no_worker_s:g} s (all killed?)"
     while pending:
@@ -225,7 +230,7 @@ def _dask_rows(runs: list[Path], spec: SweepSpec, client, progress: bool) -> lis
         for future in done:  # fetched at once: a result left on a worker that dies is lost
             rows[index[future]] = _dask_row(runs[index[future]], future, timeout_s=5.0)
             future.release()
-        if bar is not None and done and hasattr(bar, "update"):
+        if done:
             bar.update(len(done))
         if _has_workers(client):
             alone_since = None
@@ -233,8 +238,7 @@ def _dask_rows(runs: list[Path], spec: SweepSpec, client, progress: bool) -> lis
             alone_since = time.monotonic()
         elif time.monotonic() - alone_since > no_worker_s:
             break
-    if bar is not None and hasattr(bar, "close"):
-        bar.close()
+    bar.close()
     for future in pending:
         future.cancel()
         rows[index[future]] = {"run": runs[index[future]].name, "error": lost}
@@ -286,33 +290,10 @@ def dask_client(scheduler: str, *, workers: int = 2):
 
 
 def progress_of(items, total: int, enabled: bool, *, what: str = "sweep"):
-    """``items`` counted as they pass: a tqdm bar where tqdm is installed, else one plain line per run on stderr
-    (``cosim: WHAT: 3/12 runs done``); ``cosim validate`` counts its gem5 runs with it too."""
-    if not enabled:
-        return items
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return _PlainProgress(items, total, what)
-    return tqdm(items, total=total, unit="run")
+    """``items`` counted as each run is done (:mod:`cosim.progress`: a tqdm bar, else ``cosim: sweep: 3/12 runs (25 %)``);
+    ``items=None``: a reporter to ``update`` by hand.  Kept for old imports; new code calls :mod:`cosim.progress`."""
+    from cosim.progress import each, reporter
 
-
-class _PlainProgress:
-    """tqdm's ``update``/``close`` and iteration, as one ``cosim: sweep: 3/12 runs done`` line per run (no tqdm)."""
-
-    def __init__(self, items, total: int, what: str) -> None:
-        self.items, self.total, self.what, self.n = items, total, what, 0
-
-    def __iter__(self):
-        for item in self.items:
-            yield item
-            self.update(1)
-
-    def update(self, n: int) -> None:
-        import sys
-
-        self.n += n
-        print(f"cosim: {self.what}: {self.n}/{self.total} runs done", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        pass
+    if items is None:
+        return reporter(total=total, label=what, unit="runs", enabled=enabled)
+    return each(items, label=what, unit="runs", total=total, enabled=enabled)
