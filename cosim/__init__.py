@@ -1,5 +1,11 @@
 """cosim: hardware-trained power models for gem5 (and GPU simulator) output.
 
+One call per command, each returning the table the command writes as a pandas DataFrame (:mod:`cosim.api`)::
+
+    cosim.power("m5out/")            # cosim power m5out/
+    cosim.whatif("m5out/")           # cosim whatif m5out/
+    cosim.sweep(["runs/"])           # cosim sweep runs/
+
 The flow, one sub-package per step::
 
     readers       gem5 stats.txt, config.ini/json, measured board tables, GPU Ocelot
@@ -45,7 +51,9 @@ _LAZY = {
     "read_gpgpusim": "cosim.readers.gpgpusim",
     "read_power_report": "cosim.readers.gpgpusim",
     "read_ocelot_trace": "cosim.readers.ocelot",
-    "sweep": "cosim.dse.sweep",
+    "power": "cosim.api",
+    "whatif": "cosim.api",
+    "sweep": "cosim.api",
     "find_runs": "cosim.dse.sweep",
     "ClusterSpec": "cosim.timeline.clusters",
     "Run": "cosim.run",
@@ -88,6 +96,8 @@ __all__ = [
     "open_run",
     "price_gpu",
     "price_run",
+    "power",
+    "whatif",
     "ocelot_timeline",
     "power_timeline",
     "read_config",

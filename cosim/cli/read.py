@@ -74,5 +74,7 @@ def cmd_read(args: argparse.Namespace) -> int:
         fmt, "kernel"
     )
     count = table["kernel"].nunique() if over in ("epoch", "kernel") else table[["device", "launch"]].drop_duplicates().shape[0]
-    print(f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {count} {over}(s) -> {where}", file=out)
+    print(
+        f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {count} {over}(s) -> {where}", file=out
+    )
     return 0

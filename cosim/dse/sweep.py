@@ -99,6 +99,7 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
     total = np.bincount(epoch_row, weights=np.nan_to_num(power, nan=0.0))  # SoC power per epoch; a cluster without value adds 0
     row: dict[str, Any] = {
         "run": run.folder.name,
+        "program": program_of(run.config),
         "epochs": len(stats),
         "runtime_s": float(np.sum(stats["duration_s"])),
         "energy_j": float(np.sum(timeline["energy_j"])),  # nan if any row has no value: the total is unknown
@@ -132,6 +133,21 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
         }
     row["flags"] = ";".join(sorted(flags))
     return row
+
+
+def program_of(config) -> str:
+    """What a run ran, as its config says: its processes' commands (the executable's name and arguments:
+    ``susan ./input_small.pgm ./out/susan_c.pgm -c``), else a full-system run's boot script (``FS halt.sh``);
+    "" when the config names neither (runs of one program compare on one Pareto front, :data:`cosim.dse.choose.GROUP`)."""
+    cmds = set()
+    for params in config.objects.values():
+        cmd = str(params.get("cmd", "")).strip("[]'\" ").split()
+        if cmd and "executable" in params:  # a gem5 Process (SE mode)
+            cmds.add(" ".join([Path(cmd[0]).name, *cmd[1:]]))
+    if cmds:
+        return " | ".join(sorted(cmds))
+    scripts = {Path(str(p["readfile"])).name for p in config.objects.values() if str(p.get("readfile", "")).strip()}
+    return f"FS {' | '.join(sorted(scripts))}" if scripts else ""
 
 
 #: a row's ``peak_power_w_hi`` holds this cluster's point estimate: its model publishes no interval (no SER)
@@ -170,9 +186,8 @@ def run_row(folder: Path, spec: SweepSpec) -> dict:
 
 def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: bool = False, client=None) -> pd.DataFrame:
     """Summaries of ``runs``, one row each, in ``runs`` order: ``run`` (a unique name, :func:`run_labels`),
-    ``path`` (the run's folder), ``design`` (its clusters and their models, e.g.
-    ``big=cortex-a15-gemstone2018+little=cortex-a7-gemstone2018``: runs of one design compare on one Pareto front),
-    then the totals.  Each run is priced alone; a run that cannot be keeps its row with the reason in ``error``.
+    ``path`` (the run's folder), ``program`` (what it ran, :func:`program_of`), ``design`` (its clusters and their
+    models, e.g. ``big=cortex-a15-gemstone2018+little=cortex-a7-gemstone2018``), then the totals.  Each run is priced alone; a run that cannot be keeps its row with the reason in ``error``.
 
     ``workers`` > 1 parses them in a local process pool; ``client`` (a ``dask.distributed.Client``)
     sends each run to a worker of that cluster, which reads and prices the run where its files are.
@@ -193,10 +208,13 @@ def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: 
     for row, label, run in zip(rows, run_labels(runs), runs):
         models = sorted((k.removesuffix("_model"), v) for k, v in row.items() if k.endswith("_model"))
         row.update(run=label, path=str(run), design="+".join(f"{name}={model}" for name, model in models))
+        if not row.get("program"):  # the config names no program: the folder the run is in stands for it (PROGRAM/CLOCK/)
+            row["program"] = f"folder {Path(label).parent.as_posix()}"
     import pandas as pd
 
     table = pd.DataFrame(rows)
-    return table[["run", "path", "design", *(c for c in table.columns if c not in ("run", "path", "design"))]]
+    first = ["run", "path", "program", "design"]
+    return table[[*first, *(c for c in table.columns if c not in first)]]
 
 
 #: Seconds a sweep waits with no Dask worker (and unfinished runs) before giving those runs a reason
