@@ -5,6 +5,7 @@ One call per command, each returning the table the command writes as a pandas Da
     cosim.power("m5out/")            # cosim power m5out/
     cosim.whatif("m5out/")           # cosim whatif m5out/
     cosim.sweep(["runs/"])           # cosim sweep runs/
+    cosim.gpu("nvprof.log")          # cosim gpu nvprof.log
 
 The flow, one sub-package per step::
 
@@ -54,6 +55,7 @@ _LAZY = {
     "power": "cosim.api",
     "whatif": "cosim.api",
     "sweep": "cosim.api",
+    "gpu": "cosim.api",
     "find_runs": "cosim.dse.sweep",
     "ClusterSpec": "cosim.timeline.clusters",
     "Run": "cosim.run",
@@ -85,6 +87,7 @@ __all__ = [
     "CosimWarning",
     "Gem5Config",
     "GpuInput",
+    "gpu",
     "Model",
     "Run",
     "apply_model",

@@ -1,7 +1,7 @@
 """One call per command for Python users: each returns, as a pandas DataFrame, the table the command writes.
 
 ``cosim.power(path)`` is ``cosim power path -o table.csv``, ``cosim.whatif(path)`` is ``cosim whatif``,
-``cosim.sweep(runs)`` is ``cosim sweep``: the commands call these same functions, so the DataFrame and the file hold
+``cosim.sweep(runs)`` is ``cosim sweep``, ``cosim.gpu(path)`` is ``cosim gpu``: the commands call these same functions, so the DataFrame and the file hold
 the same rows and columns (tests/test_api.py checks each against the command's CSV).  Arguments are keyword-only
 and named as the command's options are (``model`` for ``--model``, ``clusters`` for ``--cluster NAME=PATH``).
 A refusal raises :class:`cosim.CosimError` with the command's one line.
@@ -163,3 +163,55 @@ def sweep(
         raise CosimError(f"none of the {len(table)} runs could be summarised (first: {table['error'].iloc[0]})")
     by = GROUP if group is None else ((group,) if isinstance(group, str) else tuple(group))
     return pareto_by_group(table, by=by, rows=good)
+
+
+def gpu(
+    path: str | Path,
+    *,
+    model: str | Path = "tegra-k1-stokke2016",
+    gpu_trace: str | Path | None = None,
+    launch_times: str | Path | None = None,
+    activity: str | Path | None = None,
+    gpu_mhz: float = 852.0,
+    emc_mhz: float = 924.0,
+    cpu_lp_mhz: float = 1092.0,
+    gap_s: float = 0.0,
+    railgate_delay_s: float | None = None,
+    gpu_clock_mhz: float | None = None,
+    idle_power_w: Mapping[str, float] | None = None,
+    transfers: str | Path | None = None,
+    class_map: str | Path | None = None,
+    ignore_metrics: Sequence[str] = (),
+    keep_unknown: bool = False,
+    any_device: bool = False,
+) -> pd.DataFrame:
+    """The GPU timeline ``cosim gpu PATH -o table.csv`` writes: one row per kernel launch and idle stretch, power [W]
+    and energy [J] per rail (Tegra K1 rail model) or per instruction class (Ocelot access-rate model).
+
+    The rail model's options (``gpu_trace``, ``launch_times``, ``activity``, clocks [MHz], ``gap_s``,
+    ``railgate_delay_s``) and the access-rate model's (``gpu_clock_mhz``, ``idle_power_w``, ``transfers``) are the
+    command's options of the same names; giving one of the other model's is refused as the command refuses it.
+    """
+    from cosim.errors import CosimError
+    from cosim.gpu_input import open_gpu, price_gpu
+
+    found = open_gpu(
+        path, model=model, class_map=class_map, ignore_metrics=ignore_metrics, keep_unknown=keep_unknown, any_device=any_device
+    )
+    rail = {"gpu_trace": gpu_trace, "activity": activity, "railgate_delay_s": railgate_delay_s}
+    other = {"gpu_clock_mhz": gpu_clock_mhz, "idle_power_w": idle_power_w, "transfers": transfers}
+    wrong = [k for k, v in (other if found.model_kind == "rail" else rail).items() if v]
+    if wrong:
+        raise CosimError(f"{', '.join(wrong)}: option(s) of the other GPU model, which {model} does not read; leave them out")
+    if found.model_kind == "rail":
+        table = price_gpu(found, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz, cpu_lp_mhz=cpu_lp_mhz, launch_times=launch_times, gap_s=gap_s, **rail)
+    else:
+        table = price_gpu(
+            found,
+            gpu_clock_mhz=gpu_clock_mhz,
+            idle_power_w=dict(idle_power_w or {}),
+            transfers=transfers,
+            launch_times=launch_times,
+            gap_s=gap_s,
+        )
+    return as_written(table)

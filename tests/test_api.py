@@ -53,8 +53,19 @@ def test_sweep_is_the_table_cosim_sweep_writes(tmp_path):
     assert _as_csv(table) == out.read_text()
 
 
+def test_gpu_is_the_table_cosim_gpu_writes(tmp_path):
+    log, trace = REPO / "traces" / "cosim-nvprof-dct.txt", REPO / "traces" / "cosim-nvprof-dct-gputrace.txt"
+    out = tmp_path / "gpu.csv"
+    assert run_cosim("gpu", log, "--gpu-trace", trace, "--gpu-mhz", "612", "-o", out).returncode == 0
+    table = cosim.gpu(log, gpu_trace=trace, gpu_mhz=612)
+    assert (table["kind"] == "kernel").sum() == 6  # the log's six launches
+    assert _as_csv(table) == out.read_text()
+    with pytest.raises(cosim.CosimError, match="transfers: option"):
+        cosim.gpu(log, transfers=trace)
+
+
 def test_every_command_call_is_keyword_only_and_typed():
-    for call in (cosim.power, cosim.whatif, cosim.sweep):
+    for call in (cosim.power, cosim.whatif, cosim.sweep, cosim.gpu):
         params = list(inspect.signature(call).parameters.values())
         assert params[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD  # the run(s)
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[1:]), call.__name__
@@ -72,6 +83,6 @@ def test_a_run_and_its_clusters_print_one_line_each():
     assert len(str(run).splitlines()) == 3 and len(repr(run.config)) < 200 and len(repr(run.clusters[0].model)) < 200
 
 
-@pytest.mark.parametrize("name", ["power", "whatif", "sweep"])
+@pytest.mark.parametrize("name", ["power", "whatif", "sweep", "gpu"])
 def test_the_calls_are_the_public_api(name):
     assert name in cosim.__all__ and getattr(cosim, name).__module__ == "cosim.api"
