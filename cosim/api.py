@@ -204,7 +204,17 @@ def gpu(
     if wrong:
         raise CosimError(f"{', '.join(wrong)}: option(s) of the other GPU model, which {model} does not read; leave them out")
     if found.model_kind == "rail":
-        table = price_gpu(found, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz, cpu_lp_mhz=cpu_lp_mhz, launch_times=launch_times, gap_s=gap_s, **rail)
+        table = price_gpu(
+            found,
+            gpu_mhz=gpu_mhz,
+            emc_mhz=emc_mhz,
+            cpu_lp_mhz=cpu_lp_mhz,
+            activity=activity,
+            launch_times=launch_times,
+            gpu_trace=gpu_trace,
+            gap_s=gap_s,
+            railgate_delay_s=railgate_delay_s,
+        )
     else:
         table = price_gpu(
             found,
