@@ -50,6 +50,13 @@ def test_the_example_floorplans_tile_a_rectangle(flp):
 def test_the_demos_power_trace_reads_back_with_the_floorplans_units_and_each_clusters_power(tmp_path):
     result = run_cosim("demo", "--out", tmp_path / "demo")
     assert result.returncode == 0, result.stderr
+    # the demo on real gem5 output (one cosim demo for these checks and test_cli's former demo test)
+    timeline = pd.read_csv(tmp_path / "demo" / "power.csv")
+    assert "bundled gem5 run cosim-v24" in result.stdout  # real v24 data shipped in traces/, no ../shared needed
+    assert set(timeline["cluster"]) == {"bigCluster", "littleCluster"}  # gem5's names, as cosim power's (#53)
+    assert timeline["power_w"].notna().all() and (timeline["power_w"] > 0).all()
+    assert not timeline["extrapolated"].any() and not timeline["implausible"].any()  # inside both models' training ranges
+    assert (tmp_path / "demo" / "power.png").stat().st_size > 10_000
     names, rows = read_ptrace(tmp_path / "demo" / "power.ptrace")
     assert names == list(read_flp(FLOORPLANS / "biglittle-cores.flp"))  # HotSpot matches them to the floorplan's units
     assert "hotspot -sampling_intvl 0.0001" in result.stdout and "bigCluster_core0=system.bigCluster.cpus0" in result.stdout
