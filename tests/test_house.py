@@ -51,7 +51,8 @@ def test_docs_build_with_warnings_as_errors(tmp_path, whatif_suite_rows):
 @pytest.mark.parametrize("path", ["README.md"])
 def test_readme_is_a_landing_page(path):
     text = (REPO / path).read_text()
-    assert len(text.splitlines()) <= 120
+    # 120 lines until #53 put the API's calls and their output, run by tests/test_docs_runnable.py, on the page
+    assert len(text.splitlines()) <= 145
     blocks = text.split("```")
     setup = [b for b in blocks[1::2] if "pip install" in b]
     assert len(setup) == 2, "exactly two set-up commands"
