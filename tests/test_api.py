@@ -46,7 +46,7 @@ def test_whatif_is_the_table_cosim_whatif_writes(tmp_path):
 
 
 def test_sweep_is_the_table_cosim_sweep_writes(tmp_path):
-    runs = [RUN, SUSAN / "automotive_susan_c"] if SUSAN.is_dir() else [RUN]
+    runs = [RUN, SUSAN / "automotive_susan_c" / "1000MHz"] if SUSAN.is_dir() else [RUN]  # two programs, two designs
     out = tmp_path / "sweep.csv"
     assert run_cosim("sweep", *runs, "-o", out).returncode == 0
     table = cosim.sweep(runs)

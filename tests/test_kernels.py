@@ -69,7 +69,8 @@ def test_multi_board_training_beats_single_board(log):
 
 
 def test_leave_one_board_out_tuning_within_budget(log):
-    rows = log[(log["kernel"] == "matmul") & log["board"].isin(["agx01", "agx02", "agx03"])]
+    # 100 launches a board (of 300): the tuning's plumbing, not the method's accuracy (tested above), at a third of the CPU
+    rows = log[(log["kernel"] == "matmul") & log["board"].isin(["agx01", "agx02", "agx03"])].groupby("board").head(100)
     model = fit_kernel(rows, "matmul", budget=2)
     assert set(model.params) == {"runtime", "power"} and np.isfinite(model.cv_rmse_log["runtime"])
     assert model.cv_rmse_log["runtime"] < 0.2  # log-space RMSE over held-out boards
@@ -180,5 +181,6 @@ def test_kernel_fit_names_its_output_only_once_written(tmp_path, monkeypatch, ca
     out = capsys.readouterr()
     assert "disk full" in out.err and "->" not in out.out and not (tmp_path / "m.json").exists()
     monkeypatch.undo()
-    good = run_cosim("kernel-fit", tmp_path / "t.csv", "-o", tmp_path / "m.json", "--family", "trees")
-    assert good.returncode == 0 and good.stdout.rstrip().endswith(f"-> {tmp_path / 'm.json'}") and (tmp_path / "m.json").exists()
+    # the same command with the file written (in process, as above: a second interpreter would import scikit-learn again)
+    assert main(["kernel-fit", str(tmp_path / "t.csv"), "-o", str(tmp_path / "m.json"), "--family", "trees"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(f"-> {tmp_path / 'm.json'}") and (tmp_path / "m.json").exists()
