@@ -6,6 +6,7 @@ One call per command, each returning the table the command writes as a pandas Da
     cosim.whatif("m5out/")           # cosim whatif m5out/
     cosim.sweep(["runs/"])           # cosim sweep runs/
     cosim.gpu("nvprof.log")          # cosim gpu nvprof.log
+    cosim.gpu_energy("power.csv", "trace.csv")   # cosim gpu-energy power.csv trace.csv
 
 The flow, one sub-package per step::
 
@@ -56,6 +57,7 @@ _LAZY = {
     "whatif": "cosim.api",
     "sweep": "cosim.api",
     "gpu": "cosim.api",
+    "gpu_energy": "cosim.api",
     "find_runs": "cosim.dse.sweep",
     "ClusterSpec": "cosim.timeline.clusters",
     "Run": "cosim.run",
@@ -88,6 +90,7 @@ __all__ = [
     "Gem5Config",
     "GpuInput",
     "gpu",
+    "gpu_energy",
     "Model",
     "Run",
     "apply_model",

@@ -2,7 +2,8 @@
 
 ``cosim.power(path)`` is ``cosim power path -o table.csv``, ``cosim.whatif(path)`` is ``cosim whatif``,
 ``cosim.sweep(runs)`` is ``cosim sweep``, ``cosim.gpu(path)`` is ``cosim gpu``: the commands call these same functions, so the DataFrame and the file hold
-the same rows and columns (tests/test_api.py checks each against the command's CSV).  Arguments are keyword-only
+the same rows and columns (tests/test_api.py checks each against the command's CSV; ``cosim.gpu_energy`` repeats
+``cosim gpu-energy``'s few table lines, which that command may call instead).  Arguments are keyword-only
 and named as the command's options are (``model`` for ``--model``, ``clusters`` for ``--cluster NAME=PATH``).
 A refusal raises :class:`cosim.CosimError` with the command's one line.
 """
@@ -224,4 +225,46 @@ def gpu(
             launch_times=launch_times,
             gap_s=gap_s,
         )
+    return as_written(table)
+
+
+def gpu_energy(
+    power_log: str | Path,
+    trace: str | Path,
+    *,
+    field: str | None = None,
+    window_s: float | None = None,
+    gpu: str | None = None,
+    period_s: float | None = None,
+    offset_s: float | None = None,
+    trace_zero: str | None = None,
+    min_samples: int = 2,
+) -> pd.DataFrame:
+    """The per-kernel table ``cosim gpu-energy POWER_LOG TRACE -o table.csv`` writes: each kernel launch's measured
+    power [W] and energy [J] with a 90 % interval, from a power log (nvidia-smi, DCGM, a Kokkos tool's CSV) and the same
+    run's kernel trace (nsys, nvprof); times [s] from the log's first reading.  The arguments are the command's options.
+    """
+    from cosim.errors import CosimError
+    from cosim.timeline.logged_run import read_logged_run
+    from cosim.timeline.measured_energy import kernel_energy
+
+    if min_samples < 2:
+        raise CosimError(f"--min-samples {min_samples}: an interval needs at least 2 readings")
+    if window_s is not None and not (window_s >= 0 and window_s < 3600):
+        raise CosimError(f"--window-s {window_s}: an averaging window is >= 0 s (0: instantaneous readings)")
+    run = read_logged_run(
+        Path(power_log),
+        Path(trace),
+        field=field,
+        gpu=gpu,
+        period_s=period_s,
+        window_s=window_s,
+        offset_s=offset_s,
+        trace_zero=trace_zero,
+        window_way_out="; if this GPU reports it instantaneously, give --window-s 0",
+    )
+    table = kernel_energy(run.kernels, run.samples, window_s=run.window_s, offset_s=run.offset_s, min_samples=min_samples)
+    first_s = float(run.samples["time_s"].iloc[0])
+    table["start_s"] -= first_s  # seconds since the log's first reading
+    table["end_s"] -= first_s
     return as_written(table)

@@ -64,11 +64,21 @@ def test_gpu_is_the_table_cosim_gpu_writes(tmp_path):
         cosim.gpu(log, transfers=trace)
 
 
+def test_gpu_energy_is_the_table_cosim_gpu_energy_writes(tmp_path):
+    data = REPO / "tests" / "data" / "gpu"
+    log, trace = data / "nvidia-smi-lms50-3-kernels.csv", data / "nsys-cuda-gpu-trace-3-kernels.csv"  # the how-to's pair
+    out = tmp_path / "energy.csv"
+    assert run_cosim("gpu-energy", log, trace, "--min-samples", "3", "-o", out).returncode == 0
+    table = cosim.gpu_energy(log, trace, min_samples=3)
+    assert len(table) == 3 and _as_csv(table) == out.read_text()
+
+
 def test_every_command_call_is_keyword_only_and_typed():
-    for call in (cosim.power, cosim.whatif, cosim.sweep, cosim.gpu):
+    # the command's positional arguments stay positional (gpu-energy has two: the power log and the trace)
+    for call, positional in ((cosim.power, 1), (cosim.whatif, 1), (cosim.sweep, 1), (cosim.gpu, 1), (cosim.gpu_energy, 2)):
         params = list(inspect.signature(call).parameters.values())
-        assert params[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD  # the run(s)
-        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[1:]), call.__name__
+        assert all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params[:positional])
+        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[positional:]), call.__name__
         assert all(p.annotation is not inspect.Parameter.empty for p in params if p.name != "client"), call.__name__
         assert inspect.signature(call).return_annotation in ("pd.DataFrame", pd.DataFrame)
 
@@ -83,6 +93,6 @@ def test_a_run_and_its_clusters_print_one_line_each():
     assert len(str(run).splitlines()) == 3 and len(repr(run.config)) < 200 and len(repr(run.clusters[0].model)) < 200
 
 
-@pytest.mark.parametrize("name", ["power", "whatif", "sweep", "gpu"])
+@pytest.mark.parametrize("name", ["power", "whatif", "sweep", "gpu", "gpu_energy"])
 def test_the_calls_are_the_public_api(name):
     assert name in cosim.__all__ and getattr(cosim, name).__module__ == "cosim.api"
