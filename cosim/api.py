@@ -1,11 +1,13 @@
 """One call per command for Python users: each returns, as a pandas DataFrame, the table the command writes.
 
-``cosim.power(path)`` is ``cosim power path -o table.csv``, ``cosim.whatif(path)`` is ``cosim whatif``,
-``cosim.sweep(runs)`` is ``cosim sweep``, ``cosim.gpu(path)`` is ``cosim gpu``: the commands call these same functions, so the DataFrame and the file hold
-the same rows and columns (tests/test_api.py checks each against the command's CSV; ``cosim.gpu_energy`` repeats
-``cosim gpu-energy``'s few table lines, which that command may call instead).  Arguments are keyword-only
-and named as the command's options are (``model`` for ``--model``, ``clusters`` for ``--cluster NAME=PATH``).
-A refusal raises :class:`cosim.CosimError` with the command's one line.
+``cosim.power(path)`` is ``cosim power path -o table.csv``, ``cosim.whatif(path)`` ``cosim whatif``, ``cosim.sweep(runs)``
+``cosim sweep``, ``cosim.gpu(path)`` ``cosim gpu`` and ``cosim.gpu_energy(log, trace)`` ``cosim gpu-energy``.
+``cosim whatif`` and ``cosim sweep`` call these functions; ``cosim power`` and ``cosim gpu`` take the same two steps
+(:func:`cosim.open_run` + :func:`cosim.price_run`, :func:`cosim.open_gpu` + :func:`cosim.price_gpu`); ``gpu_energy``
+repeats ``cosim gpu-energy``'s few table lines (that command may call it instead).  tests/test_api.py checks every
+DataFrame byte for byte against the command's CSV.  Arguments are keyword-only and named as the command's options are
+(``model`` for ``--model``, ``clusters`` for ``--cluster NAME=PATH``); a refusal raises :class:`cosim.CosimError` with
+the command's one line.
 """
 
 from __future__ import annotations
