@@ -57,6 +57,9 @@ def test_the_demos_power_trace_reads_back_with_the_floorplans_units_and_each_clu
     assert timeline["power_w"].notna().all() and (timeline["power_w"] > 0).all()
     assert not timeline["extrapolated"].any() and not timeline["implausible"].any()  # inside both models' training ranges
     assert (tmp_path / "demo" / "power.png").stat().st_size > 10_000
+    # the summary's columns stay aligned for a name longer than the old 12-character column (littleCluster: 13)
+    lines = [line for line in result.stdout.splitlines() if line.startswith(("  bigCluster ", "  littleCluster "))]
+    assert len(lines) == 2 and len({line.index("cortex-") for line in lines}) == 1 and len({line.index("mean ") for line in lines}) == 1
     names, rows = read_ptrace(tmp_path / "demo" / "power.ptrace")
     assert names == list(read_flp(FLOORPLANS / "biglittle-cores.flp"))  # HotSpot matches them to the floorplan's units
     assert "hotspot -sampling_intvl 0.0001" in result.stdout and "bigCluster_core0=system.bigCluster.cpus0" in result.stdout
