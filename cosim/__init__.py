@@ -1,5 +1,13 @@
 """cosim: hardware-trained power models for gem5 (and GPU simulator) output.
 
+One call per command, each returning the table the command writes as a pandas DataFrame (:mod:`cosim.api`)::
+
+    cosim.power("m5out/")            # cosim power m5out/
+    cosim.whatif("m5out/")           # cosim whatif m5out/
+    cosim.sweep(["runs/"])           # cosim sweep runs/
+    cosim.gpu("nvprof.log")          # cosim gpu nvprof.log
+    cosim.gpu_energy("power.csv", "trace.csv")   # cosim gpu-energy power.csv trace.csv
+
 The flow, one sub-package per step::
 
     readers       gem5 stats.txt, config.ini/json, measured board tables, GPU Ocelot
@@ -45,7 +53,11 @@ _LAZY = {
     "read_gpgpusim": "cosim.readers.gpgpusim",
     "read_power_report": "cosim.readers.gpgpusim",
     "read_ocelot_trace": "cosim.readers.ocelot",
-    "sweep": "cosim.dse.sweep",
+    "power": "cosim.api",
+    "whatif": "cosim.api",
+    "sweep": "cosim.api",
+    "gpu": "cosim.api",
+    "gpu_energy": "cosim.api",
     "find_runs": "cosim.dse.sweep",
     "ClusterSpec": "cosim.timeline.clusters",
     "Run": "cosim.run",
@@ -77,6 +89,8 @@ __all__ = [
     "CosimWarning",
     "Gem5Config",
     "GpuInput",
+    "gpu",
+    "gpu_energy",
     "Model",
     "Run",
     "apply_model",
@@ -88,6 +102,8 @@ __all__ = [
     "open_run",
     "price_gpu",
     "price_run",
+    "power",
+    "whatif",
     "ocelot_timeline",
     "power_timeline",
     "read_config",

@@ -45,6 +45,10 @@ class Run:
     sidecar: Path | None = None  # cosim-run.json, when it named the clusters
     notes: tuple[str, ...] = field(default=())  # how defaults were chosen, one line each, for the CLI to print
 
+    def __repr__(self) -> str:  # one line a cluster: what print(cosim.open_run(path)) shows
+        clusters = "".join(f"\n  {c!r}" for c in self.clusters)
+        return f"Run({str(self.stats_path)!r}, config {str(self.config.path)!r}, {len(self.clusters)} cluster(s)){clusters}"
+
     def inputs(self) -> tuple[Path, ...]:
         """Every file this run is read from, and the gem5 files beside it that an output must never replace."""
         beside = [self.folder / n for n in (*STATS_NAMES, *CONFIG_NAMES, SIDECAR)]

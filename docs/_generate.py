@@ -10,7 +10,6 @@ from pathlib import Path
 from _gpu_energy import gpu_energy_table, public_pairs_table
 from _kernel_validation import kernel_validation_table
 from _ruby import ruby_runs_table
-from _runnable import write_outputs
 from _silicon import board_model_table, silicon_table
 from _silicon_figures import recorded_table
 from _validation import validation_table
@@ -31,8 +30,7 @@ def generate_all(out: Path) -> None:
     (out / "silicon-model.md").write_text(board_model_table())
     (out / "silicon-figures.md").write_text(recorded_table())
     (out / "whatif-score-table.md").write_text(whatif_score_table())
-    figures(out)
-    write_outputs(out / "out")  # what the pages' commands print, from running them as written
+    figures(out)  # the pages' command outputs are in the pages themselves (python docs/_runnable.py writes them)
 
 
 def whatif_score_table() -> str:

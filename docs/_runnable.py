@@ -2,9 +2,10 @@
 
 ``tests/test_docs_runnable.py`` runs every ``sh`` and ``python`` block of the pages in :data:`PAGES`, in a fresh
 folder that holds the checkout's bundled inputs (``traces/``, ``models/``, ``tests/``, ``docs/``) and ``../shared`` beside
-it, as a new user's clone does.  A block followed by ``{literalinclude} _generated/out/NAME.txt`` (the page's relative
-path to it) shows its output: the docs build runs that block the same way and writes what it printed there
-(:func:`write_outputs`), so no output on a page is typed by hand.
+it, as a new user's clone does.  A block followed by the line :data:`MARK` and a ``text`` block shows its output in
+the Markdown itself (read on the repository page as in the built docs): ``python docs/_runnable.py`` runs the pages
+and writes what each such block printed into that ``text`` block (:func:`fill_pages`), and the test checks that
+what the page shows is what the block prints now (:func:`normalised`), so no output on a page is typed by hand.
 
 A placeholder a page names as such (``m5out/``: your gem5 output folder) is replaced by the bundled run it stands for,
 and the page says so in the words of :data:`PAGES`.
@@ -26,6 +27,13 @@ BUNDLED_RUN = "traces/cosim-v24-se-biglittle-1800-1400MHz"
 
 #: page -> its placeholders and the bundled file each stands for when the block runs (each page states them)
 PAGES: dict[str, dict[str, str]] = {
+    "../README.md": {
+        "m5out/": f"{BUNDLED_RUN}/",
+        "study/points": "traces/",
+        "nvprof-metrics.log": "traces/cosim-nvprof-dct.txt",
+        "gpu-trace.log": "traces/cosim-nvprof-dct-gputrace.txt",
+        "run.log": "traces/cosim-nvprof-dct-gputrace.txt",
+    },
     "tutorial.md": {},
     "howto/price-a-gpu-trace.md": {"m5out/stats.txt": f"{BUNDLED_RUN}/stats.txt.gz"},
     "howto/fit-your-board.md": {},
@@ -49,6 +57,10 @@ NOT_RUN = {
 
 #: blocks of a runnable page that are not run, by a text they hold, and why (a cluster the checkout has no access to)
 SKIPPED = {
+    "python3 -m venv .venv && .venv/bin/pip install": "README's set-up installs into a fresh venv; the test command is this suite, and "
+    "cosim demo's output is checked by test_readme_shows_what_cosim_demo_prints",
+    "cosim explore design.toml -o study/": "it runs gem5 (tests/test_explore.py runs cosim explore with a stand-in), cosim validate "
+    "reads ../shared's board log and runs (tests/test_validate.py), kernel-fit --validate takes minutes (tests/test_kernel_dvfs.py)",
     "from dask_jobqueue import": "it starts SLURM jobs: needs dask-jobqueue and a SLURM cluster",
     "--scheduler tcp://": "it needs a running Dask scheduler at that address",
     "nice -n 10 cosim explore": "it runs gem5, which cosim does not ship (the page shows the committed results)",
@@ -60,7 +72,9 @@ SKIPPED = {
 }
 
 _FENCE = re.compile(r"^```(sh|bash|python)\s*\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
-_OUTPUT = re.compile(r"\s*```\{literalinclude\} (?:\.\./)*_generated/out/(?P<name>[\w.-]+)\.txt\s*\n")
+#: the line between a block and the ``text`` block that shows its output (an HTML comment: neither GitHub nor Sphinx shows it)
+MARK = "<!-- output of the block above: written by python docs/_runnable.py, checked by tests/test_docs_runnable.py -->"
+_OUTPUT = re.compile(r"\s*" + re.escape(MARK) + r"\n```text\n(?P<shown>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -69,7 +83,8 @@ class Block:
     index: int  # the page's n-th runnable block
     language: str  # sh or python
     text: str  # as the page shows it
-    output: str | None  # the name of the _generated/out/ file that shows its output, if any
+    output: str | None  # the output the page shows under it (its text block), if any
+    span: tuple[int, int] | None = None  # where that output is in the page's text
 
     @property
     def code(self) -> str:
@@ -93,7 +108,7 @@ def blocks(page: str) -> list[Block]:
     found = []
     for i, m in enumerate(_FENCE.finditer(text)):
         out = _OUTPUT.match(text, m.end())
-        found.append(Block(page, i, m.group(1), m.group(2), out["name"] if out else None))
+        found.append(Block(page, i, m.group(1), m.group(2), out["shown"] if out else None, out.span("shown") if out else None))
     return found
 
 
@@ -128,38 +143,57 @@ def shown(stdout: str) -> str:
     return stdout.replace(f"{installed}{os.sep}", "traces/").replace(f"{REPO}{os.sep}", "")
 
 
-def write_outputs(out: Path) -> list[Path]:
-    """Run every block whose output a page shows, in page order, and write its standard output to ``out/NAME.txt``."""
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for page in PAGES:
-        with_output = [b for b in blocks(page) if b.output]
-        if not with_output:
-            continue
-        absent = any(b.needs_shared for b in blocks(page)) and not (REPO.parent / "shared").is_dir()
-        # the test session runs every block once (tests/test_docs_runnable.py); its docs-build test need not run them again
-        if absent or os.environ.get("COSIM_DOCS_BLOCKS_RUN_BY_TESTS"):
-            note = "../shared/data, which was absent when these pages were built" if absent else "tests/test_docs_runnable.py"
-            for block in with_output:  # the page still builds; it says where its output is
-                path = out / f"{block.output}.txt"
-                path.write_text(f"(this output is made by running the block above; here it was left to {note})\n")
-                written.append(path)
-            continue
-        with tempfile.TemporaryDirectory() as tmp:
-            cwd = checkout(Path(tmp))
-            for block in blocks(page):  # every block in order: a shown one may read what an earlier one wrote
-                if block.skipped:
-                    continue
-                result = run_block(block, cwd)
-                if result.returncode != 0:
-                    raise RuntimeError(f"{page}, block {block.index}: exit {result.returncode}: {result.stderr.strip()[-400:]}")
-                if block.output:
-                    path = out / f"{block.output}.txt"
-                    path.write_text(shown(result.stdout))
-                    written.append(path)
-    return written
+#: what changes from run to run in a shown output, and how the page and the test both write it
+VOLATILE = [
+    (re.compile(r"/tmp/[\w./-]*?/cosim/"), ""),  # the fresh folder a block ran in
+    (re.compile(r"\bfit time \d+(\.\d+)? s\b"), "fit time N s"),  # cosim fit's own wall time
+]
 
 
-if __name__ == "__main__":  # python docs/_runnable.py: write the shown outputs into docs/_generated/out
-    for path in write_outputs(DOCS / "_generated" / "out"):
-        print(path)
+def normalised(text: str) -> str:
+    """``text`` with what changes from run to run (:data:`VOLATILE`) written one way, and no trailing spaces."""
+    for pattern, fixed in VOLATILE:
+        text = pattern.sub(fixed, text)
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+
+
+def page_outputs(page: str) -> dict[int, str]:
+    """Run every block of ``page`` in order, in a fresh clone-like folder: ``{block index: output as shown}`` for the
+    blocks whose output the page shows (a shown one may read what an earlier one wrote)."""
+    found = blocks(page)
+    outputs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = checkout(Path(tmp))
+        for block in found:
+            if block.skipped:
+                continue
+            result = run_block(block, cwd)
+            if result.returncode != 0:
+                raise RuntimeError(f"{page}, block {block.index}: exit {result.returncode}: {result.stderr.strip()[-400:]}")
+            if block.output is not None:  # as printed (the page keeps its timings); the test compares them normalised
+                outputs[block.index] = "\n".join(line.rstrip() for line in shown(result.stdout).splitlines()) + "\n"
+    return outputs
+
+
+def fill_pages(pages=None) -> list[str]:
+    """Write what each shown block prints now into its page's ``text`` block; the pages changed."""
+    changed = []
+    for page in pages or PAGES:
+        found = [b for b in blocks(page) if b.output is not None]
+        if not found or (any(b.needs_shared for b in blocks(page)) and not (REPO.parent / "shared").is_dir()):
+            continue
+        outputs = page_outputs(page)
+        path = DOCS / page
+        text = path.read_text()
+        for block in reversed(found):  # from the end, so the earlier spans stay where they are
+            assert block.span is not None
+            text = text[: block.span[0]] + outputs[block.index] + text[block.span[1] :]
+        if text != path.read_text():
+            path.write_text(text)
+            changed.append(page)
+    return changed
+
+
+if __name__ == "__main__":  # python docs/_runnable.py [PAGE ...]: write the shown outputs into the pages
+    for page in fill_pages(sys.argv[1:] or None):
+        print(f"docs/{page}")

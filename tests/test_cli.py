@@ -154,18 +154,6 @@ def test_apply_prints_the_mape_of_what_it_wrote(tmp_path):
     assert f"MAPE vs 'Power A15': {mape:.2f} %" in result.stdout and mape == pytest.approx(2.8, abs=1.0)
 
 
-@needs_shared
-def test_demo_runs_on_real_gem5_output(tmp_path):
-    result = cosim("demo", "--out", tmp_path / "demo")
-    assert result.returncode == 0, result.stderr
-    timeline = pd.read_csv(tmp_path / "demo" / "power.csv")
-    assert "bundled gem5 run cosim-v24" in result.stdout  # real v24 data shipped in traces/, no ../shared needed
-    assert timeline["epoch"].nunique() > 20 and set(timeline["cluster"]) == {"big", "little"}
-    assert timeline["power_w"].notna().all() and (timeline["power_w"] > 0).all()
-    assert not timeline["extrapolated"].any() and not timeline["implausible"].any()  # inside both models' training ranges
-    assert (tmp_path / "demo" / "power.png").stat().st_size > 10_000
-
-
 @pytest.mark.parametrize("epochs", [1, 3])
 def test_plot_with_epochs_without_a_value(run, tmp_path, epochs):
     """nan in the stats of some or all epochs: the plot is drawn with gaps, the summary counts them, no traceback."""

@@ -256,7 +256,7 @@ def test_sweep_prices_each_system_design_and_names_it(tmp_path):
     assert table["big_energy_j"].iloc[[0, 2]].gt(0).all() and table["little_energy_j"].iloc[1] > 0
     result = run_cosim("sweep", root, "-o", tmp_path / "s.csv")
     assert result.returncode == 0, result.stderr
-    assert "2 designs" in result.stdout and "little=cortex-a7-gemstone2018 (1 runs)" in result.stdout
+    assert "2 groups" in result.stdout and "design=little=cortex-a7-gemstone2018 (1 runs)" in result.stdout
     written = pd.read_csv(tmp_path / "s.csv")
     assert bool(written.loc[1, "pareto"])  # alone in its design: on its own front, whatever the other design's runs cost
 
@@ -578,8 +578,8 @@ def test_progress_without_tqdm_is_a_plain_line_per_run_not_silence(tmp_path, mon
     spec = SweepSpec(models=tuple(m for _, _, m in SPECS), clusters=tuple((n, c) for n, c, _ in SPECS))
     table = sweep_module.sweep(find_runs([root]), spec, progress=True)
     assert len(table) == 2 and [x for x in "".join(lines).splitlines() if x] == [
-        "cosim: sweep: 1/2 runs done",
-        "cosim: sweep: 2/2 runs done",
+        "cosim: sweep: 1/2 runs (50 %)",
+        "cosim: sweep: 2/2 runs (100 %)",
     ]
 
 

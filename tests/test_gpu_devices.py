@@ -35,7 +35,8 @@ def test_the_rail_models_device_check_reads_the_name_without_index():
 def fitted(tmp_path_factory):
     d = tmp_path_factory.mktemp("dev")
     _roofline_table().assign(device="GeForce GTX 980 (1)").to_csv(d / "t.csv", index=False)
-    assert cosim("kernel-fit", d / "t.csv", "-o", d / "m.json").returncode == 0
+    # the physics family: the device check is the same for every family, and it needs no scikit-learn (1.9 s CPU less)
+    assert cosim("kernel-fit", d / "t.csv", "-o", d / "m.json", "--family", "physics").returncode == 0
     return d
 
 

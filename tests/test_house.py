@@ -38,8 +38,8 @@ def test_docs_build_with_warnings_as_errors(tmp_path, whatif_suite_rows):
     whatif_suite_rows.to_csv(suite, index=False)
     out = tmp_path / "html"
     args = ("sphinx", "-W", "--keep-going", "-q", "-b", "html", "-d", str(tmp_path / "doctrees"), "docs", str(out))
-    # the pages' shown outputs come from running their blocks, which tests/test_docs_runnable.py does in this session
-    run = _run(*args, env={"COSIM_WHATIF_SUITE_CSV": str(suite), "COSIM_DOCS_BLOCKS_RUN_BY_TESTS": "1"})
+    # the pages' shown outputs are in the pages (tests/test_docs_runnable.py checks them); the build runs no block
+    run = _run(*args, env={"COSIM_WHATIF_SUITE_CSV": str(suite)})
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
     for page in ("index.html", "tutorial.html", "_generated/cli.html", "_generated/api.html", "_generated/counter-maps.html"):
         assert (out / page).exists(), page
@@ -51,7 +51,8 @@ def test_docs_build_with_warnings_as_errors(tmp_path, whatif_suite_rows):
 @pytest.mark.parametrize("path", ["README.md"])
 def test_readme_is_a_landing_page(path):
     text = (REPO / path).read_text()
-    assert len(text.splitlines()) <= 120
+    # 120 lines until #53 put the API's calls and their output, run by tests/test_docs_runnable.py, on the page
+    assert len(text.splitlines()) <= 145
     blocks = text.split("```")
     setup = [b for b in blocks[1::2] if "pip install" in b]
     assert len(setup) == 2, "exactly two set-up commands"

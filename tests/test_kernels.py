@@ -69,7 +69,8 @@ def test_multi_board_training_beats_single_board(log):
 
 
 def test_leave_one_board_out_tuning_within_budget(log):
-    rows = log[(log["kernel"] == "matmul") & log["board"].isin(["agx01", "agx02", "agx03"])]
+    # 100 launches a board (of 300): the tuning's plumbing, not the method's accuracy (tested above), at a third of the CPU
+    rows = log[(log["kernel"] == "matmul") & log["board"].isin(["agx01", "agx02", "agx03"])].groupby("board").head(100)
     model = fit_kernel(rows, "matmul", budget=2)
     assert set(model.params) == {"runtime", "power"} and np.isfinite(model.cv_rmse_log["runtime"])
     assert model.cv_rmse_log["runtime"] < 0.2  # log-space RMSE over held-out boards
@@ -137,13 +138,16 @@ def test_kernel_commands(tmp_path):
 
 def test_progress_without_tqdm_is_plain_lines_never_silence(monkeypatch, capsys):
     """#46: kernel-eval printed nothing for minutes; --progress without tqdm did nothing, silently."""
-    from cosim.kernels import progress
+    from cosim import progress
 
     monkeypatch.setattr(progress, "tqdm_installed", lambda: False)
     each = progress.stepper("kernel-eval: fitting kernel type")
     assert list(each(["conv2d", "gemm"])) == ["conv2d", "gemm"]
     lines = capsys.readouterr().err.splitlines()
-    assert lines == ["cosim: kernel-eval: fitting kernel type: 1/2 conv2d", "cosim: kernel-eval: fitting kernel type: 2/2 gemm"]
+    assert lines == [
+        "cosim: kernel-eval: fitting kernel type: 1/2 steps (50 %): conv2d",
+        "cosim: kernel-eval: fitting kernel type: 2/2 steps (100 %): gemm",
+    ]
     assert list(progress.stepper("x", enabled=False)(["a"])) == ["a"] and capsys.readouterr().err == ""
     import argparse
 
@@ -151,7 +155,7 @@ def test_progress_without_tqdm_is_plain_lines_never_silence(monkeypatch, capsys)
 
     list(_stepper(argparse.Namespace(progress=True), "kernel-eval")(["a"]))  # asked for a bar that cannot be drawn: said so
     err = capsys.readouterr().err
-    assert "tqdm is not installed, so plain lines" in err and "cosim: kernel-eval: 1/1 a" in err
+    assert "tqdm is not installed, so plain lines" in err and "cosim: kernel-eval: 1/1 steps (100 %): a" in err
 
 
 def test_kernel_fit_names_its_output_only_once_written(tmp_path, monkeypatch, capsys):
@@ -177,5 +181,6 @@ def test_kernel_fit_names_its_output_only_once_written(tmp_path, monkeypatch, ca
     out = capsys.readouterr()
     assert "disk full" in out.err and "->" not in out.out and not (tmp_path / "m.json").exists()
     monkeypatch.undo()
-    good = run_cosim("kernel-fit", tmp_path / "t.csv", "-o", tmp_path / "m.json", "--family", "trees")
-    assert good.returncode == 0 and good.stdout.rstrip().endswith(f"-> {tmp_path / 'm.json'}") and (tmp_path / "m.json").exists()
+    # the same command with the file written (in process, as above: a second interpreter would import scikit-learn again)
+    assert main(["kernel-fit", str(tmp_path / "t.csv"), "-o", str(tmp_path / "m.json"), "--family", "trees"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(f"-> {tmp_path / 'm.json'}") and (tmp_path / "m.json").exists()

@@ -68,8 +68,9 @@ def test_cycle_finder_finds_one():
 def test_only_the_public_api_is_at_the_top_level():
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
     # the API, numpy tables passed between steps without pandas, the two error types, atomic file writing,
-    # the one place that resolves a gem5 run for every command (run.py), and its GPU counterpart (gpu_input.py)
-    assert top == ["__init__.py", "columns.py", "errors.py", "gpu_input.py", "output.py", "run.py"]
+    # the one place that resolves a gem5 run for every command (run.py), and its GPU counterpart (gpu_input.py),
+    # one call per command for Python users (api.py), the one progress reporter of every long command (progress.py)
+    assert top == ["__init__.py", "api.py", "columns.py", "errors.py", "gpu_input.py", "output.py", "progress.py", "run.py"]
     assert all((PACKAGE / step / "__init__.py").exists() for step in FLOW)
 
 

@@ -45,3 +45,16 @@ def test_each_core_kind_has_one_default_and_cosim_models_marks_it():
     assert sorted(marked) == sorted(set(DEFAULT_MODELS.values()))
     kinds = {json.loads((REPO / "models" / f"{m}.json").read_text())["core_kind"] for m in marked}
     assert kinds == {"in-order", "out-of-order"}  # one per kind of core, each measured on a core of that kind
+
+
+def test_every_line_is_complete_and_wrapped_never_cut_and_no_empty_kind():
+    """#53: `Cortex-A15 ()` for a fitted file that states no kind, and the AGX source cut mid-sentence at 120 characters."""
+    result = run_cosim("models")
+    assert result.returncode == 0 and "()" not in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) <= 110
+    for path in MODELS:
+        data = json.loads(path.read_text())
+        source = data.get("source", "")
+        source = source.get("citation", "") if isinstance(source, dict) else source
+        block = _block(result.stdout, data.get("name", path.stem)).split("  source:", 1)[1]
+        assert " ".join(block.split()) == " ".join(source.split()), path.name  # the file's own words, to the end

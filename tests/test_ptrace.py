@@ -50,13 +50,23 @@ def test_the_example_floorplans_tile_a_rectangle(flp):
 def test_the_demos_power_trace_reads_back_with_the_floorplans_units_and_each_clusters_power(tmp_path):
     result = run_cosim("demo", "--out", tmp_path / "demo")
     assert result.returncode == 0, result.stderr
+    # the demo on real gem5 output (one cosim demo for these checks and test_cli's former demo test)
+    timeline = pd.read_csv(tmp_path / "demo" / "power.csv")
+    assert "bundled gem5 run cosim-v24" in result.stdout  # real v24 data shipped in traces/, no ../shared needed
+    assert set(timeline["cluster"]) == {"bigCluster", "littleCluster"}  # gem5's names, as cosim power's (#53)
+    assert timeline["power_w"].notna().all() and (timeline["power_w"] > 0).all()
+    assert not timeline["extrapolated"].any() and not timeline["implausible"].any()  # inside both models' training ranges
+    assert (tmp_path / "demo" / "power.png").stat().st_size > 10_000
+    # the summary's columns stay aligned for a name longer than the old 12-character column (littleCluster: 13)
+    lines = [line for line in result.stdout.splitlines() if line.startswith(("  bigCluster ", "  littleCluster "))]
+    assert len(lines) == 2 and len({line.index("cortex-") for line in lines}) == 1 and len({line.index("mean ") for line in lines}) == 1
     names, rows = read_ptrace(tmp_path / "demo" / "power.ptrace")
     assert names == list(read_flp(FLOORPLANS / "biglittle-cores.flp"))  # HotSpot matches them to the floorplan's units
-    assert "hotspot -sampling_intvl 0.0001" in result.stdout and "big_core0=system.bigCluster.cpus0" in result.stdout
+    assert "hotspot -sampling_intvl 0.0001" in result.stdout and "bigCluster_core0=system.bigCluster.cpus0" in result.stdout
     table = pd.read_csv(tmp_path / "demo" / "power.csv")
     assert len(rows) == table.epoch.nunique() == 47  # 100 us dumps: one row per epoch
     assert np.isfinite(rows).all() and (rows > 0).all()
-    for cluster in ("big", "little"):
+    for cluster in ("bigCluster", "littleCluster"):  # gem5's names, as cosim power names them (#53)
         cols = [i for i, n in enumerate(names) if n.startswith(f"{cluster}_core")]
         total = table[table.cluster == cluster].sort_values("epoch").power_w.to_numpy()
         assert rows[:, cols].sum(axis=1) == pytest.approx(total, rel=2e-5)  # six significant digits a value
@@ -91,7 +101,10 @@ def test_a_cores_share_of_dynamic_power_follows_its_own_events_and_static_is_spl
         assert core0 + core1 == pytest.approx(part.power_w.to_numpy(), rel=2e-5)
     result = run_cosim("power", folder, *BIGLITTLE_ARGS, "-o", out, "--ptrace", trace, "--ptrace-blocks", "cluster")
     names, rows = read_ptrace(trace)
-    assert names == list(read_flp(FLOORPLANS / "biglittle-clusters.flp"))
+    assert names == ["big", "little"]  # the --cluster names
+    # the example floorplan's cluster units are the demo's clusters, whose core units the demo test above checks
+    cores = [n.rsplit("_core", 1)[0] for n in read_flp(FLOORPLANS / "biglittle-cores.flp")]
+    assert list(read_flp(FLOORPLANS / "biglittle-clusters.flp")) == list(dict.fromkeys(cores))
 
 
 def test_resampling_keeps_each_intervals_energy():

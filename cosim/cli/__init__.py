@@ -34,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np  # after parsing: --help needs no numpy
 
     cut: list[str] = []  # inputs that ended inside a record: only complete ones were read (exit 3)
-    warnings.showwarning = lambda message, category, *rest: _show_warning(message, category, *rest, cut=cut)
+    partial_ok = bool(getattr(args, "allow_partial", False))  # exit 0 then: a cut-off input is a note, not an error
+    warnings.showwarning = lambda message, category, *rest: _show_warning(message, category, *rest, cut=cut, partial_ok=partial_ok)
     warnings.simplefilter("always", CosimWarning)
     # numpy's and matplotlib's own warnings are about our arithmetic, not the user's input:
     # what matters to the user is reported as a CosimWarning or in the flags column
@@ -108,10 +109,10 @@ def _terminate(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None, *, cut: list[str]) -> None:
-    if issubclass(category, CutOffWarning):  # outputs hold the complete records only: an error, exit 3
+def _show_warning(message, category, filename, lineno, file=None, line=None, *, cut: list[str], partial_ok: bool = False) -> None:
+    if issubclass(category, CutOffWarning):  # outputs hold the complete records only: an error, exit 3 (a note at exit 0)
         cut.append(str(message))
-        print(f"cosim: error: {message}", file=sys.stderr)
+        print(f"cosim: {'note' if partial_ok else 'error'}: {message}", file=sys.stderr)
     elif issubclass(category, CosimWarning):
         print(f"cosim: warning: {message}", file=sys.stderr)
     else:

@@ -3,8 +3,9 @@
 First choice: a ``cosim-*`` run bundled in ``traces/`` (made for cosim, may be
 shipped).  Until one exists, the best public ARM run in ``../shared/data/gem5/``
 when that folder is present (public runs may not be copied into the project).
-Never synthetic numbers.  The demo names the run's clusters; their models are the defaults ``cosim power`` picks
-for each cluster's kind of core, so the demo prints what ``cosim power`` prints on the same run.
+Never synthetic numbers.  A cluster is named as gem5 named it (``system.bigCluster`` -> ``bigCluster``), as
+``cosim power`` names it, and priced by the default model ``cosim power`` picks for its kind of core, so the demo
+prints what ``cosim power`` prints on the same run.
 """
 
 from __future__ import annotations
@@ -43,13 +44,13 @@ def find_demo_run() -> DemoRun | None:
                 description=f"public gem5 run {run} (no cosim-* run is bundled yet; this one is read from ../shared)",
                 stats=run / "stats.txt",
                 config=run / "config.ini",
-                clusters=(("big", "system.cpu"),),
+                clusters=(("cpu", "system.cpu"),),
             )
     return None
 
 
 def _bundled(run: Path) -> DemoRun | None:
-    """A bundled run names its clusters in cosim-demo.json."""
+    """A bundled run says in cosim-demo.json which config paths are its clusters; each is named by gem5's object name."""
     spec = run / "cosim-demo.json"
     stats = stats_file(run)
     if not (spec.exists() and stats):
@@ -62,7 +63,7 @@ def _bundled(run: Path) -> DemoRun | None:
         description=f"bundled gem5 run {run.name}: {data.get('description', '')}",
         stats=stats,
         config=config,
-        clusters=tuple((c["name"], c["path"]) for c in data["clusters"]),
+        clusters=tuple((c["path"].rsplit(".", 1)[-1], c["path"]) for c in data["clusters"]),
     )
 
 

@@ -23,8 +23,9 @@ examples:
 _SWEEP_HELP = """\
 Price many finished gem5 runs, each as `cosim power` prices it, into one table: a row
 per run (run: its unique path below the folder the runs share; path; design: its
-clusters and their models) with runtime, energy, EDP and power per cluster. Runs of
-several system designs are each priced; each design gets its own Pareto front and choice.
+clusters and their models; program: what it ran, from its config) with runtime, energy,
+EDP and power per cluster. Only comparable runs share a Pareto front and a choice: by
+default those of one program on one design (column front); --group states another.
 
 examples:
   cosim sweep ../shared/data/gem5/xu3-mibench-train/automotive_susan_c -o sweep.csv --power-cap 2.5
@@ -96,6 +97,12 @@ def add_parsers(sub) -> None:
         help="run on a dask.distributed cluster: 'local' starts a LocalCluster of --workers processes, "
         "else a scheduler address such as tcp://host:8786 (pip install 'cosim[distributed]')",
     )
+    sw.add_argument(
+        "--group",
+        metavar="COLUMN[,COLUMN]",
+        help="columns whose runs share a Pareto front and a choice (default: program,design: the same program on the same "
+        "design; 'none': every run on one front)",
+    )
     sw.add_argument("--allow-partial", action="store_true", help="exit 0 even if some runs failed")
     _add_trust_flags(sw)
     sw.set_defaults(run=_cmd_sweep)
@@ -111,32 +118,21 @@ def add_parsers(sub) -> None:
 
 
 def _cmd_whatif(args: argparse.Namespace) -> int:
-    from cosim.dse.choose import choose, pareto_front, plot_pareto
-    from cosim.dse.whatif import dvfs_grid, recorded_run, whatif, whatif_stats
+    from cosim.api import whatif_of
+    from cosim.dse.choose import choose, plot_pareto
     from cosim.output import write_table
-    from cosim.readers.gem5_stats import read_stats
-    from cosim.timeline.clusters import resolve_cluster
-    from cosim.timeline.core_kind import core_kind_mismatch
-    from cosim.timeline.model_checks import check_cpu_types
-    from cosim.timeline.trust import isa_flags
 
     resolved = _open_run(args)
-    config, specs = resolved.config, list(resolved.clusters)
-    isa_flags(config, [spec.model for spec in specs], any_isa=args.any_isa)  # before the stats are read; the rows carry them
-    for spec in specs:  # warned, as cosim power does (whose rows carry the flag)
-        core_kind_mismatch(resolve_cluster(config, spec, config.ticks_per_s), spec.model)
-    freqs = _whatif_freqs(args.freqs, specs)  # before the stats are read
-    check_cpu_types(config, specs, str(resolved.stats_path))
-    stats = read_stats(resolved.stats_path, stats=whatif_stats(config, specs))
-    run = recorded_run(stats, config, specs, any_isa=args.any_isa)
-    table = whatif(run, dvfs_grid(run, freqs), extrapolate=args.extrapolate)
-    table["pareto"] = pareto_front(table)
+    specs = list(resolved.clusters)
+    n_epochs, table = whatif_of(resolved, freqs=_whatif_freqs(args.freqs, specs), any_isa=args.any_isa, extrapolate=args.extrapolate)
     choice = choose(table, power_cap_w=args.power_cap, deadline_s=args.deadline)
     write_table(table, args.output)
     print(
-        f"{args.stats}: {len(stats)} epochs, {len(table)} DVFS configurations -> {args.output} "
+        f"{args.stats}: {n_epochs} epochs, {len(table)} DVFS configurations -> {args.output} "
         f"({int(table['pareto'].sum())} on the Pareto front)"
     )
+    if "warmup" in table.attrs:
+        print(f"  {table.attrs['warmup']}")
     if choice.row is None:
         print(f"  {choice.reason}")
     else:
@@ -221,30 +217,31 @@ def _whatif_freqs(items: list[str], specs) -> dict[str, list[float]]:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from cosim.dse.choose import choose, pareto_front, plot_pareto
-    from cosim.dse.sweep import SweepSpec, dask_client, find_runs, sweep
+    from cosim.api import sweep
+    from cosim.dse.choose import GROUP, choose, plot_pareto
+    from cosim.dse.sweep import dask_client
     from cosim.output import write_table
 
     if args.scheduler not in (None, "local") and args.workers != 1:  # a remote cluster has its own workers
         raise CosimError(
             f"--workers {args.workers} with --scheduler {args.scheduler}: the scheduler's cluster sets its workers; drop --workers"
         )
-    clusters = _pairs(args.cluster, "--cluster")
-    if clusters and len(args.model) not in (1, len(clusters)):
-        raise CosimError(f"{len(args.model)} --model for {len(clusters)} --cluster: give one model, or one per cluster in order")
-    spec = SweepSpec(
-        models=tuple(args.model),
-        clusters=tuple(clusters.items()),
-        any_isa=args.any_isa,
-        keep_implausible=args.keep_implausible,
-        extrapolate=args.extrapolate,
-    )
-    runs = find_runs(args.runs)
+    by = GROUP if args.group is None else tuple(c.strip() for c in args.group.split(",") if c.strip() and c.strip() != "none")
     client = dask_client(args.scheduler, workers=max(1, args.workers)) if args.scheduler else None
     try:
-        # on a terminal progress is shown unasked: a sweep of many runs takes a while
-        progress = args.progress or (len(runs) > 1 and sys.stderr.isatty())
-        table = sweep(runs, spec, workers=max(1, args.workers), progress=progress, client=client)
+        table = sweep(
+            args.runs,
+            model=args.model,
+            clusters=_pairs(args.cluster, "--cluster"),
+            group=by,
+            workers=max(1, args.workers),
+            any_isa=args.any_isa,
+            keep_implausible=args.keep_implausible,
+            extrapolate=args.extrapolate,
+            # on a terminal progress is shown unasked: a sweep of many runs takes a while
+            progress=args.progress or sys.stderr.isatty(),
+            client=client,
+        )
     finally:
         if client is not None:
             client.close()
@@ -254,27 +251,22 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     good = table[table["error"] == ""]
     for _, row in failed.iterrows():
         print(f"cosim: error: run {row['run']}: {row['error']}", file=sys.stderr)
-    if good.empty:
-        raise CosimError(f"none of the {len(table)} runs could be summarised (first: {failed['error'].iloc[0]})")
-    table["pareto"] = False
-    designs = list(dict.fromkeys(good["design"]))
-    for design in designs:  # runs of one system design share a front; another design's runs are not beaten by them
-        mine = good.index[good["design"] == design]
-        table.loc[mine, "pareto"] = pareto_front(good.loc[mine]).to_numpy()
     write_table(table, args.output)
+    fronts = list(dict.fromkeys(good["front"]))
+    said = f"runs of one {' on one '.join(by)} share a front" if by else "every run on one front"
     print(
         f"{len(table)} runs -> {args.output} ({int(table['pareto'].sum())} on the Pareto front"
-        + (f" of its design; {len(designs)} designs, column design" if len(designs) > 1 else "")
-        + ")"
+        + (f"s of {len(fronts)} groups, column front" if len(fronts) > 1 else "")
+        + f"; {said}, --group to state another)"
         + (f"; {len(failed)} failed (their rows say why)" if len(failed) else "")
     )
-    for design in designs:
-        mine = good[good["design"] == design].reset_index(drop=True)
+    for front in fronts:
+        mine = good[good["front"] == front].reset_index(drop=True)
         choice = choose(mine, power_cap_w=args.power_cap, deadline_s=args.deadline)
-        head = f"  {design} ({len(mine)} runs): " if len(designs) > 1 else "  "
+        head = f"  {front} ({len(mine)} runs): " if len(fronts) > 1 else "  "
         print(head + choice.reason + (f": {choice.row['run']}" if choice.row is not None else ""))
     if args.plot:
-        plot_pareto(good.reset_index(drop=True), args.plot, choice=None if len(designs) > 1 else choice, title="sweep", group="design")
+        plot_pareto(good.reset_index(drop=True), args.plot, choice=None if len(fronts) > 1 else choice, title="sweep", group="front")
         print(f"  plot -> {args.plot}")
     return EXIT_PARTIAL if len(failed) and not args.allow_partial else 0
 

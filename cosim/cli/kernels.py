@@ -38,7 +38,7 @@ def _progress_option(p) -> None:
 def _stepper(args: argparse.Namespace, label: str):
     import sys
 
-    from cosim.kernels.progress import stepper, tqdm_installed
+    from cosim.progress import stepper, tqdm_installed
 
     if args.progress and not tqdm_installed():  # asked for a bar: say why it is lines
         print("cosim: note: --progress: tqdm is not installed, so plain lines (pip install 'cosim[progress]' for a bar)", file=sys.stderr)

@@ -20,7 +20,12 @@ def add_parsers(sub) -> None:
     m.set_defaults(run=_cmd_models)
 
 
+#: the width ``cosim models`` wraps its lines to (a terminal's)
+_WIDTH = 110
+
+
 def _cmd_models(args: argparse.Namespace) -> int:
+    import textwrap
     from dataclasses import asdict
 
     from cosim.models.catalog import shipped_models
@@ -43,8 +48,12 @@ def _cmd_models(args: argparse.Namespace) -> int:
             ("error", e.error),
             ("source", e.source),
         ):
-            if value:
-                print(f"  {label + ':':14s}{value}")
+            if value:  # wrapped, never cut: a long source is read to its end
+                print(
+                    textwrap.fill(
+                        str(value), width=_WIDTH, initial_indent=f"  {label + ':':14s}", subsequent_indent=" " * 16, break_on_hyphens=False
+                    )
+                )
     if args.output:
         import pandas as pd
 

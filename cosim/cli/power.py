@@ -151,20 +151,23 @@ def _price_and_write(run, args: argparse.Namespace, output: Path, plot: Path | N
     meta = stats.attrs["gem5"]
     print(f"{meta.path}: {len(stats)} epoch(s) ({meta.generation} stat names) -> {output}")
     missing_rows = 0
-    for name, rows in cols.groups(timeline, "cluster"):
+    groups = list(cols.groups(timeline, "cluster"))
+    w = max([12, *(len(str(n)) for n, _ in groups)])  # the columns stay aligned whatever gem5 named the clusters
+    wm = max([26, *(len(str(r["model"][0])) for _, r in groups)])
+    for name, rows in groups:
         flags = sorted({f for text in rows["flags"] for f in text.split(";") if f})
         heat = _temperature_note(next((s for s in run.clusters if s.name == name), None), rows)
-        print(f"  {name:<12} {rows['model'][0]:<26} {_summary(rows)}{heat}" + (f"  flags: {', '.join(flags)}" if flags else ""))
+        print(f"  {name:<{w}} {rows['model'][0]:<{wm}} {_summary(rows)}{heat}" + (f"  flags: {', '.join(flags)}" if flags else ""))
         missing = [f.partition(":")[2] for f in flags if f.startswith("missing_term:")]
         if missing:
             print(
-                f"  {'':<12} {len(missing)} term(s) of {rows['model'][0]} gem5 cannot count ({', '.join(missing)}): input 0 in "
+                f"  {'':<{w}} {len(missing)} term(s) of {rows['model'][0]} gem5 cannot count ({', '.join(missing)}): input 0 in "
                 "every epoch, so their share of power is missing (flag missing_term)"
             )
         if "board_lo_w" in rows:
             energy = float(np.nansum(rows["board_lo_w"] * rows["duration_s"])), float(np.nansum(rows["board_hi_w"] * rows["duration_s"]))
             time_s = float(np.sum(rows["duration_s"]))
-            print(f"  {'':<12} the board's power: {energy[0] / time_s:.3f}-{energy[1] / time_s:.3f} W (mean over time)")
+            print(f"  {'':<{w}} the board's power: {energy[0] / time_s:.3f}-{energy[1] / time_s:.3f} W (mean over time)")
         missing_rows += int((np.isnan(rows["power_w"]) & ~rows["implausible"].astype(bool)).sum())
     if trace is not None:
         from cosim.timeline.ptrace import write_ptrace

@@ -19,8 +19,12 @@ A folder of benchmark_<name>_core<C>_mem<M>_input<NN>_<metrics|perf|power>.log
 files gives a kernel DVFS table instead: one row per (benchmark, kernel, core_mhz,
 mem_mhz) with runtime_s, power_w and the nvprof metrics (docs/howto/kernel-models.md).
 
+Without -o the table is printed to standard output as CSV (nothing is written),
+and the summary line goes to standard error.
+
 examples:
   cosim read traces/cosim-nvprof-dct-gputrace.txt -o trace.csv
+  cosim read traces/cosim-nvprof-dct-gputrace.txt | head
   cosim read run.log --format gpgpusim -o run.parquet
   cosim read power.csv -o power-long.csv      # nvidia-smi --query-gpu=timestamp,power.draw --format=csv -lms 100
 """
@@ -46,52 +50,70 @@ def add_parsers(sub) -> None:
         help="another table's columns under cosim's names, unit in the name: a power log (time_s=Time,power_w=Power[,energy_j=E,gpu=G]) "
         "or a kernel DVFS table (benchmark=,kernel=,core_mhz=,mem_mhz=,runtime_s= or runtime_ms=,power_w=; other columns stay features)",
     )
-    r.add_argument("-o", "--output", type=Path, default=Path("cosim-read.csv"), help="table .csv or .parquet")
+    r.add_argument("-o", "--output", type=Path, help="table .csv or .parquet (default: CSV on standard output, the summary on stderr)")
     r.set_defaults(run=cmd_read, progress=False)
 
 
 def cmd_read(args: argparse.Namespace) -> int:
     from cosim.gpu_input import read_table
-    from cosim.output import write_table
 
     if args.columns:
         return _read_mapped(args)
     fmt, table = read_table(args.input, format=args.format)
-    write_table(table, args.output)
+    out, where = _emit(table, args.output)
     if fmt == "kernel-dvfs":
         n = table["power_samples"]
         print(
             f"{args.input}: kernel DVFS table, {len(table)} row(s) = {table['benchmark'].nunique()} benchmark(s) x clock pairs, "
             f"power from {int(n.min())}-{int(n.max())} samples per row (median {n.median():g}), "
-            f"{len(table.attrs['dvfs']['dropped'])} pair(s) dropped -> {args.output}"
+            f"{len(table.attrs['dvfs']['dropped'])} pair(s) dropped -> {where}",
+            file=out,
         )
         return 0
     samples = ("dcgm-dmon", "gpu-power-samples", "nvidia-smi", "nvidia-smi-dmon", "tegrastats", "power-csv")
     over = {"gem5": "epoch", **dict.fromkeys(samples, "sample")}.get(fmt, "kernel")
     count = table["kernel"].nunique() if over in ("epoch", "kernel") else table[["device", "launch"]].drop_duplicates().shape[0]
-    print(f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {count} {over}(s) -> {args.output}")
+    print(
+        f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {count} {over}(s) -> {where}", file=out
+    )
     return 0
 
 
 def _read_mapped(args: argparse.Namespace) -> int:
     """``--columns``: a power log read as power-csv, or a kernel DVFS table checked as kernel-fit reads it."""
     from cosim.cli.kernels import mapped_kernel_table
-    from cosim.output import write_table
     from cosim.readers.column_map import KERNEL_TARGETS, parse_columns
     from cosim.readers.tidy import read
 
     columns = parse_columns(args.columns)
     if set(columns) & KERNEL_TARGETS:
         table = mapped_kernel_table(args.input, columns)
-        write_table(table, args.output)
+        out, where = _emit(table, args.output)
         print(
-            f"{args.input}: kernel DVFS table (--columns), {len(table)} row(s) of {table['benchmark'].nunique()} benchmark(s) -> {args.output}"
+            f"{args.input}: kernel DVFS table (--columns), {len(table)} row(s) of {table['benchmark'].nunique()} benchmark(s) -> {where}",
+            file=out,
         )
         return 0
     table = read(args.input, format=args.format, columns=columns)
-    write_table(table, args.output)
+    out, where = _emit(table, args.output)
     count = table[["device", "launch"]].drop_duplicates().shape[0]
     print(
-        f"{args.input}: power-csv (--columns), {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {count} sample(s) -> {args.output}"
+        f"{args.input}: power-csv (--columns), {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {count} sample(s) -> {where}",
+        file=out,
     )
     return 0
+
+
+def _emit(table, output: Path | None):
+    """Write ``table`` to ``output``, or print it as CSV (floats in their round-trip form, as every CSV cosim writes) when
+    there is none: no fixed file in the working folder, overwritten each time.  Returns where the summary line goes and
+    what it names."""
+    import sys
+
+    from cosim.output import write_table
+
+    if output is None:
+        (table if "flags" in table else table.assign(flags="")).to_csv(sys.stdout, index=False)
+        return sys.stderr, "standard output"
+    write_table(table, output)
+    return sys.stdout, output

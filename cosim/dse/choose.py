@@ -3,6 +3,7 @@ power cap, a deadline, or for minimum EDP (as Fig. 10 of the Jetson Roofline pap
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.dse.sweep import POINT_ESTIMATE_FLAG
+from cosim.errors import CosimError
 
 
 def pareto_front(df: pd.DataFrame, *, x: str = "runtime_s", y: str = "energy_j") -> pd.Series:
@@ -22,6 +24,30 @@ def pareto_front(df: pd.DataFrame, *, x: str = "runtime_s", y: str = "energy_j")
             on_front[i] = True
             best_y = df[y].iloc[i]
     return pd.Series(on_front, index=df.index)
+
+
+#: the columns whose runs share a Pareto front in a sweep by default: the same program on the same system design
+#: (another program's runtime says nothing about this one's; another design is priced by other models)
+GROUP = ("program", "design")
+
+
+def pareto_by_group(table: pd.DataFrame, *, by: Sequence[str] = GROUP, rows: pd.Series | None = None) -> pd.DataFrame:
+    """``table`` with ``pareto`` (on the front of its group) and ``front`` (the group: its values of ``by``, e.g.
+    ``program=susan ... -c; design=...``); ``by=()`` puts every run on one front.  Only ``rows`` (default: all) are
+    compared; the others are on no front."""
+    missing = [c for c in by if c not in table]
+    if missing:
+        raise CosimError(
+            f"--group {','.join(by)}: the table has no column {', '.join(missing)}; give columns it has, e.g. program or design"
+        )
+    rows = pd.Series(True, index=table.index) if rows is None else rows
+    table = table.copy()
+    table["front"] = [("; ".join(f"{c}={table.at[i, c]}" for c in by) or "all runs") if ok else "" for i, ok in rows.items()]
+    table["pareto"] = False
+    for name in dict.fromkeys(table.loc[rows, "front"]):
+        mine = table.index[rows & (table["front"] == name)]
+        table.loc[mine, "pareto"] = pareto_front(table.loc[mine]).to_numpy()
+    return table
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cosim.errors import CosimError
+from cosim.progress import each, reporter
 from cosim.readers.gem5_stats import stats_file
 
 if TYPE_CHECKING:
@@ -98,6 +99,7 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
     total = np.bincount(epoch_row, weights=np.nan_to_num(power, nan=0.0))  # SoC power per epoch; a cluster without value adds 0
     row: dict[str, Any] = {
         "run": run.folder.name,
+        "program": program_of(run.config),
         "epochs": len(stats),
         "runtime_s": float(np.sum(stats["duration_s"])),
         "energy_j": float(np.sum(timeline["energy_j"])),  # nan if any row has no value: the total is unknown
@@ -131,6 +133,21 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
         }
     row["flags"] = ";".join(sorted(flags))
     return row
+
+
+def program_of(config) -> str:
+    """What a run ran, as its config says: its processes' commands (the executable's name and arguments:
+    ``susan ./input_small.pgm ./out/susan_c.pgm -c``), else a full-system run's boot script (``FS halt.sh``);
+    "" when the config names neither (runs of one program compare on one Pareto front, :data:`cosim.dse.choose.GROUP`)."""
+    cmds = set()
+    for params in config.objects.values():
+        cmd = str(params.get("cmd", "")).strip("[]'\" ").split()
+        if cmd and "executable" in params:  # a gem5 Process (SE mode)
+            cmds.add(" ".join([Path(cmd[0]).name, *cmd[1:]]))
+    if cmds:
+        return " | ".join(sorted(cmds))
+    scripts = {Path(str(p["readfile"])).name for p in config.objects.values() if str(p.get("readfile", "")).strip()}
+    return f"FS {' | '.join(sorted(scripts))}" if scripts else ""
 
 
 #: a row's ``peak_power_w_hi`` holds this cluster's point estimate: its model publishes no interval (no SER)
@@ -169,9 +186,8 @@ def run_row(folder: Path, spec: SweepSpec) -> dict:
 
 def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: bool = False, client=None) -> pd.DataFrame:
     """Summaries of ``runs``, one row each, in ``runs`` order: ``run`` (a unique name, :func:`run_labels`),
-    ``path`` (the run's folder), ``design`` (its clusters and their models, e.g.
-    ``big=cortex-a15-gemstone2018+little=cortex-a7-gemstone2018``: runs of one design compare on one Pareto front),
-    then the totals.  Each run is priced alone; a run that cannot be keeps its row with the reason in ``error``.
+    ``path`` (the run's folder), ``program`` (what it ran, :func:`program_of`), ``design`` (its clusters and their
+    models, e.g. ``big=cortex-a15-gemstone2018+little=cortex-a7-gemstone2018``), then the totals.  Each run is priced alone; a run that cannot be keeps its row with the reason in ``error``.
 
     ``workers`` > 1 parses them in a local process pool; ``client`` (a ``dask.distributed.Client``)
     sends each run to a worker of that cluster, which reads and prices the run where its files are.
@@ -182,16 +198,23 @@ def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: 
         rows = _dask_rows(runs, spec, client, progress)
     elif workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            rows = list(progress_of(pool.map(run_row, runs, [spec] * len(runs), chunksize=1), len(runs), progress))
+            rows = list(
+                each(
+                    pool.map(run_row, runs, [spec] * len(runs), chunksize=1), label="sweep", unit="runs", total=len(runs), enabled=progress
+                )
+            )
     else:
-        rows = [run_row(r, spec) for r in progress_of(runs, len(runs), progress)]
+        rows = [run_row(r, spec) for r in each(runs, label="sweep", unit="runs", enabled=progress)]
     for row, label, run in zip(rows, run_labels(runs), runs):
         models = sorted((k.removesuffix("_model"), v) for k, v in row.items() if k.endswith("_model"))
         row.update(run=label, path=str(run), design="+".join(f"{name}={model}" for name, model in models))
+        if not row.get("program"):  # the config names no program: the folder the run is in stands for it (PROGRAM/CLOCK/)
+            row["program"] = f"folder {Path(label).parent.as_posix()}"
     import pandas as pd
 
     table = pd.DataFrame(rows)
-    return table[["run", "path", "design", *(c for c in table.columns if c not in ("run", "path", "design"))]]
+    first = ["run", "path", "program", "design"]
+    return table[[*first, *(c for c in table.columns if c not in first)]]
 
 
 #: Seconds a sweep waits with no Dask worker (and unfinished runs) before giving those runs a reason
@@ -211,7 +234,7 @@ def _dask_rows(runs: list[Path], spec: SweepSpec, client, progress: bool) -> lis
     index = {future: i for i, future in enumerate(futures)}
     rows: list[dict | None] = [None] * len(runs)
     pending = set(futures)
-    bar = progress_of(None, len(futures), progress) if progress else None
+    bar = reporter(total=len(futures), label="sweep", unit="runs", enabled=progress)
     alone_since: float | None = None
     lost = f"no Dask worker left to run it for {no_worker_s:g} s (all killed?)"
     while pending:
@@ -225,7 +248,7 @@ def _dask_rows(runs: list[Path], spec: SweepSpec, client, progress: bool) -> lis
         for future in done:  # fetched at once: a result left on a worker that dies is lost
             rows[index[future]] = _dask_row(runs[index[future]], future, timeout_s=5.0)
             future.release()
-        if bar is not None and done and hasattr(bar, "update"):
+        if done:
             bar.update(len(done))
         if _has_workers(client):
             alone_since = None
@@ -233,8 +256,7 @@ def _dask_rows(runs: list[Path], spec: SweepSpec, client, progress: bool) -> lis
             alone_since = time.monotonic()
         elif time.monotonic() - alone_since > no_worker_s:
             break
-    if bar is not None and hasattr(bar, "close"):
-        bar.close()
+    bar.close()
     for future in pending:
         future.cancel()
         rows[index[future]] = {"run": runs[index[future]].name, "error": lost}
@@ -286,33 +308,10 @@ def dask_client(scheduler: str, *, workers: int = 2):
 
 
 def progress_of(items, total: int, enabled: bool, *, what: str = "sweep"):
-    """``items`` counted as they pass: a tqdm bar where tqdm is installed, else one plain line per run on stderr
-    (``cosim: WHAT: 3/12 runs done``); ``cosim validate`` counts its gem5 runs with it too."""
-    if not enabled:
-        return items
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return _PlainProgress(items, total, what)
-    return tqdm(items, total=total, unit="run")
+    """``items`` counted as each run is done (:mod:`cosim.progress`: a tqdm bar, else ``cosim: sweep: 3/12 runs (25 %)``);
+    ``items=None``: a reporter to ``update`` by hand.  Kept for old imports; new code calls :mod:`cosim.progress`."""
+    from cosim.progress import each, reporter
 
-
-class _PlainProgress:
-    """tqdm's ``update``/``close`` and iteration, as one ``cosim: sweep: 3/12 runs done`` line per run (no tqdm)."""
-
-    def __init__(self, items, total: int, what: str) -> None:
-        self.items, self.total, self.what, self.n = items, total, what, 0
-
-    def __iter__(self):
-        for item in self.items:
-            yield item
-            self.update(1)
-
-    def update(self, n: int) -> None:
-        import sys
-
-        self.n += n
-        print(f"cosim: {self.what}: {self.n}/{self.total} runs done", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        pass
+    if items is None:
+        return reporter(total=total, label=what, unit="runs", enabled=enabled)
+    return each(items, label=what, unit="runs", total=total, enabled=enabled)

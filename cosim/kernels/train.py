@@ -150,7 +150,7 @@ def fit_kernels(
     seed: int = 0,
     each: Callable[[Iterable[str]], Iterator[str]] | None = None,
 ) -> KernelModels:
-    """One model per kernel type; ``each`` wraps the loop over types (progress, :mod:`cosim.kernels.progress`)."""
+    """One model per kernel type; ``each`` wraps the loop over types (progress, :mod:`cosim.progress`)."""
     kernels = kernels or sorted(log["kernel"].unique())
     return KernelModels({k: fit_kernel(log, k, budget=budget, seed=seed) for k in (each or iter)(kernels)})
 

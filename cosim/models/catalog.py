@@ -58,7 +58,7 @@ def _entry(stem: str, data: dict[str, Any]) -> ModelEntry:
         return ModelEntry(
             name,
             "CPU cluster",
-            f"{core} ({kind}), {data['cores_per_cluster']} cores",
+            f"{core}{f' ({kind})' if kind else ''}, {data['cores_per_cluster']} cores",  # a fitted file may not state its kind
             "ODROID-XU3 (Exynos 5422)",
             _mhz(p[0] for p in data["vf_table"]["points_mhz_v"]),
             _span(data["training"]["freq_mhz"]),
@@ -98,5 +98,5 @@ def _entry(stem: str, data: dict[str, Any]) -> ModelEntry:
     if schema == "cosim-board-dvfs/1":
         levels = data["levels_mhz"]
         clocks = "; ".join(f"{k} {v['min']:g}-{v['max']:g} ({v['count']} levels)" for k, v in levels.items())
-        return ModelEntry(name, "DVFS levels (no power)", "CPU, GPU, EMC clocks", data["board"], clocks, "", "", str(data["source"])[:120])
+        return ModelEntry(name, "DVFS levels (no power)", "CPU, GPU, EMC clocks", data["board"], clocks, "", "", str(data["source"]))
     return ModelEntry(name, schema or "unknown", "", "", "", "", "", _citation(data))

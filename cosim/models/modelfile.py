@@ -48,6 +48,11 @@ class Model:
     core_kind: str | None = None  # "in-order" or "out-of-order": the kind of core measured; None: not stated
     defaults: tuple[str, ...] = ()  # optional tables the file omits, priced by their documented default (flagged)
 
+    def __repr__(self) -> str:  # one line: the file's JSON (raw) is kilobytes
+        lo, hi = self.train_freq_mhz
+        kind = f"{self.core_kind} " if self.core_kind else ""
+        return f"Model({self.name!r}, {self.isa} {kind}cluster of {self.cores_per_cluster} cores, trained {lo:g}-{hi:g} MHz)"
+
     @property
     def events(self) -> tuple[str, ...]:
         """PMU events the model needs, e.g. ``("0x11", "0x1b", ...)``."""

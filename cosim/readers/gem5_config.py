@@ -103,6 +103,9 @@ class Gem5Config:
     # a run with no config file: what was read from its stats' names instead (cosim.readers.stats_config), one line each
     inferred: tuple[str, ...] = ()
 
+    def __repr__(self) -> str:  # one line: the objects are thousands of parameters
+        return f"Gem5Config({self.path!r}, {len(self.objects)} objects, {len(self.cpus)} CPU(s), ISA {self.isa})"
+
     @property
     def cpus(self) -> list[str]:
         """Paths of the physical CPUs (switched-out stand-ins and checker CPUs left out)."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cosim.errors import CosimError, CosimWarning
+from cosim.progress import reporter
 from cosim.readers._files import CutGzip
 from cosim.readers._statscan_py import BEGIN_MARKER, END_MARKER, MARKER_LINE, next_marker
 from cosim.readers._statscan_py import scan_block as _scan_block_py
@@ -192,7 +193,7 @@ class _DumpReader:
             size = self.path.stat().st_size
             # gem5's stats inflate about 13x; beyond this the file is a gzip bomb or no stats file
             self._inflate_limit = _MAX_INFLATION * size + (64 << 20) if isinstance(f, CutGzip) else None
-            bar = _progress_bar(size, self.path.name) if self.progress else None
+            bar = reporter(total=size, label=self.path.name, bytes_=True) if self.progress else None
             try:
                 self._stream(f, bar)
             except (OSError, EOFError, zlib.error) as err:  # a corrupt .gz (a cut one reads as far as it goes)
@@ -222,6 +223,7 @@ class _DumpReader:
         begin: int | None = None  # buf offset of the open dump's Begin line
         read_size = _CHUNK_BYTES
         eof = False
+        raw, shown = getattr(f, "_raw", f), 0  # the file under a CutGzip
         while not eof:
             keep = max(0, (begin if begin is not None else scan) - 1)  # and the "\n" before it
             tail = end - keep
@@ -241,8 +243,10 @@ class _DumpReader:
                     f"{self.path}: inflates to more than {_MAX_INFLATION}x its {self.path.stat().st_size} bytes, which no gem5 "
                     "stats file does (a gzip bomb?); give the stats.txt(.gz) gem5 wrote"
                 )
-            if bar is not None:
-                bar.update(got)
+            if bar is not None:  # in bytes of the file as stored: a .gz one's compressed bytes (its size is the total)
+                at = raw.tell()
+                bar.update(at - shown)
+                shown = at
             eof = not got
             while True:
                 if begin is None:
@@ -419,31 +423,3 @@ def _open(path: Path):
     if f.peek(2)[:2] == b"\x1f\x8b":
         return CutGzip(f)
     return f
-
-
-def _progress_bar(total: int, desc: str):
-    """A tqdm bar where tqdm is installed, else a plain line on stderr at every tenth of the file (never silence)."""
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return _PlainBar(total, desc)
-    return tqdm(total=total, unit="B", unit_scale=True, desc=desc, leave=False)
-
-
-class _PlainBar:
-    """tqdm's ``update``/``close`` as a line per tenth read: ``cosim: stats.txt: 30 % read (63 of 210 MB)``."""
-
-    def __init__(self, total: int, desc: str) -> None:
-        self.total, self.desc, self.n, self.shown = max(total, 1), desc, 0, 0
-
-    def update(self, n: int) -> None:
-        import sys
-
-        self.n += n
-        tenth = min(10, self.n * 10 // self.total)
-        if tenth > self.shown:
-            self.shown = tenth
-            print(f"cosim: {self.desc}: {tenth * 10} % read ({self.n / 1e6:.0f} of {self.total / 1e6:.0f} MB)", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        pass

@@ -33,6 +33,15 @@ class ClusterSpec:
     powered_cores: int | None = None
     temperature_c: float | None = None  # die temperature [°C]; None: the training board's along the model's curve
 
+    def __repr__(self) -> str:  # one line, the model by name (its file is kilobytes)
+        where = f"CPUs under {self.path}" if self.path is not None else "CPUs of its clock domain"
+        extra = "".join(
+            f", {k}={v!r}"
+            for k, v in (("voltage_v", self.voltage_v), ("powered_cores", self.powered_cores), ("temperature_c", self.temperature_c))
+            if v is not None
+        )
+        return f"ClusterSpec({self.name!r}, {where}, model {self.model.name!r}{extra})"
+
 
 def resolve_cluster(config: Gem5Config, spec: ClusterSpec, ticks_per_s: float) -> Cluster:
     """The config's :class:`Cluster` for ``spec``, with frequencies at the run's tick rate."""

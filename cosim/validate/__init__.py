@@ -20,8 +20,8 @@ def validate(measured, runs, *, split=None, models: tuple[str, ...] = ()) -> Val
     ``split``: an ARMPM split file (``cbench_split.data``) whose columns say which programs are training ones;
     ``models``: price every run with each of these models in turn (default: the model ``cosim power`` picks).
     """
-    from cosim.dse.sweep import progress_of
     from cosim.models.modelfile import load_model
+    from cosim.progress import each
 
     board, label = read_board(measured)
     found = find_runs(runs)
@@ -36,7 +36,7 @@ def validate(measured, runs, *, split=None, models: tuple[str, ...] = ()) -> Val
         jobs = [(m, program, folder) for m in models or (None,) for program, folder in found]
         sims = [
             read_sim(program, folder, events=events, model=m)
-            for m, program, folder in progress_of(jobs, len(jobs), _tty(), what="validate")
+            for m, program, folder in each(jobs, label="validate", unit="runs", enabled=_tty())
         ]
     # one warning per cause, not one per run: 33 runs at three clocks say the same three things
     for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, CosimWarning)):
