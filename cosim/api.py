@@ -120,7 +120,8 @@ def whatif_of(run: Run, *, freqs: Mapping[str, list[float]], any_isa: bool = Fal
     read = read_stats(run.stats_path, stats=whatif_stats(config, specs))
     stats, warmup = split_warmup(read)  # a warm-up dump before a stats reset is no part of the run rescaled
     recorded = recorded_run(stats, config, specs, any_isa=any_isa)
-    table = rescale(recorded, dvfs_grid(recorded, dict(freqs)), extrapolate=extrapolate)
+    clocks = {name: [float(f) for f in values] for name, values in freqs.items()}  # floats, as the command parses them
+    table = rescale(recorded, dvfs_grid(recorded, clocks), extrapolate=extrapolate)
     table["pareto"] = pareto_front(table)
     if warmup is not None:
         table["flags"] = [";".join(f for f in (str(text), WARMUP_FLAG) if f) for text in table["flags"]]
@@ -210,9 +211,9 @@ def gpu(
     if found.model_kind == "rail":
         table = price_gpu(
             found,
-            gpu_mhz=gpu_mhz,
-            emc_mhz=emc_mhz,
-            cpu_lp_mhz=cpu_lp_mhz,
+            gpu_mhz=float(gpu_mhz),  # a clock is a float as the command parses it, also when given as 612
+            emc_mhz=float(emc_mhz),
+            cpu_lp_mhz=float(cpu_lp_mhz),
             activity=activity,
             launch_times=launch_times,
             gpu_trace=gpu_trace,
