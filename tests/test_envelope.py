@@ -279,8 +279,10 @@ def test_the_big_clusters_static_power_is_the_published_polynomial_scaled_to_its
     assert result.returncode == 0, result.stderr
     big = pd.read_csv(out).query("cluster == 'bigCluster'")
     assert (big["n_cpus"] == 2).all()
-    # the form within 0.5 % of the polynomial there: its stated fit (-0.5 mW at 1800 MHz) and gem5's 0.08 % lower clock
-    assert big["static_w"].to_numpy() == pytest.approx(published_w * (1 - 0.75 + 0.75 * 2 / 4), rel=0.005)
+    # the form is fitted on the Powmon rows (measured voltage and die temperature), not on the polynomial: on the curve
+    # at the clock's training temperature it stays within 0.5 x the model's 2 SER (0.10 W over 4 cores) of it
+    expected = published_w * (1 - 0.75 + 0.75 * 2 / 4)
+    assert np.abs(big["static_w"].to_numpy() - expected).max() < 0.05 * (1 - 0.75 + 0.75 * 2 / 4)
 
 
 @needs_shared

@@ -22,6 +22,7 @@ from cosim.models.envelope import (
     cores_factor,
     interval_half_width_w,
     operating_point_power_w,
+    powered_cores_assumed,
     refuse_beyond_band,
     temperature_flag,
     voltage_off_curve,
@@ -316,6 +317,7 @@ def _cluster_timeline(
     # (a cache that never missed) count 0
     idle = idle_cpus(stats, cluster)
     missing += [f"idle_cpu:{cpu}" for cpu in idle]
+    missing += ["powered_cores_assumed"] if powered_cores_assumed(model, powered) else []  # the assumed per-core share
     missing += [f"absent_zero:{e}" for e, by in sorted(rates.absent.items()) if set(by) - set(idle) and e not in rates.missing]
     top = np.maximum(freq, change.before_mhz)  # a split epoch is extrapolated where either of its clocks is
     out["flags"] = np.array(flag_text(op, subst, nan_input, bad, model, cluster, extra_flags + missing, top), dtype=object)
