@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from cosim.fit.static_rows import armpm_rows, powmon_rows, split_programs
-from cosim.fit.static_split import T_REF_C, Split, bootstrap, curve_temperature, fit_split, held_out
+from cosim.fit.static_split import T_REF_C, Split, bootstrap, curve_temperature, fit_split, held_out, predict_w
 from cosim.models.walker import static_power_w
 
 POWMON = "gemstone/sample-input-data/asrtpm-A15-powmon-data.csv"
@@ -85,7 +85,7 @@ def _block(point: Split, reps: np.ndarray, *, curve: list[list[float]], trained:
 def _held_out_rel_ser(rows, split: Split, test: np.ndarray, curve) -> float:
     c = np.asarray(curve)
     t = np.interp(rows.freq_mhz, c[:, 0], c[:, 1])
-    pred = rows.dynamic_w + split.static_w(rows.freq_mhz, rows.voltage_v, t)
+    pred = predict_w(rows, split, t)
     rel = (pred - rows.power_w) / rows.power_w
     return float(np.sqrt(np.mean(rel[test] ** 2)))
 

@@ -16,6 +16,17 @@ def _dynamic_w(model, measured) -> np.ndarray:
     return cluster_power_w(eph, f, measured.voltage_v, model.dynamic, ())["dynamic_w"]
 
 
+def _terms_w(model, measured) -> np.ndarray:
+    """Each dynamic term's power at coefficient 1 [W] (rows x terms): the columns of a joint refit."""
+    import dataclasses
+
+    f = measured.freq_mhz
+    eph = {e: r / f for e, r in measured.rates.items()}
+    unit = tuple(dataclasses.replace(t, coefficient=1.0) for t in model.dynamic)
+    out = cluster_power_w(eph, f, measured.voltage_v, unit, ())
+    return np.column_stack([out[f"term_{t.name}_w"] for t in unit])
+
+
 def powmon_rows(model, path: str | Path) -> SplitRows:
     """Powmon's A15 rows: measured rail voltage, 'Average Temperature A15', busy cores = threads of the core mask."""
     from cosim.readers.measured import read_measured
@@ -31,6 +42,7 @@ def powmon_rows(model, path: str | Path) -> SplitRows:
         busy_cores=t["Core Mask"].astype(str).str.count(":").to_numpy() + 1,
         group=t["Workload Name"].astype(str).to_numpy(),
         source=str(path),
+        terms_w=_terms_w(model, m),
     )
 
 
@@ -49,6 +61,7 @@ def armpm_rows(model, path: str | Path, *, busy_cores: int) -> SplitRows:
         busy_cores=np.full(len(t), busy_cores),
         group=t["Benchmark"].astype(str).to_numpy(),
         source=str(path),
+        terms_w=_terms_w(model, m),
     )
 
 

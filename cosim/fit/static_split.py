@@ -39,11 +39,16 @@ class SplitRows:
     busy_cores: np.ndarray  # cores running the workload (the rest idle, powered)
     group: np.ndarray  # workload / program name
     source: str = ""
+    terms_w: np.ndarray | None = None  # (rows, terms): each dynamic term's power at coefficient 1 (a joint fit's columns)
 
     def take(self, mask: np.ndarray) -> SplitRows:
         import dataclasses
 
-        arrays = {f.name: getattr(self, f.name)[mask] for f in dataclasses.fields(self) if f.name != "source"}
+        arrays = {
+            f.name: getattr(self, f.name)[mask]
+            for f in dataclasses.fields(self)
+            if f.name != "source" and getattr(self, f.name) is not None
+        }
         return dataclasses.replace(self, **arrays)
 
 
@@ -53,6 +58,7 @@ class Split:
     b: float  # [W / V] at 1 V and T_REF_C
     k: float  # [1/V]
     kappa: float  # [1/K]
+    dynamic: tuple[float, ...] = ()  # a joint fit's dynamic coefficients (same order as SplitRows.terms_w)
 
     def static_w(self, f, v, t) -> np.ndarray:
         f, v, t = (np.asarray(x, dtype=float) for x in (f, v, t))
@@ -68,27 +74,32 @@ def held_out(group: np.ndarray) -> np.ndarray:
     return np.array([zlib.crc32(str(g).encode()) % 4 == 0 for g in group])
 
 
-def _inner(rows: SplitRows, k: float, kappa: float) -> tuple[float, float, float]:
-    from scipy.optimize import nnls
+def _inner(rows: SplitRows, k: float, kappa: float, joint: bool = False) -> tuple[np.ndarray, float]:
+    """Coefficients (a, b[, dynamic...]) for one (k, kappa), a and b >= 0, and the sum of squared residuals."""
+    from scipy.optimize import lsq_linear
 
     x = np.c_[rows.freq_mhz * rows.voltage_v**2, Split(0, 1, k, kappa).leakage_w(rows.voltage_v, rows.temperature_c)]
     y = rows.power_w - rows.dynamic_w
+    if joint and rows.terms_w is not None:
+        x, y = np.c_[x, rows.terms_w], rows.power_w
     scale = np.abs(x).max(axis=0)
     scale[scale == 0] = 1
-    coef, resid = nnls(x / scale, y)
-    return float(coef[0] / scale[0]), float(coef[1] / scale[1]), float(resid**2)
+    lower = np.r_[0.0, 0.0, np.full(x.shape[1] - 2, -np.inf)]
+    coef = lsq_linear(x / scale, y, bounds=(lower, np.inf), method="bvls").x / scale
+    return coef, float(np.sum((x @ coef - y) ** 2))
 
 
-def fit_split(rows: SplitRows, *, start: tuple[float, float] | None = None, fixed_k: float | None = None) -> Split:
+def fit_split(rows: SplitRows, *, start: tuple[float, float] | None = None, fixed_k: float | None = None, joint: bool = False) -> Split:
     """Least squares of measured − dynamic power on the form (module docstring); ``start`` (k, kappa) skips the grid;
-    ``fixed_k`` holds k (where the rows' voltage moves only with the clock, k is not identified by them)."""
+    ``fixed_k`` holds k (where the rows' voltage moves only with the clock, k is not identified by them); ``joint``
+    refits the dynamic coefficients with it (rows with ``terms_w``)."""
     from scipy.optimize import minimize
 
     def params(p) -> tuple[float, float]:
         return (float(np.clip(p[0], 0, 25)) if fixed_k is None else fixed_k), float(np.clip(p[-1], 0, 0.1))
 
     def sse(p) -> float:
-        return _inner(rows, *params(p))[2]
+        return _inner(rows, *params(p), joint)[1]
 
     if start is None:
         ks = np.arange(0, 25.01, 1.0) if fixed_k is None else [fixed_k]
@@ -96,8 +107,16 @@ def fit_split(rows: SplitRows, *, start: tuple[float, float] | None = None, fixe
     x0 = np.array(start if fixed_k is None else start[-1:], dtype=float)
     best = minimize(sse, x0, method="Nelder-Mead", options={"xatol": 1e-5, "fatol": 1e-12})
     k, kappa = params(best.x)
-    a, b, _ = _inner(rows, k, kappa)
-    return Split(a=a, b=b, k=k, kappa=kappa)
+    coef, _ = _inner(rows, k, kappa, joint)
+    return Split(a=float(coef[0]), b=float(coef[1]), k=k, kappa=kappa, dynamic=tuple(float(c) for c in coef[2:]))
+
+
+def predict_w(rows: SplitRows, split: Split, temperature_c: np.ndarray | None = None) -> np.ndarray:
+    """The rows' power [W] with ``split`` (its own dynamic coefficients where it has them), at ``temperature_c``
+    (default: each row's measured die temperature)."""
+    t = rows.temperature_c if temperature_c is None else temperature_c
+    dyn = rows.terms_w @ np.array(split.dynamic) if split.dynamic and rows.terms_w is not None else rows.dynamic_w
+    return dyn + split.static_w(rows.freq_mhz, rows.voltage_v, t)
 
 
 def bootstrap(rows: SplitRows, point: Split, *, n: int = 200, seed: int = 0, ks: np.ndarray | None = None) -> np.ndarray:
