@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,7 @@ FORM = "S(f, V, T) = a * f[MHz] * V^2 + b * V * exp(k * (V - 1)) * exp(kappa * (
 #: the powered-core rule of the three A15 models: an assumption (no log varies powered cores), its interval the
 #: physical range: at least half the cluster's static power is in its four cores (each core with its L1s is about
 #: the size of the 2 MB L2 and SCU together on the Exynos 5422 die), at most all of it
-CORES_RULE = {
+CORES_RULE: dict[str, Any] = {
     "per_core_static_fraction": 0.75,
     "interval": [0.5, 1.0],
     "basis": "assumption, not measured (no log varies powered cores: the boards' idle cores stay powered, in WFI): "
