@@ -8,6 +8,7 @@ shares' intervals come from the replicates the files state.
 from __future__ import annotations
 
 import argparse
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -144,6 +145,36 @@ def armpm(models: Path, data: Path) -> None:
     )
 
 
+def parsec_busy(models: Path, data: Path) -> None:
+    """ARMPM's PARSEC on 1 and 2 busy cores.  Its logs do not count 0x03, which the board model needs, so a model of
+    the board model's other events (0x11, 0x08-0x10, 0x04, 0x10) is refitted jointly with the static form (k from
+    Powmon: ARMPM's voltage moves only with its clocks) on the training programs at one count, and scored on the
+    test programs at the other."""
+    import dataclasses
+
+    from cosim.models.modelfile import load_model
+
+    board = load_model(str(models / "cortex-a15-armpm-xu3.json"))
+    proxy = dataclasses.replace(board, dynamic=tuple(t for t in board.dynamic if "0x03" not in t.events))
+    walker = load_model(str(models / "cortex-a15-walker2017.json")).raw["static_form"]
+    walker_k = walker["k_per_v"]
+    folder = data / "armpm" / "Concatenated_Data" / "PARSEC"
+    rows = {n: armpm_rows(proxy, folder / f"xu3_cset_perfcpu_PARSEC_eMMC_{n}core_big.data", busy_cores=n) for n in (1, 2)}
+    train, test = split_programs(data / "armpm" / "PARSEC_split.data")
+    print(f"## ARMPM PARSEC busy cores (events {', '.join(t.name for t in proxy.dynamic)}; training / test programs of PARSEC_split.data)")
+    for (fit_n, score_n), kappa in itertools.product(((1, 2), (2, 1)), (None, walker["temperature"]["kappa_per_k"])):
+        fit_rows = rows[fit_n].take(np.isin(rows[fit_n].group, sorted(train)))
+        s = fit_split(fit_rows, fixed_k=walker_k, fixed_kappa=kappa, joint=True)
+        at = rows[score_n]
+        held = np.isin(at.group, sorted(test))
+        same = np.isin(rows[fit_n].group, sorted(test))
+        print(
+            f"fit on {fit_n} busy -> {score_n} busy, test programs: MAPE {mape_pct(predict_w(at, s)[held], at.power_w[held]):.2f} % "
+            f"(same count, test programs: {mape_pct(predict_w(rows[fit_n], s)[same], rows[fit_n].power_w[same]):.2f} %; "
+            f"a {s.a:.4g}, b {s.b:.4g}, kappa {s.kappa:.3g}{' (Powmon' + chr(39) + 's)' if kappa else ''})"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     from cosim.models.modelfile import load_model
 
@@ -158,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     joint(rows)
     extrapolation(rows)
     armpm(args.models, args.data)
+    parsec_busy(args.models, args.data)
     return 0
 
 

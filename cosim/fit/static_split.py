@@ -89,14 +89,22 @@ def _inner(rows: SplitRows, k: float, kappa: float, joint: bool = False) -> tupl
     return coef, float(np.sum((x @ coef - y) ** 2))
 
 
-def fit_split(rows: SplitRows, *, start: tuple[float, float] | None = None, fixed_k: float | None = None, joint: bool = False) -> Split:
+def fit_split(
+    rows: SplitRows,
+    *,
+    start: tuple[float, float] | None = None,
+    fixed_k: float | None = None,
+    fixed_kappa: float | None = None,
+    joint: bool = False,
+) -> Split:
     """Least squares of measured − dynamic power on the form (module docstring); ``start`` (k, kappa) skips the grid;
     ``fixed_k`` holds k (where the rows' voltage moves only with the clock, k is not identified by them); ``joint``
-    refits the dynamic coefficients with it (rows with ``terms_w``)."""
+    refits the dynamic coefficients with it (rows with ``terms_w``); ``fixed_kappa`` holds kappa."""
     from scipy.optimize import minimize
 
     def params(p) -> tuple[float, float]:
-        return (float(np.clip(p[0], 0, 25)) if fixed_k is None else fixed_k), float(np.clip(p[-1], 0, 0.1))
+        kappa = float(np.clip(p[-1], 0, 0.1)) if fixed_kappa is None else fixed_kappa
+        return (float(np.clip(p[0], 0, 25)) if fixed_k is None else fixed_k), kappa
 
     def sse(p) -> float:
         return _inner(rows, *params(p), joint)[1]
