@@ -317,12 +317,13 @@ def _cluster_timeline(
     # (a cache that never missed) count 0
     idle = idle_cpus(stats, cluster)
     missing += [f"idle_cpu:{cpu}" for cpu in idle]
-    missing += ["powered_cores_assumed"] if powered_cores_assumed(model, powered) else []  # the assumed per-core share
     missing += [f"absent_zero:{e}" for e, by in sorted(rates.absent.items()) if set(by) - set(idle) and e not in rates.missing]
     top = np.maximum(freq, change.before_mhz)  # a split epoch is extrapolated where either of its clocks is
     out["flags"] = np.array(flag_text(op, subst, nan_input, bad, model, cluster, extra_flags + missing, top), dtype=object)
     for i in np.flatnonzero(credited):
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "wake_credit"]))
+    if powered_cores_assumed(model, powered):  # static power scaled by the assumed per-core share (issue 50)
+        out["flags"] = np.array([";".join(filter(None, [f, "powered_cores_assumed"])) for f in out["flags"]], dtype=object)
     warn_wake_credit(credit, credited, epochs, cluster)
     for i in np.flatnonzero(off_curve):  # a voltage off the model's V-f curve: priced by its static form, widened
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "voltage_off_curve"]))
