@@ -12,8 +12,13 @@ in f and V whose large coefficients cancel; it is right along the V-f curve it w
 
 Domain and assumptions, stated once:
 
-- fitted to the model's own static polynomial at every point of its V-f table (all the model knows about static
-  power), least squares with a, b >= 0 for each k on a grid (0-25 /V, 0.05 /V apart), the best k kept.  The form
+- the shipped A15 models state a, b, k and a temperature term fitted on their boards' measured rows
+  (:mod:`cosim.fit.static_split`, ``python -m cosim.fit.static_models``), with the bootstrap refits the intervals
+  come from; b is then the leakage at 1 V and ``reference_c``, and with no die temperature given static power is
+  priced at the training rows' mean temperature at each clock (non-decreasing in the clock);
+- a file without that block is fitted to the model's own static polynomial at every point of its V-f table (all
+  the model knows about static power), least squares with a, b >= 0 for each k on a grid (0-25 /V, 0.05 /V apart),
+  the best k kept.  The form
   and its fit were chosen on the A15 refitted on Powmon <= 1400 MHz and priced at 1600 MHz (a third term, a leakage
   floor c * V, fitted the table as well and extrapolated worse: docs/explanation/envelope.md);
 - a, b >= 0 and k >= 0 make S >= 0, rising in V at every clock and rising in f at every voltage, continuous
