@@ -118,3 +118,19 @@ def test_static_power_is_continuous_and_monotone_in_temperature_and_priced_at_th
     assert (np.diff(s) > 0).all()
     at_curve = form.static_w(1800.0, 1.17, float(form.curve_temperature(1800.0)))
     assert form.static_w(1800.0, 1.17) == pytest.approx(at_curve, rel=1e-12)
+
+
+def test_cluster_static_power_at_a_clock_voltage_temperature_and_cores():
+    """The thermal loop's function: the file's form at (f, V, T) written out by hand, two of four powered cores
+    scaling it by 1 - 0.75 + 0.75 * 2 / 4; the busy cores change nothing (measured: docs/explanation/envelope.md)."""
+    from cosim.models.envelope import cluster_static_w
+
+    model = load_model("cortex-a15-walker2017")
+    form = model.raw["static_form"]
+    f, v, t = 1400.0, 1.03, 70.0
+    by_hand = form["a_w_per_mhz_v2"] * f * v**2 + form["b_w_per_v"] * v * math.exp(form["k_per_v"] * (v - 1)) * math.exp(
+        form["temperature"]["kappa_per_k"] * (t - form["temperature"]["reference_c"])
+    )
+    got = cluster_static_w(model, freq_mhz=f, voltage_v=v, temperature_c=t, busy_cores=1, powered_cores=2)
+    assert float(got) == pytest.approx(by_hand * 0.625, rel=1e-12)
+    assert float(cluster_static_w(model, freq_mhz=f, voltage_v=v, temperature_c=t, busy_cores=4)) == pytest.approx(by_hand, rel=1e-12)

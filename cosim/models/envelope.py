@@ -161,6 +161,25 @@ def static_at_w(model, freq_mhz: np.ndarray, voltage_v: np.ndarray, *, temperatu
     return static_form(model).static_w(freq_mhz, voltage_v, temperature_c)
 
 
+def cluster_static_w(
+    model,
+    *,
+    freq_mhz,
+    voltage_v,
+    temperature_c=None,
+    busy_cores: int | None = None,
+    powered_cores: int | None = None,
+) -> np.ndarray:
+    """A cluster's static power [W] at a clock [MHz], voltage [V], die temperature [°C] (None: the training board's at
+    that clock), busy cores and powered cores (None: the model's ``cores_per_cluster``), numpy only: what a thermal
+    loop calls each epoch.  ``busy_cores`` is accepted and does not change it: measured on Powmon's core masks 1-4,
+    static power does not follow the busy cores beyond what the dynamic terms and the die temperature carry
+    (docs/explanation/envelope.md); powered cores scale it by the assumed per-core share (:func:`cores_factor`)."""
+    del busy_cores  # measured to have no effect of its own (see the docstring)
+    scale = 1.0 if powered_cores is None else cores_factor(model, powered_cores)
+    return static_at_w(model, freq_mhz, voltage_v, temperature_c=temperature_c) * scale
+
+
 def temperature_flag(model, temperature_c: float | None) -> str:
     """The flag a given die temperature [°C] puts on every row (:func:`temperature_flags` of one row)."""
     return str(temperature_flags(model, temperature_c, 1)[0])
