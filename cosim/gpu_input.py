@@ -46,6 +46,8 @@ _NOT_PRICED = {
     "nvidia-smi": "an nvidia-smi log is measured power over time (its energy per kernel: cosim gpu-energy LOG TRACE)",
     "nvidia-smi-dmon": "an nvidia-smi dmon log is measured power over time (its energy per kernel: cosim gpu-energy LOG TRACE)",
     "nsys-kern-sum": "an nsys kernel summary holds times, not the metrics a power model prices",
+    "tegrastats": "a tegrastats log is a Jetson's measured rail power over time",
+    "power-csv": "a power log is measured power over time (its energy per kernel: cosim gpu-energy LOG TRACE)",
 }
 
 
@@ -93,10 +95,11 @@ def read_gpu(path: str | Path, *, class_map: str | Path | None = None, ignore_me
 
         # unknown metrics are refused after the device check: a GTX 980 log is refused for its device first
         return fmt, "nvprof", read_nvprof(path, ignore_metrics=list(ignore_metrics), allow_unknown=True)
-    if fmt == "ncu":
+    if fmt in ("ncu", "ncu-text"):  # --csv or the default text report: the same rows
         from cosim.readers.ncu import nvprof_metrics_from_ncu, read_ncu
+        from cosim.readers.ncu_text import read_ncu_text
 
-        long = read_ncu(path)
+        long = read_ncu(path) if fmt == "ncu" else read_ncu_text(path)
         try:
             return fmt, "nvprof", nvprof_metrics_from_ncu(long)
         except CosimError:  # none of the model's metrics: first, whether the model could price this GPU at all
@@ -211,8 +214,7 @@ def _open_gpu(path: Path, *, model, class_map, ignore_metrics, keep_unknown: boo
 
 
 def _no_model_of(path: Path, what: str, device: str | None, capability: str | None) -> None:
-    """Refuse, in one line saying what cosim can do instead, profiler metrics of a GPU the rail model (the one model
-    of profiler metrics) was not trained on; return when it was, or when the data names no device."""
+    """Refuse (one line, saying what cosim can do instead) profiler metrics of a GPU the rail model was not trained on."""
     from cosim.models.device import device_flag, device_name
     from cosim.models.modelfile import read_model_json
 
@@ -228,8 +230,7 @@ def _no_model_of(path: Path, what: str, device: str | None, capability: str | No
 
 
 def _gpgpusim_for_the_rail_model(path: Path, data) -> CosimError:
-    """Where a GPGPU-Sim log given to the rail model goes: the access-rate model where its device fits, else the
-    honest answer that cosim has no model of that GPU."""
+    """Where a GPGPU-Sim log given to the rail model goes: the access-rate model where its device fits, else none."""
     from cosim.models.device import device_flag
     from cosim.models.modelfile import read_model_json
 
@@ -306,12 +307,10 @@ def price_gpu(
 ) -> pd.DataFrame:
     """Per-kernel (and idle) power [W] and energy [J] of a resolved GPU input, by its model.
 
-    Rail model: ``gpu_mhz``, ``emc_mhz``, ``cpu_lp_mhz`` [MHz], ``activity`` (ACTMON-style CSV),
-    ``launch_times`` or ``gpu_trace`` (kernel start times), ``gap_s`` [s], ``railgate_delay_s`` [s].
-    Access-rate model: ``gpu_clock_mhz`` [MHz], ``idle_power_w`` ({level: W}), ``transfers`` (CSV
-    launch,size_bytes), ``launch_times``, ``gap_s``. The background power of the rail model is
-    :func:`rail_background`.
-    """
+    Rail model: ``gpu_mhz``, ``emc_mhz``, ``cpu_lp_mhz`` [MHz], ``activity`` (ACTMON-style CSV), ``launch_times`` or
+    ``gpu_trace`` (kernel start times), ``gap_s`` [s], ``railgate_delay_s`` [s].  Access-rate model: ``gpu_clock_mhz``
+    [MHz], ``idle_power_w`` ({level: W}), ``transfers`` (CSV launch,size_bytes), ``launch_times``, ``gap_s``.  The
+    background power of the rail model is :func:`rail_background`."""
     if gpu.model_kind == "rail":
         return _rail_timeline(
             gpu,

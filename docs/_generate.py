@@ -12,6 +12,7 @@ from _kernel_validation import kernel_validation_table
 from _ruby import ruby_runs_table
 from _runnable import write_outputs
 from _silicon import board_model_table, silicon_table
+from _silicon_figures import recorded_table
 from _validation import validation_table
 
 
@@ -28,6 +29,7 @@ def generate_all(out: Path) -> None:
     (out / "gpu-energy-public-table.md").write_text(public_pairs_table())
     (out / "ruby-runs.md").write_text(ruby_runs_table())
     (out / "silicon-model.md").write_text(board_model_table())
+    (out / "silicon-figures.md").write_text(recorded_table())
     (out / "whatif-score-table.md").write_text(whatif_score_table())
     figures(out)
     write_outputs(out / "out")  # what the pages' commands print, from running them as written

@@ -113,7 +113,7 @@ def test_model_file_missing_a_coefficient(run, tmp_path):
     del data["dynamic_terms"][3]["coefficient"]
     (tmp_path / "bad.json").write_text(json.dumps(data))
     result = cosim("power", run, "--model", tmp_path / "bad.json", "--cluster", "big=system.bigCluster")
-    assert_one_line_error(result, "bad.json", "dynamic_terms[3] (0x6a) has no 'coefficient'")
+    assert_one_line_error(result, "bad.json", "dynamic_terms[3] (0x6a).coefficient is absent; it must be a finite number")
 
 
 def test_frequency_not_in_vf_table_under_strict(run, tmp_path):

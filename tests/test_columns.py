@@ -20,7 +20,7 @@ from cosim.timeline.clusters import ClusterSpec, stats_needed
 from cosim.timeline.cpu import power_timeline, timeline_columns
 
 RUNS = sorted(p for p in (REPO / "traces").glob("cosim-v24-*") if (p / "stats.txt.gz").exists())
-PANDAS_CSV = {"index": False, "float_format": "%.9g", "lineterminator": "\n"}
+PANDAS_CSV = {"index": False, "lineterminator": "\n"}
 
 
 def _specs() -> list[ClusterSpec]:

@@ -84,3 +84,69 @@ def test_the_design_file_page_quotes_the_explore_driver_cost_the_benchmark_recor
         assert not shown.startswith("not measured") and shown in page, shown
     readme_row = next(b for b in DATA["bench"] if b["bench"] == "explore_driver_1000_points")
     assert bench_value(readme_row) in page
+
+
+# --- the silicon figures: every one a recomputation ------------------------------------------------------------------
+
+import math  # noqa: E402
+
+from _silicon import silicon_table  # noqa: E402
+from _silicon_figures import CLAIMS, RECORDED, from_validation, quoted, recompute  # noqa: E402
+from helpers import needs_shared  # noqa: E402
+
+from cosim.validate.interval import read_validation  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def silicon(tmp_path_factory):
+    """``cosim validate`` as the docs give it, run now on ../shared (about 4 s of CPU), and every figure from it."""
+    out = tmp_path_factory.mktemp("silicon") / "validate.csv"
+    figures = recompute(out)
+    return out, figures
+
+
+def test_every_quoted_silicon_figure_is_the_recorded_tables():
+    """Without ../shared too: each figure README and the docs quote (``_silicon_figures.CLAIMS``) reads, at the digits
+    shown, what the recorded ``cosim validate`` table gives (the test split's figure needs the board's log: below)."""
+    figures = from_validation(read_validation(RECORDED))
+    checked = [(file, name, value, shown) for file, name, value, shown in quoted(figures | _absent_test_split(figures)) if name in figures]
+    assert len(checked) == len(CLAIMS) - 1
+    assert [c for c in checked if c[3] is None] == [], "rerun: python docs/_silicon_figures.py, and quote what it prints"
+
+
+def _absent_test_split(figures: dict) -> dict:
+    return {name: math.nan for _, _, name, _ in CLAIMS if name not in figures}
+
+
+@needs_shared
+def test_the_silicon_table_is_what_cosim_validate_gives_now(silicon):
+    """docs/explanation/silicon/xu3-a15-mibench-train.csv, which the docs render, is what the docs' command writes now
+    from ../shared.  Tolerance: 1e-6 relative on every numeric cell.  The same code on the same data is deterministic;
+    the CSV keeps 9 significant digits, so only its formatting (~1e-9) and a platform's float rounding may differ, while
+    the smallest change the docs would show is 0.05 of a rounded 0.1 % (5e-4 relative): any re-pricing that could move a
+    shown figure fails here (a re-run of the 0.4 table differed by up to 0.24 points)."""
+    out, _ = silicon
+    now, recorded = read_validation(out), read_validation(RECORDED)
+    assert [(r["program"], r["clock_mhz"], r["model"]) for r in now] == [(r["program"], r["clock_mhz"], r["model"]) for r in recorded]
+    for a, b in zip(now, recorded):
+        for key, value in a.items():
+            if isinstance(value, float) and math.isfinite(value):
+                assert b[key] == pytest.approx(value, rel=1e-6, abs=1e-12), (
+                    a["program"],
+                    a["clock_mhz"],
+                    a["model"],
+                    key,
+                    "rerun: python docs/_silicon_figures.py --write",
+                )
+            else:
+                assert str(b[key]) == str(value) or (isinstance(value, float) and math.isnan(b[key])), (a["program"], key)
+    assert silicon_table(out) == silicon_table(RECORDED)
+
+
+@needs_shared
+def test_every_quoted_silicon_figure_is_the_recomputation(silicon):
+    """Each figure README and the docs quote is, at the digits shown, what ../shared gives now, the test split's
+    included (the board's model on its test programs' own counters)."""
+    _, figures = silicon
+    wrong = [(file, name, f"{value:.2f} %") for file, name, value, shown in quoted(figures) if shown is None]
+    assert wrong == [], "rerun: python docs/_silicon_figures.py, and quote what it prints"

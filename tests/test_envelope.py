@@ -82,7 +82,12 @@ def test_static_between_sparse_table_points_follows_the_boards_idle_power():
 def test_walker_polynomial_is_never_used_above_its_range():
     model = load_model("cortex-a15-walker2017")
     raw = float(static_power_w(np.array([2000.0]), np.array([1.2521]), model.static)[0])
-    assert raw == pytest.approx(0.2455, abs=1e-3)  # the figure the old refusal named
+    # asrtpm-A15.params' static terms written out by hand (as above): the figure the old refusal named, 0.2455 W
+    w = (-752.5773198197522, 0.15156115764402214, 2506.4031159976585, -0.6025387920783244, -2774.438446189505, 0.7649683490065091)
+    w += (1020.9510614494442, -0.31399318221257083)
+    f, v = 2000.0, 1.2521
+    by_hand = w[0] + w[1] * f + w[2] * v + w[3] * f * v + w[4] * v**2 + w[5] * f * v**2 + w[6] * v**3 + w[7] * f * v**3
+    assert raw == pytest.approx(by_hand, rel=1e-9)
     assert static_at_w(model, np.array([2000.0]), np.array([1.2521]))[0] > 0.802
 
 
@@ -361,8 +366,8 @@ def test_an_interval_never_reaches_below_zero_watts(tmp_path):
 
 
 @needs_shared
-@pytest.mark.parametrize(("fitted_on", "expected"), [("measured", (3.42, 4.03)), ("table", (3.72, 4.68))])
-def test_a15_refit_with_the_die_temperature_meets_the_5_percent_goal(tmp_path_factory, fitted_on, expected):
+@pytest.mark.parametrize("fitted_on", ["measured", "table"])
+def test_a15_refit_with_the_die_temperature_meets_the_5_percent_goal(tmp_path_factory, fitted_on):
     """Issue 42's goal, <= 5 % at 1800 MHz from a refit <= 1600 MHz at both the measured and the table's voltage:
     not met without temperature (5.56 / 6.74 % and 4.78 / 5.98 %), met with each row's die temperature, the term
     (cosim.fit.temperature) fitted on the refit's own <= 1600 MHz rows, the 1800 MHz rows held out."""
@@ -408,8 +413,11 @@ def test_a15_refit_with_the_die_temperature_meets_the_5_percent_goal(tmp_path_fa
         rates={e: r[top] for e, r in measured.rates.items()},
         input_row=None,
     )
-    got = []
+    got, without = [], []
     for voltage in ("measured", "table"):
         pred = apply_model(hot, rows, voltage=voltage, extrapolate=True, temperature_c=t[top])["power_w"].to_numpy()
         got.append(100 * float(np.mean(np.abs(pred - y[top]) / y[top])))
-    assert got == pytest.approx(list(expected), abs=0.01) and max(got) <= 5.0
+        pred = apply_model(model, rows, voltage=voltage, extrapolate=True)["power_w"].to_numpy()
+        without.append(100 * float(np.mean(np.abs(pred - y[top]) / y[top])))
+    # the goal (issue 42: <= 5 %), and the term is what meets it: the held-out rows are better priced with it
+    assert max(got) <= 5.0 and all(a < b for a, b in zip(got, without)), (got, without)

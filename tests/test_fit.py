@@ -84,8 +84,8 @@ def test_reduced_experiment_costs_little(a15):
     idle = (a15.groups["Workload Name"] == "idle").to_numpy()
     result = reduced_experiment(a15, [Term.parse(t) for t in TCAD_TERMS], train_freq_mhz=1000, idle=idle)
     assert result.train_rows == 272 and result.full_rows == 2160  # 240 workload rows at 1 GHz + idle at the other 8 levels
-    assert 0 < result.extra_error_pct < 1.5  # paper: +0.6 %
-    assert result.extra_error_pct == pytest.approx(0.65, abs=0.01)
+    # paper (Walker et al. TCAD 2017, Section VI): +0.6 %, printed to 0.1, so within 0.1 of it
+    assert result.extra_error_pct == pytest.approx(0.6, abs=0.1)
 
 
 def test_voltage_model_recovers_most_of_the_voltage_error(tcad_fit, a15):
@@ -126,8 +126,16 @@ def test_a7_model_from_the_a7_columns():
     assert [s[0] for s in fit.static] == ["intercept", "V"]  # one frequency: the f terms cannot be told apart
     baseline = np.mean(np.abs(table.power_w - table.power_w.mean()) / table.power_w) * 100
     assert fit.cv_grouped.mape_pct < baseline  # better than predicting the mean A7 power
-    assert fit.cv_rows.mape_pct == pytest.approx(3.52, abs=0.01)
-    assert fit.cv_grouped.mape_pct == pytest.approx(3.61, abs=0.01)
+    # Walker et al. TCAD 2017 report 3.8 % for their A7 model: the refit on the same board's A7 rows is no worse
+    assert fit.cv_rows.mape_pct <= 3.8 and fit.cv_grouped.mape_pct <= 3.8
+
+
+def _vif_by_hand(table, events: list[str]) -> np.ndarray:
+    """VIF_j = (R^-1)_jj, R the correlation matrix of the events' Eq. 2 inputs (a textbook identity)."""
+    from cosim.fit.select import _design_inputs
+
+    X = _design_inputs(table, [Term({e: 1}) for e in events]).to_numpy(dtype=float)
+    return np.diag(np.linalg.inv(np.corrcoef(X, rowvar=False)))
 
 
 @needs_shared
@@ -141,10 +149,12 @@ def test_stage1_and_stage2_on_armpm_raw_counts():
     selection = stage1(table, candidates, n_events=7)
     assert selection.events == ["0x11", "0x08", "0x05", "0x04", "0x10", "0x01", "0x12"]
     assert all(b >= a for a, b in zip(selection.r2_steps, selection.r2_steps[1:]))
-    assert selection.vif["0x08"] == pytest.approx(8.76, abs=0.01) and selection.vif.drop("0x08").max() < 5.5
+    # VIF by another route than cosim.fit.ols.vif: the diagonal of the inverse correlation matrix of the model inputs
+    assert selection.vif.to_numpy() == pytest.approx(_vif_by_hand(table, selection.events), rel=1e-6)
+    assert selection.vif["0x08"] > 5 and selection.vif.drop("0x08").max() < 5.5
     selection = stage2(table, selection)
     assert selection.transforms == ["0x08 -> 0x08-0x12"]  # retired instructions minus branches: nested
-    assert selection.terms_vif["0x08-0x12"] == pytest.approx(7.04, abs=0.01)
+    assert selection.terms_vif["0x08-0x12"] > 5  # nested and still collinear: stage 2 replaces it (below)
     clusters = correlation_clusters(table, candidates)
     assert set(clusters["event"]) == set(candidates) and clusters["cluster"].nunique() > 1
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from cosim.errors import CosimError, CosimWarning
 from cosim.readers.accelwattch_hw import read_hw_power
-from cosim.readers.gpgpusim import read_gpgpusim, read_power_report
+from cosim.readers.gpgpusim import read_power_report
 from cosim.readers.ncu import read_ncu
 from cosim.readers.nsys import read_nsys_kern_sum, read_nsys_trace
 from cosim.readers.nvidia_smi import power_samples, read_dmon, read_query_gpu
@@ -356,16 +356,6 @@ def test_a_complete_last_row_without_a_newline_is_read(tmp_path):
     # a row that stops before its last field is still cut
     with pytest.warns(CosimWarning, match="cut off"):
         assert "srad_v1_k1" not in set(read_hw_power(write(tmp_path, "cut.csv", text[: -len(",5")]))["kernel"])
-
-
-def test_an_accel_sim_block_of_several_launches_is_refused_naming_it(tmp_path):
-    text = (DATA / "accelsim-volta-multistream.log").read_text()
-    text = text.replace(
-        "kernel_name = _Z9vectorAddPKfS0_Pfi\nkernel_launch_uid = 3", "kernel_name = _Z5saxpyifPfS_ _Z5saxpyifPfS_\nkernel_launch_uid = 1 3"
-    )
-    lineno = text.splitlines().index("kernel_name = _Z5saxpyifPfS_ _Z5saxpyifPfS_") + 1
-    with pytest.raises(CosimError, match=rf":{lineno}: one statistics block for 2 launches \(kernel_launch_uid = 1 3"):
-        read_gpgpusim(write(tmp_path, "run.log", text))
 
 
 def test_unified_memory_rows_keep_their_bytes_and_faults_are_counted(tmp_path):

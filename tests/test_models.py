@@ -137,15 +137,18 @@ def _write_model(tmp_path, mutate):
 @pytest.mark.parametrize(
     "mutate, message",
     [
-        (lambda d: d["dynamic_terms"][2].pop("coefficient"), r"dynamic_terms\[2\] \(0x04\) has no 'coefficient'"),
+        (
+            lambda d: d["dynamic_terms"][2].pop("coefficient"),
+            r"dynamic_terms\[2\] \(0x04\)\.coefficient is absent; it must be a finite number",
+        ),
         (
             lambda d: d["static_terms"][0].update(coefficient="big"),
-            r"static_terms\[0\] \(intercept\) 'coefficient' must be a finite number",
+            r'static_terms\[0\] \(intercept\)\.coefficient is "big"; it must be a finite number',
         ),
         (lambda d: d["dynamic_terms"][0].update(coefficient=float("nan")), "must be a finite number"),
-        (lambda d: d.pop("vf_table"), "the file has no 'vf_table'"),
+        (lambda d: d.pop("vf_table"), "vf_table is absent; it must be a JSON object"),
         (lambda d: d.update(schema="other/2"), "reads 'cosim-model/1'"),
-        (lambda d: d["vf_table"].update(points_mhz_v=[]), "points_mhz_v is empty"),
+        (lambda d: d["vf_table"].update(points_mhz_v=[]), r"points_mhz_v is \[\]; it must be a non-empty list"),
     ],
 )
 def test_bad_model_files(tmp_path, mutate, message):

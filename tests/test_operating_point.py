@@ -280,13 +280,15 @@ def test_a_temperature_term_helps_within_the_boards_session_and_not_across_sessi
     base = apply_model(model, measured)["power_w"].to_numpy()
     hot = apply_model(model, measured, temperature_c=t)["power_w"].to_numpy()
     mape = lambda p, a: 100 * float(np.mean(np.abs(p - a) / a))  # noqa: E731
-    assert mape(base[test], y[test]) == pytest.approx(3.36, abs=0.01) and mape(hot[test], y[test]) == pytest.approx(2.87, abs=0.01)
-    assert mape(hot, y) <= 2.8  # Walker et al. 2017, Table IV: 2.8 % on these rows
+    # Walker et al. TCAD 2017, Table IV: 2.8 % on these rows; on the held-out workloads (3.36 -> 2.87 % when measured)
+    # each row's die temperature prices better than the curve's
+    assert mape(hot, y) <= 2.8 and mape(hot[test], y[test]) < mape(base[test], y[test])
     date18 = read_measured(GEMSTONE / "sample-input-data" / "date-18-A15-experiment-breakdown.csv", events=model.events)
     y18, t18 = date18.table["Power A15"].to_numpy(), date18.table["Average Temperature A15"].to_numpy()
     without = mape(apply_model(model, date18)["power_w"].to_numpy(), y18)
     with_term = mape(apply_model(model, date18, temperature_c=t18)["power_w"].to_numpy(), y18)
-    assert without == pytest.approx(3.89, abs=0.01) and with_term == pytest.approx(3.92, abs=0.01)
+    # another session of the board (GemStone's table voltages): the row temperature does not help there (envelope.md)
+    assert with_term > without
 
 
 def json_copy(data):

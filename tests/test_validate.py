@@ -560,3 +560,36 @@ def test_decomposition_sums_to_the_total_for_any_board_and_gem5_activity(board_c
     parts = [v for k, v in row.items() if k.startswith("ln_") and k not in ("ln_total", "ln_model", "ln_activity")]
     assert len(parts) == 7 + 1 + (cores != 4) + 1  # the model's 7 events, clock and voltage, cores if they differ, interaction
     assert row["ln_model"] + math.fsum(parts) == pytest.approx(math.log(1.0 / board_power_w), abs=1e-12)
+
+
+@needs_shared
+def test_validate_reports_training_and_test_rows_apart(tmp_path):
+    """With a split that puts three of the eleven programs gem5 ran in its test column: the coverage and the error
+    figures are printed for training and test rows apart, and a test row's interval is calibrated on every training
+    program (by hand: the training programs' ln(P_gem5 / P_model(board)) at its clock, the model file's grouped CV)."""
+    import statistics
+
+    test = ("security_sha", "telecom_gsm", "consumer_jpeg_c")
+    train = sorted(p.name for p in XU3_RUNS.iterdir() if p.is_dir() and p.name not in test)
+    split = tmp_path / "split.data"
+    split.write_text("#Train Benchmarks\tTest Benchmarks\n" + "".join(f"{a}\t{b}\n" for a, b in zip(train, [*test, *[""] * 20])))
+    out = tmp_path / "v.csv"
+    result = run_cosim("validate", CBENCH, XU3_RUNS, "--split", split, "--model", "cortex-a15-armpm-xu3", "-o", out)
+    assert result.returncode == 0, result.stderr
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    parts = {s: [r for r in rows if r["split"] == s] for s in ("train", "test")}
+    assert len(parts["test"]) == 9 and len(parts["train"]) == 24  # telecom_CRC32 (training, I/O-bound) left out
+    for name, mine in parts.items():
+        inside = 100 * sum(r["board_inside"] == "True" for r in mine) / len(mine)
+        label = "training rows: board inside on" if name == "train" else "test rows: board inside on"
+        assert f"{label} {inside:.0f} % of {len(mine)}" in result.stdout
+        mape = sum(abs(float(r["power_err_pct"])) for r in mine) / len(mine)
+        assert f"{'training' if name == 'train' else 'test'} rows: power MAPE {mape:.1f} %" in result.stdout
+    row = next(r for r in parts["test"] if r["program"] == "telecom_gsm" and float(r["clock_mhz"]) == 1000)
+    others = [float(r["ln_total"]) - float(r["ln_model"]) for r in parts["train"] if float(r["clock_mhz"]) == 1000]
+    cv = json.loads((REPO / "models" / "cortex-a15-armpm-xu3.json").read_text())["fit"]["cv_by_group"]
+    centre = math.log(float(row["power_gem5_w"])) - math.log1p(cv["bias_pct"] / 100) - statistics.mean(others)
+    half = 1.96 * math.hypot(math.log1p(cv["rms_pct"] / 100), statistics.stdev(others))
+    assert float(row["board_lo_w"]) == pytest.approx(math.exp(centre - half), rel=1e-9)
+    assert float(row["board_hi_w"]) == pytest.approx(math.exp(centre + half), rel=1e-9)

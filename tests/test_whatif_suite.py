@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import subprocess
 
 import pandas as pd
@@ -11,7 +13,20 @@ import pytest
 from helpers import GEM5, REPO, needs_gem5, needs_shared
 from whatif_calibrate import COVERAGE, calibrate, rescore, set_table
 from whatif_pairs import CLUSTERS, SE_CLUSTERS, SE_MINOR_CLUSTERS, XU3, compare, xu3_rows
-from whatif_suite import APART_PAIRS, CALIBRATION, PAIRS, PROGRAMS, RUNS, SE_CLOCKS, SE_MINOR_CLOCKS, SE_PROGRAMS, SETUPS, TEST, pool_rows
+from whatif_suite import (
+    APART_PAIRS,
+    CALIBRATION,
+    DESIGN,
+    PAIRS,
+    PROGRAMS,
+    RUNS,
+    SE_CLOCKS,
+    SE_MINOR_CLOCKS,
+    SE_PROGRAMS,
+    SETUPS,
+    TEST,
+    pool_rows,
+)
 
 from cosim import ClusterSpec, load_model, read_config, read_stats
 from cosim.dse import interval
@@ -59,7 +74,11 @@ def test_every_pair_of_every_set_up_is_predicted(rows):
 
 
 def test_the_programs_are_split_into_calibration_and_test_sets():
-    assert set(CALIBRATION).isdisjoint(TEST) and set(CALIBRATION) | set(TEST) == set(PROGRAMS) == set(SE_PROGRAMS)
+    """Calibration, test and design programs (mixed: a mechanism was worked out on it, so it scores nothing) are
+    disjoint and together the suite."""
+    sets = (set(CALIBRATION), set(TEST), set(DESIGN))
+    assert all(a.isdisjoint(b) for a, b in itertools.combinations(sets, 2))
+    assert set.union(*sets) == set(PROGRAMS) == set(SE_PROGRAMS)
     shipped = json.loads(interval.BANDS_FILE.read_text())
     assert shipped["suite_calibration_programs"] == list(CALIBRATION) and set(TEST).isdisjoint(shipped["calibration_programs"])
 
@@ -80,35 +99,113 @@ def test_the_intervals_constants_are_the_calibration_pool(rows):
     assert (table[["runtime_s_coverage_pct", "energy_j_coverage_pct"]] >= 100 * COVERAGE - 1e-9).all().all()
 
 
+@pytest.fixture(scope="module")
+def ex5_big_constants(rows) -> dict:
+    """The interval's constants set on the calibration pool without its ex5_big runs (xu3-mibench-train)."""
+    pool = pool_rows(rows)
+    return calibrate(pool[pool["setup"] != "xu3-mibench"])
+
+
 @needs_shared
-def test_the_interval_holds_on_ex5_big_with_bands_set_without_it(rows):
+def test_the_interval_holds_on_ex5_big_with_bands_set_without_it(ex5_big_constants):
     """xu3-mibench-train (11 MiBench programs on gem5's ex5_big, 66 pairs) scored by constants set on the rest of the
     pool alone: a stricter hold-out than ``score``'s leave-one-program-out (no ex5_big run sets them).  Goal: every
     pair within 5 %, coverage >= 90 %, mean half-width <= 10 % (measured: runtime 65 of 66, office_stringsearch1's
     2000 -> 1000 MHz -5.8 %, a 0.2 ms run)."""
-    pool = pool_rows(rows)
-    xu3 = rescore(xu3_rows(), calibrate(pool[pool["setup"] != "xu3-mibench"]), interval.bands())
+    xu3 = rescore(xu3_rows(), ex5_big_constants, interval.bands())
     assert len(xu3) == 66 and (xu3["energy_j"].abs() <= 5).all() and (xu3["runtime_s"].abs() <= 5).sum() >= 65
     table = set_table(xu3).loc["xu3-mibench"]
     assert table["runtime_s_coverage_pct"] >= 90 and table["energy_j_coverage_pct"] >= 90
     assert table["runtime_s_mean_half_width_pct"] <= 10 and table["energy_j_mean_half_width_pct"] <= 10
 
 
+@needs_shared
+@pytest.mark.xfail(strict=True, reason="measured: 2/3 of the band set without ex5_big still holds 97.0 % / 98.5 % of its 66 pairs")
+def test_the_interval_on_ex5_big_is_not_wider_than_it_needs(ex5_big_constants):
+    """The other side on ex5_big: NARROWER of the band set without it would hold gem5 on fewer than 95 % of its pairs.
+    Not met (strict xfail: it fails the day it is): the energy band set on the other set-ups (1 % + 1 %·|ln(f'/f)|·
+    (0.25 + share)) holds 97 % of ex5_big's pairs even halved; its one-dump base (3 %) is most of it."""
+    scaled = {
+        "runtime_band": [*(x * NARROWER for x in ex5_big_constants["runtime_band"][:2]), ex5_big_constants["runtime_band"][2]],
+        "energy_band": [*(x * NARROWER for x in ex5_big_constants["energy_band"][:2]), ex5_big_constants["energy_band"][2]],
+        "single_dump_base": ex5_big_constants["single_dump_base"] * NARROWER,
+    }
+    table = set_table(rescore(xu3_rows(), scaled, interval.bands())).loc["xu3-mibench"]
+    assert min(table["runtime_s_coverage_pct"], table["energy_j_coverage_pct"]) < 100 * COVERAGE
+
+
 # the goal (issue #37): gem5's value inside the interval on >= 90 % of the test programs' pairs in every set-up, with a
 # mean half-width <= 10 %, runtime and energy; where it is not met the test says so (xfail) with what was measured
 GOAL_COVERAGE_PCT, GOAL_HALF_WIDTH_PCT = 90.0, 10.0
 WIDTH_NOT_MET = {
-    ("se-minor", "runtime_s"): "measured 12.9 %: a Minor CPU's drains read three ways (interval.runtime_shift_s)",
-    ("1c-one", "runtime_s"): "measured 10.4 %: one dump mixes the phases (single_dump_base 2 %), slope 6 % set for ex5_big",
+    ("se-minor", "runtime_s"): "measured 10.2 %: a Minor CPU's drains read three ways (interval.runtime_shift_s)",
 }
+# Two-sided: the band is set for COVERAGE (95 %) in every set-up (whatif_calibrate.py), so on programs it never saw it
+# is too narrow where the pairs it holds are fewer than a binomial draw at 95 % gives with probability ALPHA (pairs
+# of one program are not independent, so the tolerance is if anything generous), and too wide where a band NARROWER
+# times as wide (its base, slope and one-dump base scaled) would still hold 95 % in every set-up: one band serves every
+# set-up, so the set-up that needs the most binds it.  2/3, not 1/2: halving the band moves the test programs'
+# coverage from 92.9 % to 81.0 % in the binding set-up (1c-apart), so a band twice as wide as needed would pass a
+# halving test, and doubling the shipped band (measured: every set-up 100 %) must not pass (notes: phys-figures.md).
+ALPHA = 0.05
+NARROWER = 2 / 3
+
+
+def binomial_cdf(k: int, n: int, p: float) -> float:
+    """P(X <= k) for X ~ Binomial(n, p), by the sum (no scipy in the core path)."""
+    return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
+
+
+def test_the_binomial_tolerance_by_hand():
+    """P(X <= 15) for 18 draws at 0.95: 1 - P(16) - P(17) - P(18) = 1 - 0.1683 - 0.3763 - 0.3972 = 0.0581."""
+    assert binomial_cdf(15, 18, 0.95) == pytest.approx(0.0581, abs=5e-4)
+    assert binomial_cdf(18, 18, 0.95) == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("key", ["runtime_s", "energy_j"])
 @pytest.mark.parametrize("setup", SETUPS)
 def test_the_interval_holds_gem5_on_the_test_programs(rows, setup, key):
-    """Programs the constants never saw: coverage >= 90 % in every set-up (whatif.md's test-set table)."""
+    """Programs the constants never saw: coverage >= 90 % in every set-up (whatif.md's test-set table), and not below
+    the calibration's 95 % by more than a binomial draw allows (one-sided, ALPHA): the interval is not too narrow."""
+    part = rows[rows["program"].isin(TEST) & (rows["setup"] == setup)]
+    held, n = int(part[f"{key}_covered"].sum()), len(part)
+    assert 100 * held / n >= GOAL_COVERAGE_PCT, f"{setup} {key}: {held} of {n}"
+    assert binomial_cdf(held, n, COVERAGE) >= ALPHA, f"{setup} {key}: {held} of {n}, too few for {COVERAGE:.0%} (p < {ALPHA})"
+
+
+@pytest.mark.parametrize("key", ["runtime_s", "energy_j"])
+def test_the_interval_is_not_wider_than_the_test_programs_need(rows, key):
+    """The other side: the band NARROWER times as wide would hold gem5 on fewer than 95 % of the test programs' pairs in
+    at least one set-up, so the shipped band is not wider than programs it never saw need (a band everyone passes
+    with at 100 % would fail here)."""
+    test = rows[rows["program"].isin(TEST)]
+    shipped = interval.bands()
+    narrower = {
+        "runtime_band": [shipped["runtime_band"][0] * NARROWER, shipped["runtime_band"][1] * NARROWER, shipped["runtime_band"][2]],
+        "energy_band": [shipped["energy_band"][0] * NARROWER, shipped["energy_band"][1] * NARROWER, shipped["energy_band"][2]],
+        "single_dump_base": shipped["single_dump_base"] * NARROWER,
+    }
+    table = set_table(rescore(test, narrower, shipped)).drop("all")
+    worst = table[f"{key}_coverage_pct"]
+    assert worst.min() < 100 * COVERAGE, f"{key}: {NARROWER:.2f} of the band still holds {worst.min():.1f} % in every set-up"
+
+
+def test_the_docs_score_table_is_the_test_programs_recomputed(rows):
+    """whatif.md's scored table (docs/explanation/whatif-score.json, written by ``python tests/whatif_suite.py score
+    --write``) shows, for the test programs, what the shipped interval gives on this session's pairs: the file rounds
+    to 0.1, so each figure within 0.05 (+ float rounding) of the recomputation."""
+    from whatif_suite import SCORE_FILE
+
+    recorded = {r["setup"]: r for r in json.loads(SCORE_FILE.read_text())["setups"]}
     table = set_table(rows[rows["program"].isin(TEST)])
-    assert table.loc[setup, f"{key}_coverage_pct"] >= GOAL_COVERAGE_PCT
+    for setup in SETUPS:
+        shown = recorded[f"{setup} (test programs)"]
+        for column, value in table.loc[setup].items():
+            assert shown[column] == pytest.approx(float(value), abs=0.05 + 1e-9), (
+                setup,
+                column,
+                "rerun: python tests/whatif_suite.py score --write",
+            )
 
 
 @pytest.mark.parametrize("key", ["runtime_s", "energy_j"])
@@ -149,7 +246,8 @@ def test_every_row_has_an_interval_and_flags():
 
 
 def test_a_minor_cpus_store_misses_are_a_floor_under_its_store_bound_time():
-    """mixed's next_idx loop (a store every 16 bytes, 20 instructions a line) on the LITTLE (Minor) CPU: gem5 takes
+    """The floor was worked out on this program, so mixed is a design program, in no scored figure (whatif_suite.py
+    DESIGN).  mixed's next_idx loop (a store every 16 bytes, 20 instructions a line) on the LITTLE (Minor) CPU: gem5 takes
     98.5 ns a line at 600 MHz (45 ns computing, 87 ns of store-miss latency, the rest waiting) and 75.5 ns at 1400
     MHz (19 ns computing): the misses go one after the other, so the time falls by their L2 cycles and the few core
     cycles that do not overlap them, not by the core time the clock saves (which predicted 72.8 ns, -3.6 %).  The

@@ -59,9 +59,12 @@ PROGRAMS = {
 }
 # the interval's bands are set on the calibration programs' pairs and scored on the test programs' (no program in both):
 # each kind of program on both sides (compute: int_compute, branchy | fp_compute; bandwidth: stream | l2_fit; latency:
-# ptrchase | random_mlp; phases of both: gem5's phases, whose store-miss switch the whole-line reading was read from | mixed)
+# ptrchase | random_mlp; phases of both: gem5's phases, whose store-miss switch the whole-line reading was read from)
 CALIBRATION = ("int_compute", "branchy", "stream", "ptrchase", "phases")
-TEST = ("fp_compute", "l2_fit", "random_mlp", "mixed")
+TEST = ("fp_compute", "l2_fit", "random_mlp")
+# in neither set: a mechanism of the what-if was worked out on it (a Minor CPU's store floor, from mixed's next_idx loop:
+# tests/test_whatif_suite.py, whatif.md), so no figure is scored on it; its pairs are still predicted and listed
+DESIGN = ("mixed",)
 SETUPS = ("1c-epoch", "1c-one", "2c-epoch", "2c-one", "1c-apart", "se-one", "se-minor")
 PAIRS = ((1800, 1400), (1400, 1000), (1000, 600))  # big/LITTLE [MHz]
 # the 1c-apart set-up: the clusters' clocks moved apart (one up, the other down), as a DVFS grid or a study's --dvfs

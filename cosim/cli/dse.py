@@ -117,17 +117,18 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     from cosim.readers.gem5_stats import read_stats
     from cosim.timeline.clusters import resolve_cluster
     from cosim.timeline.core_kind import core_kind_mismatch
-    from cosim.timeline.model_checks import check_cpu_types, check_isa
+    from cosim.timeline.model_checks import check_cpu_types
+    from cosim.timeline.trust import isa_flags
 
     resolved = _open_run(args)
     config, specs = resolved.config, list(resolved.clusters)
-    check_isa(config, [spec.model for spec in specs], any_isa=args.any_isa)
+    isa_flags(config, [spec.model for spec in specs], any_isa=args.any_isa)  # before the stats are read; the rows carry them
     for spec in specs:  # warned, as cosim power does (whose rows carry the flag)
         core_kind_mismatch(resolve_cluster(config, spec, config.ticks_per_s), spec.model)
     freqs = _whatif_freqs(args.freqs, specs)  # before the stats are read
     check_cpu_types(config, specs, str(resolved.stats_path))
     stats = read_stats(resolved.stats_path, stats=whatif_stats(config, specs))
-    run = recorded_run(stats, config, specs)
+    run = recorded_run(stats, config, specs, any_isa=args.any_isa)
     table = whatif(run, dvfs_grid(run, freqs), extrapolate=args.extrapolate)
     table["pareto"] = pareto_front(table)
     choice = choose(table, power_cap_w=args.power_cap, deadline_s=args.deadline)

@@ -103,6 +103,12 @@ def add_dvfs_parsers(sub) -> None:
         "occupancy columns, roofline a grid of clock pairs every benchmark was measured on)",
     )
     kf.add_argument("--validate", action="store_true", help="also report leave-one-benchmark-out errors, coverage and energy saving")
+    kf.add_argument(
+        "--columns",
+        metavar="NAME=COLUMN,...",
+        help="the tables' own column names for benchmark, kernel, core_mhz, mem_mhz, runtime_s (or runtime_ms/_us), power_w "
+        "(e.g. benchmark=app,kernel=kernelName,core_mhz=coreF,mem_mhz=memF,runtime_ms=time,power_w=avgPower); other columns stay features",
+    )
     _progress_option(kf)
     kf.set_defaults(run=_cmd_kernel_fit, output_suffixes=(".json",))
 
@@ -143,6 +149,7 @@ def _cmd_kernel_fit(args: argparse.Namespace) -> int:
     from cosim.kernels.dvfs import check_table, default_reference, device_of, parse_pair, read_dvfs_table
     from cosim.kernels.dvfs_file import fit_model, save_model
     from cosim.kernels.extra import require_extra
+    from cosim.readers.column_map import parse_columns
 
     families = tuple(dict.fromkeys(sorted(args.family or (), key=FAMILY_NAMES.index)))
     # the physics fit needs scipy, the trees scikit-learn: refuse before reading anything
@@ -152,7 +159,7 @@ def _cmd_kernel_fit(args: argparse.Namespace) -> int:
         command="cosim kernel-fit",
     )
     source = ", ".join(map(str, args.tables))
-    tables = [read_dvfs_table(p) for p in args.tables]
+    tables = [mapped_kernel_table(p, parse_columns(args.columns)) if args.columns else read_dvfs_table(p) for p in args.tables]
     table = check_table(pd.concat(tables, ignore_index=True), source=source)
     devices = {device_of(t) for t in tables} - {""}
     if len(devices) > 1:
@@ -179,6 +186,17 @@ def _cmd_kernel_fit(args: argparse.Namespace) -> int:
 
         print(note, file=sys.stderr)
     return 0
+
+
+def mapped_kernel_table(path: Path, columns: dict[str, str]):
+    """A kernel DVFS table (:mod:`cosim.kernels.dvfs`'s schema) from another CSV, its columns named by ``--columns``."""
+    from cosim.kernels.dvfs import check_table
+    from cosim.readers.column_map import rename
+    from cosim.readers.measured import read_table
+
+    if Path(path).is_dir():
+        raise CosimError(f"--columns {path}: a folder; --columns maps the columns of one CSV table")
+    return check_table(rename(read_table(path), columns, source=str(path)), source=str(path))
 
 
 def _default_families(table) -> tuple[str, ...]:

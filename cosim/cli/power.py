@@ -282,6 +282,9 @@ def _standing(rows) -> str:
         where += f" [{n} CPU(s) simulated, {powered} cores powered (--powered-cores)]"
     if scale != 1.0:
         where += f" [{powered} of {int(rows['model_cores'][0])} cores: static scaled by {scale:.3g}]"
+    from cosim.timeline.trust import default_note
+
+    where += default_note(sorted({f[14:] for text in rows["flags"] for f in text.split(";") if f.startswith("model_default:")}))
     idle = sorted({f for text in rows["flags"] for f in text.split(";") if f.startswith("idle_cpu:")})
     if idle:  # gem5's se.py -n 4 with one program: the board's cluster, one core busy and the rest powered idle
         where += f" [{n} cores powered: {n - len(idle)} ran, {len(idle)} never ran (idle: static power, no activity)]"

@@ -40,6 +40,12 @@ def add_parsers(sub) -> None:
     r.add_argument(
         "--allow-partial", action="store_true", help="exit 0 even if the input was cut off (its unfinished last record left out)"
     )
+    r.add_argument(
+        "--columns",
+        metavar="NAME=COLUMN,...",
+        help="another table's columns under cosim's names, unit in the name: a power log (time_s=Time,power_w=Power[,energy_j=E,gpu=G]) "
+        "or a kernel DVFS table (benchmark=,kernel=,core_mhz=,mem_mhz=,runtime_s= or runtime_ms=,power_w=; other columns stay features)",
+    )
     r.add_argument("-o", "--output", type=Path, default=Path("cosim-read.csv"), help="table .csv or .parquet")
     r.set_defaults(run=cmd_read, progress=False)
 
@@ -48,6 +54,8 @@ def cmd_read(args: argparse.Namespace) -> int:
     from cosim.gpu_input import read_table
     from cosim.output import write_table
 
+    if args.columns:
+        return _read_mapped(args)
     fmt, table = read_table(args.input, format=args.format)
     write_table(table, args.output)
     if fmt == "kernel-dvfs":
@@ -58,9 +66,32 @@ def cmd_read(args: argparse.Namespace) -> int:
             f"{len(table.attrs['dvfs']['dropped'])} pair(s) dropped -> {args.output}"
         )
         return 0
-    over = {"gem5": "epoch", "dcgm-dmon": "sample", "gpu-power-samples": "sample", "nvidia-smi": "sample", "nvidia-smi-dmon": "sample"}.get(
-        fmt, "kernel"
-    )
+    samples = ("dcgm-dmon", "gpu-power-samples", "nvidia-smi", "nvidia-smi-dmon", "tegrastats", "power-csv")
+    over = {"gem5": "epoch", **dict.fromkeys(samples, "sample")}.get(fmt, "kernel")
     count = table["kernel"].nunique() if over in ("epoch", "kernel") else table[["device", "launch"]].drop_duplicates().shape[0]
     print(f"{args.input}: {fmt}, {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {count} {over}(s) -> {args.output}")
+    return 0
+
+
+def _read_mapped(args: argparse.Namespace) -> int:
+    """``--columns``: a power log read as power-csv, or a kernel DVFS table checked as kernel-fit reads it."""
+    from cosim.cli.kernels import mapped_kernel_table
+    from cosim.output import write_table
+    from cosim.readers.column_map import KERNEL_TARGETS, parse_columns
+    from cosim.readers.tidy import read
+
+    columns = parse_columns(args.columns)
+    if set(columns) & KERNEL_TARGETS:
+        table = mapped_kernel_table(args.input, columns)
+        write_table(table, args.output)
+        print(
+            f"{args.input}: kernel DVFS table (--columns), {len(table)} row(s) of {table['benchmark'].nunique()} benchmark(s) -> {args.output}"
+        )
+        return 0
+    table = read(args.input, format=args.format, columns=columns)
+    write_table(table, args.output)
+    count = table[["device", "launch"]].drop_duplicates().shape[0]
+    print(
+        f"{args.input}: power-csv (--columns), {len(table)} value(s) of {table['metric'].nunique()} metric(s) over {count} sample(s) -> {args.output}"
+    )
     return 0

@@ -133,6 +133,17 @@ def _print_model(result, model: str) -> None:
         + f"), energy per instruction MAPE {_num(s['epi_mape_pct'], 1)} %, IPC MAPE {_num(s['ipc_mape_pct'], 1)} % over "
         f"{s['priced_rows']} priced row(s) of {s['rows']}"
     )
+    if any(r["split"] for r in rows):  # with --split: the rows that chose (training) and those that did not (test)
+        parts = []
+        for split, name in (("train", "training"), ("test", "test")):
+            p = result.summary(model, split)
+            parts.append(
+                f"{name} rows: power MAPE {_num(p['power_mape_pct'], 1)} %, the model on the board's rates "
+                f"{_num(p['model_board_mape_pct'], 1)} % over {p['priced_rows']}"
+                if p["priced_rows"]
+                else f"no {name} row priced"
+            )
+        print("  by split: " + "; ".join(parts))
     lacks = sorted({e for r in rows for e in r["model_board_inputs_not_board"].split(";") if e})
     inputs = "the board's counted events, voltage, clock and four powered cores"
     if lacks:
@@ -158,13 +169,18 @@ def _print_model(result, model: str) -> None:
     else:
         from cosim.validate.interval import Z, coverage
 
-        c = coverage(result.rows, model)
+        c, t = coverage(result.rows, model, "train"), coverage(result.rows, model, "test")
+        held_out = (
+            f"; test rows: board inside on {t['coverage_pct']:.0f} % of {t['rows']}, mean half-width {t['mean_half_width_pct']:.1f} %"
+            if t["rows"]
+            else "; no test row (no gem5 run of a test program)"
+        )
         print(
             f"  interval holding the board (calibrated on the {len(cal.programs)} training programs; model's own error "
             f"{100 * cal.model_sd:.1f} % sd from {cal.model_source}; gem5's activity "
             + ", ".join(f"{f:g} MHz {100 * m:+.1f} % +- {100 * sd:.1f} %" for f, (m, sd) in cal.activity.items())
-            + f"; +-{Z} sd): board inside on {c['coverage_pct']:.0f} % of {c['rows']} training rows, each calibrated "
-            f"without its own program; mean half-width {c['mean_half_width_pct']:.1f} %"
+            + f"; +-{Z} sd): training rows: board inside on {c['coverage_pct']:.0f} % of {c['rows']}, each calibrated "
+            f"without its own program, mean half-width {c['mean_half_width_pct']:.1f} %{held_out}"
         )
     differ = sorted({r["powered_cores_gem5"] for r in rows if "powered_cores_differ" in r["flags"]})
     if differ:

@@ -88,7 +88,7 @@ from cosim.dse.memory_stats import (
 from cosim.dse.minor_waits import memory_slots, minor_waits
 from cosim.dse.peak import dump_period_s, peak_power_w
 from cosim.dse.recorded import ACTIVE_SHARE, ClusterActivity, RecordedRun, beta_e, clocked_s, cluster_done_s, cluster_finish, last_active
-from cosim.dse.whatif_refusals import refuse_clock_change, refuse_implausible_clocks
+from cosim.dse.whatif_refusals import refuse_clock_change, refuse_implausible_clocks, refuse_whatif_rates
 from cosim.errors import CosimError
 from cosim.models.envelope import cores_factor, outside_clocks, powered_cores_assumed, refuse_beyond_band, static_at_w
 from cosim.models.modelfile import Model, operating_point
@@ -97,6 +97,7 @@ from cosim.readers.gem5_config import Gem5Config
 from cosim.timeline.clusters import ClusterSpec, frequency_mhz, resolve_cluster
 from cosim.timeline.core_kind import other_core_kind
 from cosim.timeline.cycles import checked_cycles
+from cosim.timeline.trust import isa_flags, whatif_cluster_flags
 
 __all__ = ["ClusterActivity", "RecordedRun", "cluster_done_s", "dvfs_grid", "recorded_run", "whatif", "whatif_stats"]
 
@@ -105,9 +106,11 @@ __all__ = ["ClusterActivity", "RecordedRun", "cluster_done_s", "dvfs_grid", "rec
 _QUIESCE_ON_MISS = {"minor", "inorder"}
 
 
-def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[ClusterSpec]) -> RecordedRun:
-    """Per-epoch activity of each cluster of a parsed gem5 run."""
+def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[ClusterSpec], *, any_isa: bool = False) -> RecordedRun:
+    """Per-epoch activity of each cluster of a parsed gem5 run, through the trust check ``cosim power`` applies
+    (:mod:`cosim.timeline.trust`): the same refusals that no clock changes, the same flags on every row."""
     meta = stats.attrs["gem5"]
+    run_flags = tuple(isa_flags(config, [s.model for s in specs], any_isa=any_isa, warn=False))
     duration = stats["duration_s"].to_numpy()
     # the only CPU on its memory: its store misses' latency falls by the L2's cycles as its clock rises (gem5's se.py
     # on phases: 95.6 -> 75.6 ns a miss from 1000 to 2000 MHz, the L2's 42 cycles); with other CPUs on the same
@@ -125,6 +128,7 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
         rates = event_rates(
             stats, cluster, model.events, generation=meta.generation, cores_per_cluster=model.cores_per_cluster, freq_mhz=freq
         )
+        refuse_whatif_rates(stats, cluster, model, rates.eph, path=meta.path)  # no clock changes a rate per cycle
         active = np.zeros((len(cluster.cpus), len(stats)))
         for i, cpu in enumerate(cluster.cpus):
             if f"{cpu}.numCycles" not in stats:
@@ -220,7 +224,9 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 None if minor is None else minor.drain_clocked_s,
                 whole_line,
                 cores_factor(model, cluster.n_cpus),
-                _cluster_flags(cluster, model, unread_stores=unread_stores, unread_memory=memory_unread(stats, cluster)),
+                _cluster_flags(cluster, model, unread_stores=unread_stores, unread_memory=memory_unread(stats, cluster))
+                + run_flags
+                + whatif_cluster_flags(stats, cluster, model),
                 clocked_s(stats, cluster, generation=meta.generation, freq_mhz=freq),
             )
         )
@@ -383,7 +389,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     # a cluster never active above 1 % of an epoch (an idle OS in a full-system run) has no work to rescale: its
     # <cluster>_runtime_s is 0 and it does not stretch the run
     run_flags = ";".join([f"never_active:{name}" for name, last in finish.items() if last < 0] + [f for c in run.clusters for f in c.flags])
-    out["flags"] = [";".join(sorted(f for f in (*str(a).split(";"), b, run_flags) if f)) for a, b in zip(out["flags"], extra)]
+    out["flags"] = [";".join(sorted({f for f in (*str(a).split(";"), b, *run_flags.split(";")) if f})) for a, b in zip(out["flags"], extra)]
     return out[
         [
             *grid.columns,

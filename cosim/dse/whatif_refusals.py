@@ -10,6 +10,7 @@ from cosim.errors import CosimError
 from cosim.models.modelfile import Model
 from cosim.models.plausibility import refuse_implausible, static_reasons
 from cosim.timeline.clock_change import clock_change
+from cosim.timeline.trust import refuse_rates
 
 
 def refuse_clock_change(stats: pd.DataFrame, cluster, *, freq_mhz: np.ndarray, duration_s: np.ndarray, path: str) -> None:
@@ -38,4 +39,16 @@ def refuse_implausible_clocks(name: str, model: Model, freq_mhz: np.ndarray, vol
         "or price it with another --model",
         unit="clock",
         keep=None,  # the what-if writes no implausible row
+    )
+
+
+def refuse_whatif_rates(stats: pd.DataFrame, cluster, model: Model, eph, *, path: str) -> None:
+    """Refuse an epoch whose events per cycle no ``model`` core can count, as ``cosim power`` does
+    (:func:`cosim.timeline.trust.refuse_rates`): a rate per cycle is the same at every clock the what-if tries."""
+    epochs = stats["epoch"].to_numpy()
+    refuse_rates(
+        model,
+        eph,
+        lambda i: f"{path}: epoch {epochs[i]}, cluster '{cluster.name}' ({model.name})",
+        ways_out="price it with another --model (or fit one with cosim fit)",
     )

@@ -48,6 +48,7 @@ def price_point(
     from cosim.errors import CosimError
     from cosim.models.envelope import BAND_WAYS_OUT
     from cosim.timeline.cpu import IMPLAUSIBLE_WAYS_OUT
+    from cosim.timeline.trust import RATE_WAYS_OUT
 
     run = _open(Path(folder), models)
     with warnings.catch_warnings():
@@ -61,6 +62,9 @@ def price_point(
             head, found, _ = str(err).partition(IMPLAUSIBLE_WAYS_OUT)
             if found:
                 raise CosimError(head.rstrip("; ") + EXPLORE_IMPLAUSIBLE_WAYS_OUT) from None
+            head, found, _ = str(err).partition(RATE_WAYS_OUT)  # no clock is a way out: a --dvfs what-if is none either
+            if found:
+                raise CosimError(f"{head}{found}: give the cluster another model in the design's [models]") from None
             raise
     clusters = [c.name for c in run.clusters]
     row: dict[str, Any] = {k: float(summary[k]) for k in RESULT_COLUMNS}

@@ -46,6 +46,7 @@ class Model:
     max_power_w: float | None = None  # highest plausible cluster power [W] (for cores_per_cluster cores)
     max_events_per_cycle: dict[str, float] = field(default_factory=dict)  # event -> most a core can count per cycle
     core_kind: str | None = None  # "in-order" or "out-of-order": the kind of core measured; None: not stated
+    defaults: tuple[str, ...] = ()  # optional tables the file omits, priced by their documented default (flagged)
 
     @property
     def events(self) -> tuple[str, ...]:
@@ -99,6 +100,13 @@ def load_model(path: str | Path) -> Model:
 
 
 def _parse(path: Path, data: Any) -> Model:
+    from cosim.models.schema import SchemaError, check_cpu_model, refusal
+
+    try:
+        defaults = check_cpu_model(data)
+    except SchemaError as err:
+        raise CosimError(refusal(path, err)) from None
+
     def need(obj: dict, key: str, where: str) -> Any:
         if not isinstance(obj, dict) or key not in obj:
             raise CosimError(f"{path}: {where} has no '{key}'; see models/README.md for the model file schema")
@@ -188,6 +196,7 @@ def _parse(path: Path, data: Any) -> Model:
         max_power_w=max_power,
         max_events_per_cycle={str(k).lower(): float(v) for k, v in rates.items()},
         core_kind=core_kind,
+        defaults=defaults,
     )
 
 

@@ -78,6 +78,20 @@ def refuse_implausible(reasons: np.ndarray, where, advice: str, *, unit: str = "
     raise CosimError(f"{where(i)}: {reasons[i]}{more}; {advice}{kept}")
 
 
+def rate_reasons(model: Model, eph: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Why each row's events per active cycle are more than a ``model`` core can count ("" where they are not): the
+    one check that holds at every clock (:mod:`cosim.timeline.trust`)."""
+    n = len(next(iter(eph.values()), []))
+    reasons = np.full(n, "", dtype=object)
+
+    def mark(bad: np.ndarray, text) -> None:
+        for i in np.flatnonzero(bad & (reasons == "")):
+            reasons[i] = text(i)
+
+    _event_rates(model, eph, mark)
+    return reasons
+
+
 def _event_rates(model: Model, eph: Mapping[str, np.ndarray], mark) -> None:
     """Events per active cycle above what the modelled core can count (its issue, load/store or fetch width)."""
     cycles = np.asarray(eph.get("0x11", []), dtype=float)

@@ -103,3 +103,37 @@ def ncu_quantity(text: str, unit: str) -> tuple[float, str]:
     except ValueError:
         raise UnitError(f"'{text.strip()}' is not a number") from None
     return value * factor, si
+
+
+_NS = {"s": 10**9, "sec": 10**9, "ms": 10**6, "msec": 10**6, "us": 10**3, "usec": 10**3, "µs": 10**3, "ns": 1, "nsec": 1}
+
+
+def time_ns(text: str, *, unit: str = "") -> int:
+    """A time printed in decimal (``6.4049ms``, ``182.960123`` under a units row's ``ms``) as whole nanoseconds,
+    by exact decimal arithmetic: ``2336`` ns stays 2336, never the nearest float's 2335.9999.
+
+    ``unit`` is the unit when the text carries none.  Digits past the nanosecond are rounded half to even."""
+    from decimal import ROUND_HALF_EVEN
+
+    return int(_decimal_ns(text, unit).to_integral_value(rounding=ROUND_HALF_EVEN))
+
+
+def time_s(text: str, *, unit: str = "") -> float:
+    """The same time in seconds: the float nearest the printed decimal (``119.21ns`` keeps its fraction of a ns)."""
+    return float(_decimal_ns(text, unit) / 10**9)
+
+
+def _decimal_ns(text: str, unit: str):
+    from decimal import Decimal, InvalidOperation
+
+    m = _SUFFIXED.match(text)
+    suffix = (m["unit"] if m else "") or unit
+    if m is None or suffix not in _NS:
+        raise UnitError(f"'{text.strip()}' is not a time in s, ms, us or ns")
+    try:
+        value = Decimal(m["num"]) * _NS[suffix]
+    except InvalidOperation:
+        raise UnitError(f"'{text.strip()}' is not a number") from None
+    if not value.is_finite():
+        raise UnitError(f"'{text.strip()}' is not a finite time")
+    return value

@@ -166,8 +166,7 @@ def read_gpgpusim(path: str | Path) -> pd.DataFrame:
             f"{path}: no kernel statistics blocks (kernel_name = ... then gpu_sim_cycle = ...); "
             "is this the stdout of a GPGPU-Sim or Accel-Sim run that finished a kernel?"
         )
-    for b in blocks:
-        _one_launch(path, b["line"], b["kernel"], b.get("uid", ""))
+    _concurrent(path, blocks)
     core_mhz = _core_mhz(path, options)
     out = pd.DataFrame(_rows(path, blocks, core_mhz))
     empty = out[(out["kernel"] == "") & (out.get("gpu_sim_insn", 0) == 0)]
@@ -188,15 +187,22 @@ def read_gpgpusim(path: str | Path) -> pd.DataFrame:
     return out
 
 
-def _one_launch(path: Path, line: int, kernel: str, uid: str) -> None:
-    """Refuse a block that covers several launches (``kernel_launch_uid = 1 3``: kernels of several streams ended
-    together, and the simulator printed one block for them); its counters cannot be split per launch."""
-    uids = uid.split()
-    if len(uids) > 1:
-        raise CosimError(
-            f"{path}:{line}: one statistics block for {len(uids)} launches (kernel_launch_uid = {' '.join(uids)}, kernel_name = "
-            f"{kernel[:80]}): they ran at once, and their counters cannot be split per launch; simulate with "
-            "-gpgpu_max_concurrent_kernel 1 so each launch gets its own block"
+def _concurrent(path: Path, blocks: list[dict]) -> None:
+    """Blocks that cover several launches (``kernel_launch_uid = 1 3``: kernels of several streams ended together and
+    the simulator printed one block for them) are kept, one row each, flagged ``concurrent_launches``; their counters
+    cannot be split per launch, which a warning says once (0.3.6 read them; the file's other kernels are kept)."""
+    shared = [b for b in blocks if len(b.get("uid", "").split()) > 1]
+    for b in shared:
+        b["concurrent"] = True
+    if shared:
+        b = shared[0]
+        warnings.warn(
+            CosimWarning(
+                f"{path}:{b['line']}: {len(shared)} statistics block(s) for launches that ran at once (kernel_launch_uid = "
+                f"{b['uid']}): one row each, flagged concurrent_launches, uids in 'uid'; their counters cannot be split per "
+                "launch (simulate with -gpgpu_max_concurrent_kernel 1 for a block per launch)"
+            ),
+            stacklevel=3,
         )
 
 
@@ -253,7 +259,7 @@ def _rows(path: Path, blocks: list[dict], core_mhz: float) -> list[dict]:
         stream = stats.get("kernel_stream_id", 0.0)
         key = stream if semantics == "stream" else 0.0
         before = previous.get(key, {})
-        flags = [] if semantics != "unknown" else ["counter_semantics_unknown"]
+        flags = ([] if semantics != "unknown" else ["counter_semantics_unknown"]) + (["concurrent_launches"] if b.get("concurrent") else [])
         row = {"launch": i, "kernel": b["kernel"], "uid": b.get("uid", ""), "stream": int(stream), "line": b["line"]}
         for name in COUNTERS:
             if name not in stats:
@@ -325,8 +331,7 @@ def read_power_report(path: str | Path) -> pd.DataFrame:
         why = "the report ends before the block's Accumulative Power Statistics"
         left_out(path, last["line"], f"kernel '{last['kernel']}'", why, kept=sum(1 for r in rows if "power_w" in r))
     rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows if "power_w" in r]
-    for r in rows:
-        _one_launch(path, r["line"], r["kernel"], r["uid"])
+    # a block of launches that ran at once (kernel_launch_uid = 1 3) is one row, as in the run's log
     if not rows:
         raise CosimError(f"{path}: no 'Kernel Average Power Data' with kernel_avg_power; is this a GPUWattch/AccelWattch report?")
     out = pd.DataFrame(rows)

@@ -36,16 +36,32 @@ def read_trace(path: str | Path) -> pd.DataFrame:
     )
 
 
-def read_power_log(path: str | Path, *, field: str | None = None, gpu: str | None = None, period_s: float | None = None) -> pd.DataFrame:
+def read_power_log(
+    path: str | Path, *, field: str | None = None, gpu: str | None = None, period_s: float | None = None, columns: dict | None = None
+) -> pd.DataFrame:
     """``time_s`` [s] and ``power_w`` [W] of one GPU's readings from an nvidia-smi ``--query-gpu`` CSV, an
-    ``nvidia-smi dmon -o DT`` log, a Kokkos energy tool's NVML power CSV or a DCGM ``dcgmi dmon`` log (which has no times: ``period_s``, its ``-d``, gives
-    them), with ``attrs['power']``: ``field``, ``window_s`` (its averaging window [s]) and ``gpu``."""
+    ``nvidia-smi dmon -o DT`` log, a Kokkos energy tool's NVML power CSV, a Jetson tegrastats log (a rail: ``field``),
+    an amd-smi/rocm-smi or other power CSV (``columns``: ``--columns``; ``energy_j`` [J] too where it logs a counter)
+    or a DCGM ``dcgmi dmon`` log (logs without times: ``period_s``, the sampling period, gives them), with
+    ``attrs['power']``: ``field``, ``window_s`` (its averaging window [s]) and ``gpu``."""
     import pandas as pd
 
     from cosim.readers.tidy import detect_format
 
     path = Path(path)
+    if columns:
+        from cosim.readers.power_csv import power_samples as csv_samples
+
+        return csv_samples(path, gpu=gpu, period_s=period_s, columns=columns)
     fmt = detect_format(path, way_out="give nvidia-smi --query-gpu=timestamp,power.draw --format=csv -lms 100 output, or dcgmi dmon's")
+    if fmt == "tegrastats":
+        from cosim.readers.tegrastats import power_samples as rail_samples
+
+        return rail_samples(path, field=field, period_s=period_s)
+    if fmt == "power-csv":
+        from cosim.readers.power_csv import power_samples as csv_samples
+
+        return csv_samples(path, gpu=gpu, period_s=period_s)
     if fmt == "kokkos-power":
         from cosim.readers.kokkos_energy import read_power
 

@@ -67,6 +67,16 @@ def _number(path: Path, n: int, field: str, text: str) -> float:
     return value
 
 
+def _whole_ns(path: Path, n: int, field: str, text: str) -> int:
+    """A time the tool wrote as an integer [ns], exactly (a float would round it past 2^53 ns)."""
+    from cosim.readers._units import UnitError, time_ns
+
+    try:
+        return time_ns(text, unit="ns")
+    except UnitError:
+        raise CosimError(f"{path}:{n}: {field} is '{text}', not a time [ns]") from None
+
+
 def read_power_table(path: str | Path) -> pd.DataFrame:
     """Every reading of the power CSV: ``device``, ``sample`` (per device, 0, 1, ...), ``time_s`` [s], ``power_w`` [W]."""
     import pandas as pd
@@ -104,9 +114,11 @@ def read_kernels(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     rows = []
     for n, r in _rows(path, KERNEL_HEADER, "a Kokkos energy tool's kernels CSV (kernel_id,name,type,start_time_ns,...)"):
-        start, end, duration = (_number(path, n, f, r[f]) for f in ("start_time_ns", "end_time_ns", "duration_ns"))
-        if end < start or abs((end - start) - duration) > 1.0:  # the three are integers [ns]: they agree exactly
-            raise CosimError(f"{path}:{n}: start {start:.0f} + duration {duration:.0f} ns is not end {end:.0f} ns; is the row intact?")
+        for f in ("start_time_ns", "end_time_ns", "duration_ns"):
+            _number(path, n, f, r[f])  # finite and >= 0
+        start, end, duration = (_whole_ns(path, n, f, r[f]) for f in ("start_time_ns", "end_time_ns", "duration_ns"))
+        if end < start or abs((end - start) - duration) > 1:  # the three are integers [ns]: they agree exactly
+            raise CosimError(f"{path}:{n}: start {start} + duration {duration} ns is not end {end} ns; is the row intact?")
         rows.append(
             {
                 "line": n,
@@ -114,12 +126,13 @@ def read_kernels(path: str | Path) -> pd.DataFrame:
                 "name": r["name"],
                 "kernel": r["name"],
                 "region_type": r["type"],
-                "start_s": start * 1e-9,
-                "duration_s": duration * 1e-9,
-                "end_s": end * 1e-9,
+                "start_ns": start,
+                "duration_ns": duration,
             }
         )
-    out = pd.DataFrame(rows).sort_values(["start_s", "line"], kind="stable").reset_index(drop=True)
+    from cosim.readers.nvprof_trace import exact_times
+
+    out = exact_times(pd.DataFrame(rows))
     out["launch"] = out.groupby("kernel").cumcount()
     out.attrs["nvprof"] = {"path": str(path), "layout": "gpu-trace", "tool": "kokkos", "clock": CLOCK}
     return out

@@ -26,7 +26,9 @@ import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.readers._files import read_text
+from cosim.readers._units import UnitError, time_ns
 from cosim.readers.cutoff import ends_mid_line, left_out
+from cosim.readers.nvprof_trace import exact_times
 
 _TIME = {"ns": 1e-9, "nsec": 1e-9, "us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0}
 _SIZE = {"B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 2.0**10, "MiB": 2.0**20, "GiB": 2.0**30}
@@ -130,8 +132,7 @@ def read_nsys_trace(path: str | Path) -> pd.DataFrame:
         row["kind"] = "memcpy" if "memcpy" in low else "memset" if "memset" in low else "other" if name.startswith("[") else "kernel"
         if math.isnan(row.get("duration_s", math.nan)) or math.isnan(row.get("start_s", math.nan)):
             raise CosimError(f"{path}:{row['line']}: a row without Start or Duration; is the report intact?")
-    out = pd.DataFrame(rows).sort_values(["start_s", "line"], kind="stable").reset_index(drop=True)
-    out["end_s"] = out["start_s"] + out["duration_s"]
+    out = exact_times(pd.DataFrame(rows).drop(columns=["start_s", "duration_s"]))  # seconds from the exact ns
     out["launch"] = out.groupby("kernel").cumcount()
     out.attrs["nvprof"] = {"path": str(path), "layout": "gpu-trace", "tool": "nsys"}
     return out
@@ -175,6 +176,8 @@ def _rows(path: Path, layout: str, columns: dict[str, tuple[str, str | None]], w
         for (name, unit), raw in zip(header, fields):
             key, default = columns[name]
             row[key] = raw if default is None else _number(path, lineno, name, raw, unit if unit is not None else default)
+            if key in ("start_s", "duration_s") and row[key] == row[key]:  # the printed digits, exactly
+                row[key[:-2] + "_ns"] = _ns(path, lineno, name, raw, unit if unit is not None else default or "ns")
         rows.append(row)
     else:
         if rows and ends_mid_line(text):  # a cut row can still have every field: its last number is short
@@ -183,6 +186,13 @@ def _rows(path: Path, layout: str, columns: dict[str, tuple[str, str | None]], w
     if not rows:
         raise CosimError(f"{path}:{start + 1}: the nsys {layout} report has a header but no rows")
     return rows
+
+
+def _ns(path: Path, lineno: int, column: str, raw: str, unit: str) -> int:
+    try:
+        return time_ns(raw.strip().replace(",", ""), unit=unit)
+    except UnitError:
+        raise CosimError(f"{path}:{lineno}: {column} is '{raw}', not a time in {unit}") from None
 
 
 def _number(path: Path, lineno: int, column: str, raw: str, unit: str) -> float:

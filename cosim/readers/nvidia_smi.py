@@ -33,6 +33,7 @@ import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.readers._files import read_text
+from cosim.readers._times import rejoin_time
 from cosim.readers.cutoff import ends_mid_line, left_out
 
 #: nvidia-smi unit -> (factor to SI, SI unit)
@@ -84,7 +85,8 @@ def _header_at(lines: list[str]) -> int | None:
             continue
         fields = [f.strip() for f in line.split(",")]
         matched = [_FIELD.match(f) for f in fields]
-        if all(matched) and any("." in f or f in ("timestamp", "index", "uuid", "pstate") for f in fields):
+        amd = {"gpu", "socket_power", "gfx_voltage"} & set(fields)  # amd-smi's flattened names: power_csv reads them
+        if all(matched) and not amd and any("." in f or f in ("timestamp", "index", "uuid", "pstate") for f in fields):
             names = {m["name"] for m in matched if m}
             if names & ({"timestamp"} | set(POWER_FIELDS)) or any(
                 n.split(".")[0] in ("utilization", "clocks", "temperature") for n in names
@@ -122,6 +124,7 @@ def read_query_gpu(path: str | Path) -> pd.DataFrame:
             ident = next((f for f in ID_FIELDS if f in names), None)
             continue
         fields = [f.strip() for f in next(csv.reader(io.StringIO(line), skipinitialspace=True))]
+        fields = rejoin_time(fields, len(header), names.index("timestamp") if "timestamp" in names else None)
         if len(fields) != len(header):
             raise CosimError(f"{path}:{lineno}: {len(fields)} field(s) under a header of {len(header)}; is the log intact?")
         row: dict = {"line": lineno, "gpu": fields[names.index(ident)] if ident else "0"}
@@ -156,18 +159,27 @@ def _query_header(line: str) -> list[tuple[str, str]]:
     for field in line.split(","):
         m = _FIELD.match(field.strip())
         assert m is not None  # _header_at matched the line
-        out.append((m["name"], m["unit"] or ("C" if m["name"].startswith("temperature") else "")))
+        out.append((m["name"], m["unit"] or _BARE_UNITS.get(m["name"].split(".")[0], "")))
     return out
 
 
+#: the unit nvidia-smi reads a field in where a logger's own header names it bare (``power.draw``, not ``power.draw [W]``)
+_BARE_UNITS = {"temperature": "C", "power": "W", "clocks": "MHz", "utilization": "%", "memory": "MiB", "enforced": "W"}
+
+
 def timestamp_s(raw: str, *, where: str) -> float:
-    """nvidia-smi's ``YYYY/MM/DD hh:mm:ss.fff`` as seconds since 1970-01-01 00:00, no zone applied [s]."""
+    """nvidia-smi's ``YYYY/MM/DD hh:mm:ss.fff`` as seconds since 1970-01-01 00:00, no zone applied [s]; a logger's
+    own ISO-8601 (``date --iso-8601=ns``: its zone applied) or Unix seconds as :func:`cosim.readers._times.timestamp_s`."""
     for fmt in ("%Y/%m/%d %H:%M:%S.%f", "%Y/%m/%d %H:%M:%S"):
         try:
             return (datetime.strptime(raw, fmt) - datetime(1970, 1, 1)).total_seconds()
         except ValueError:
             continue
-    raise CosimError(f"{where}: timestamp '{raw}' is not nvidia-smi's YYYY/MM/DD hh:mm:ss.fff")
+    if re.match(r"^\d{4}-\d\d-\d\d[T ]|^\d+(?:\.\d+)?$", raw.strip()):
+        from cosim.readers._times import timestamp_s as logger_time
+
+        return logger_time(raw, where=where)
+    raise CosimError(f"{where}: timestamp '{raw}' is not nvidia-smi's YYYY/MM/DD hh:mm:ss.fff, ISO-8601 or Unix seconds")
 
 
 def _value(path: Path, lineno: int, name: str, raw: str, unit: str) -> float:

@@ -26,7 +26,7 @@ import pandas as pd
 
 from cosim.errors import CosimError, CosimWarning
 from cosim.readers._files import read_text
-from cosim.readers._units import UnitError, quantity
+from cosim.readers._units import UnitError, quantity, time_ns, time_s
 from cosim.readers.cutoff import ends_mid_line, left_out
 from cosim.readers.nvprof import _VALUE, BANNER, SkippedLines
 
@@ -163,10 +163,25 @@ def read_gpu_trace(path: str | Path) -> pd.DataFrame:
     skipped.warn()
     if not rows:
         raise CosimError(f"{path}: no GPU activity rows; give the output of nvprof --print-gpu-trace (text or --csv)")
-    out = pd.DataFrame(rows).sort_values(["start_s", "line"], kind="stable").reset_index(drop=True)
-    out["end_s"] = out["start_s"] + out["duration_s"]
+    out = exact_times(pd.DataFrame(rows))
     out["launch"] = out.groupby("kernel").cumcount()
     out.attrs["nvprof"] = {"path": str(path), "layout": "gpu-trace"}
+    return out
+
+
+def exact_times(rows: pd.DataFrame) -> pd.DataFrame:
+    """A trace's rows in start order with its times as integers on its own clock, ``start_ns``, ``duration_ns``,
+    ``end_ns`` [ns], and in seconds, ``start_s``, ``duration_s``, ``end_s`` [s]: each the float nearest the printed
+    value (given by the reader where the trace prints finer than a ns, nvprof's ``119.21ns``; else from the ns).  A
+    duration is the trace's own, never a difference of two rounded times."""
+    out = rows.astype({"start_ns": "int64", "duration_ns": "int64"})
+    out["end_ns"] = out["start_ns"] + out["duration_ns"]
+    out = out.sort_values(["start_ns", "line"], kind="stable").reset_index(drop=True)
+    given = "start_s" in out and "duration_s" in out
+    for what in ("start", "duration"):
+        if not given:
+            out[f"{what}_s"] = out[f"{what}_ns"] / 1e9
+    out["end_s"] = out["start_s"] + out["duration_s"] if given else out["end_ns"] / 1e9
     return out
 
 
@@ -290,7 +305,11 @@ def _activity(path: Path, lineno: int, fields: list[str], header: list[str], uni
             row[name] = math.nan
             continue
         try:
-            row[name] = quantity(raw, unit=units[i] if units else "")[0]
+            if name in ("start_s", "duration_s"):  # the trace's own digits, exactly: durations are never float differences
+                row[name] = time_s(raw, unit=units[i] if units else "")
+                row[name[:-2] + "_ns"] = time_ns(raw, unit=units[i] if units else "")
+            else:
+                row[name] = quantity(raw, unit=units[i] if units else "")[0]
         except (UnitError, IndexError):
             return None
     if not isinstance(row.get("start_s"), float) or math.isnan(row["start_s"]):

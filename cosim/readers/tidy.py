@@ -8,7 +8,9 @@ source     the format: gem5, ocelot, nvprof-metrics, nvprof-gpu-trace,
            accelwattch-hw-perf (``benchmark/kernel``), accelwattch-hw-power,
            gpu-power-samples, nvidia-smi (--query-gpu CSV), nvidia-smi-dmon,
            nsys-gpu-trace, nsys-kern-sum, kokkos-power, kokkos-kernels (a Kokkos
-           energy tool's NVML power and kernels CSVs)
+           energy tool's NVML power and kernels CSVs), tegrastats (Jetson),
+           power-csv (amd-smi/rocm-smi CSVs, loggers' CSVs, wide per-GPU logs),
+           ncu-text (Nsight Compute's default text report)
 kernel     the kernel name as the tool printed it; for gem5, ``epoch N``;
            empty for samples over time (DCGM, board power logs)
 launch     which launch of that kernel (0, 1, ...); for gem5 the dump index;
@@ -57,6 +59,9 @@ FORMATS = (
     "nsys-kern-sum",
     "kokkos-power",
     "kokkos-kernels",
+    "tegrastats",
+    "power-csv",
+    "ncu-text",
 )
 COLUMNS = ("source", "kernel", "launch", "metric", "value", "unit", "device", "statistic")
 
@@ -69,9 +74,12 @@ def detect_format(path: str | Path, *, way_out: str | None = None) -> str:
     from cosim.readers.gpgpusim import looks_like_gpgpusim, looks_like_power_report
     from cosim.readers.kokkos_energy import layout as kokkos_layout
     from cosim.readers.ncu import looks_like_ncu
+    from cosim.readers.ncu_text import looks_like_ncu_text
     from cosim.readers.nsys import nsys_layout
     from cosim.readers.nvidia_smi import looks_like_dmon, looks_like_query_gpu
     from cosim.readers.nvprof_trace import nvprof_layout
+    from cosim.readers.power_csv import looks_like_power_csv
+    from cosim.readers.tegrastats import looks_like_tegrastats
 
     path = Path(path)
     input_file(
@@ -90,6 +98,10 @@ def detect_format(path: str | Path, *, way_out: str | None = None) -> str:
         return "gpgpusim"
     if looks_like_ncu(head[: 1 << 20]):
         return "ncu"
+    if looks_like_ncu_text(head[: 1 << 20]):
+        return "ncu-text"
+    if looks_like_tegrastats(head[: 1 << 16]):
+        return "tegrastats"
     if layout := nvprof_layout(head[: 1 << 20]):
         return f"nvprof-{layout}"
     if looks_like_hw_perf(head[: 1 << 16]):
@@ -108,21 +120,27 @@ def detect_format(path: str | Path, *, way_out: str | None = None) -> str:
         return "nvidia-smi"
     if looks_like_dmon(head[: 1 << 16]):
         return "nvidia-smi-dmon"
+    if looks_like_power_csv(head[: 1 << 16]):
+        return "power-csv"
     raise CosimError(
         f"{path}: not a format cosim reads (gem5 stats, nvprof, ncu --csv, nsys stats CSV, nvidia-smi CSV or dmon, "
-        f"GPGPU-Sim/Accel-Sim, GPUWattch/AccelWattch, AccelWattch hw_perf.csv, DCGM dmon, Ocelot, Kokkos energy CSVs); {way_out or 'name it with --format {' + ','.join(FORMATS) + '}'}"
+        f"GPGPU-Sim/Accel-Sim, GPUWattch/AccelWattch, AccelWattch hw_perf.csv, DCGM dmon, Ocelot, Kokkos energy CSVs, "
+        f"tegrastats, amd-smi/rocm-smi CSVs, a CSV of power over time, ncu's text report); {way_out or 'name it with --format {' + ','.join(FORMATS) + '}, or map its columns with --columns'}"
     )
 
 
-def read(path: str | Path, *, format: str | None = None) -> pd.DataFrame:  # noqa: A002 - the CLI's --format
-    """Read any supported input into the long table described in this module's docstring."""
+def read(path: str | Path, *, format: str | None = None, columns: dict[str, str] | None = None) -> pd.DataFrame:  # noqa: A002 - the CLI's --format
+    """Read any supported input into the long table described in this module's docstring; ``columns`` (``--columns``)
+    names a power log's columns (:mod:`cosim.readers.column_map`)."""
     import pandas as pd
 
     path = Path(path)
-    fmt = format or detect_format(path)
+    fmt = format or ("power-csv" if columns else detect_format(path))
     if fmt not in FORMATS:
         raise CosimError(f"--format {fmt}: cosim reads {', '.join(FORMATS)}")
-    rows = _READERS[fmt](path)
+    if columns and fmt != "power-csv":
+        raise CosimError(f"--columns: names the columns of a power log (power-csv), not of a {fmt} file")
+    rows = _power_csv(path, columns) if columns else _READERS[fmt](path)
     out = pd.DataFrame(rows, columns=list(COLUMNS)) if isinstance(rows, list) else rows
     given = out["source"] if "source" in out else None
     out["source"] = (
@@ -382,6 +400,24 @@ def _kokkos_kernels(path: Path) -> list[tuple]:
     return _long(trace, {"start_s": "s", "duration_s": "s", "end_s": "s"}, launch=trace["launch"])
 
 
+def _tegrastats(path: Path) -> pd.DataFrame:
+    from cosim.readers.tegrastats import long_table, read_tegrastats
+
+    return long_table(read_tegrastats(path))
+
+
+def _power_csv(path: Path, columns: dict[str, str] | None = None) -> pd.DataFrame:
+    from cosim.readers.power_csv import long_table, read_power_csv
+
+    return long_table(read_power_csv(path, columns=columns))
+
+
+def _ncu_text(path: Path) -> pd.DataFrame:
+    from cosim.readers.ncu_text import read_ncu_text
+
+    return read_ncu_text(path).assign(statistic="value")
+
+
 _READERS = {
     "gem5": _gem5,
     "ocelot": _ocelot,
@@ -401,4 +437,7 @@ _READERS = {
     "nsys-kern-sum": _nsys_kern_sum,
     "kokkos-power": _kokkos_power,
     "kokkos-kernels": _kokkos_kernels,
+    "tegrastats": _tegrastats,
+    "power-csv": _power_csv,
+    "ncu-text": _ncu_text,
 }

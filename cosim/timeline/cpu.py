@@ -37,7 +37,8 @@ from cosim.timeline.clusters import ClusterSpec, frequency_mhz, resolve_cluster
 from cosim.timeline.core_kind import core_kind_mismatch, other_kind_epochs
 from cosim.timeline.cpu_flags import flag_cumulative, flag_text, warn_clock_change, warn_wake_credit
 from cosim.timeline.cycles import checked_cycles, idle_cpus, powered_cores
-from cosim.timeline.model_checks import check_cpu_types, check_isa, check_operating_point
+from cosim.timeline.model_checks import check_cpu_types, check_operating_point
+from cosim.timeline.trust import cluster_flags, isa_flags, refuse_rates, refuse_unpriceable
 from cosim.timeline.wake import credited_eph, wake_credit
 
 if TYPE_CHECKING:
@@ -117,10 +118,11 @@ def timeline_columns(
     meta: StatsMeta = stats.attrs["gem5"]
     if not clusters:
         raise CosimError(f"{config.path}: no cluster to price; name one with --cluster NAME=PATH")
-    mismatch = check_isa(config, [spec.model for spec in clusters], any_isa=any_isa)
+    # the one trust check every pricing command calls (cosim.timeline.trust): every reason at once, then the ISA
+    clock = lambda s: frequency_mhz(stats, resolve_cluster(config, s, meta.ticks_per_s))  # noqa: E731  # read only if needed
+    refuse_unpriceable(meta.path, config, clusters, clock, any_isa=any_isa, extrapolate=extrapolate)
+    extra = isa_flags(config, [spec.model for spec in clusters], any_isa=any_isa)
     check_cpu_types(config, clusters, meta.path)
-    extra = ["isa_mismatch"] if mismatch else (["isa_unknown"] if config.isa is None else [])
-    extra += ["config_from_stats"] if config.inferred else []  # no config file: CPUs, clocks, caches read from stat names
     parts = []
     for spec in clusters:
         cluster = resolve_cluster(config, spec, meta.ticks_per_s)
@@ -259,6 +261,13 @@ def _cluster_timeline(
     for event in model.events:
         out[f"eph_{event}"] = rates.eph[event]
     nan_input = np.isnan(out["power_w"])
+    if not keep:  # a rate per cycle holds at every clock: no what-if is a way out (cosim.timeline.trust)
+        refuse_rates(
+            model,
+            rates.eph,
+            lambda i: f"{meta.path}: epoch {epochs[i]}, cluster '{cluster.name}' ({model.name})",
+            ways_out=f"price it with another {model_option} (or fit one with cosim fit), or write these rows flagged with --keep-implausible",
+        )
     reasons = change.reasons.copy()
     for (f, w, o), p in zip(ops, parts):
         judged = implausible_reasons(
@@ -277,7 +286,7 @@ def _cluster_timeline(
                 model,
                 f,
                 lambda i: f"{meta.path}: epoch {epochs[i]}, cluster '{cluster.name}'",
-                other_model=f"another {model_option}",
+                other_model=f"another {model_option} (or one fitted with cosim fit)",
                 extrapolated_refusal=lambda i, judged=judged: judged[i],
             )
     cycles = checked_cycles(stats, cluster, freq_mhz=ticked_mhz, duration_s=duration, keep=keep, path=meta.path)
@@ -316,7 +325,7 @@ def _cluster_timeline(
     # a CPU that never ran is an idle core (static power, no activity); stats gem5 never printed for a CPU that ran
     # (a cache that never missed) count 0
     idle = idle_cpus(stats, cluster)
-    missing += [f"idle_cpu:{cpu}" for cpu in idle]
+    missing += cluster_flags(stats, cluster, model)  # idle_cpu:*, more_cpus_than_model, model_default:*
     missing += [f"absent_zero:{e}" for e, by in sorted(rates.absent.items()) if set(by) - set(idle) and e not in rates.missing]
     top = np.maximum(freq, change.before_mhz)  # a split epoch is extrapolated where either of its clocks is
     out["flags"] = np.array(flag_text(op, subst, nan_input, bad, model, cluster, extra_flags + missing, top), dtype=object)

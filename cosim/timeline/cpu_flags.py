@@ -77,8 +77,6 @@ def flag_text(
     common = extra + [f"subst:{e}" for e in sorted(substitutes)]
     up = above_top(model, freq)
     only_extrapolation = interval_flags(model, freq)
-    if cluster.n_cpus > model.cores_per_cluster:
-        common.append("more_cpus_than_model")
     flags = []
     for i in range(len(nan_input)):
         f = []

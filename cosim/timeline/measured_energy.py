@@ -129,12 +129,14 @@ def kernel_energy(
     p = samples["power_w"].to_numpy(dtype=float)
     start = kernels["start_s"].to_numpy(dtype=float) + offset_s
     end = kernels["end_s"].to_numpy(dtype=float) + offset_s
+    # the trace's own durations: end - start on the log's Unix-epoch clock is a multiple of 0.24 us
+    durations = kernels["duration_s"].to_numpy(dtype=float) if "duration_s" in kernels else end - start
     rows = []
     overlaps = _overlapping(start, end)
     for i in range(len(kernels)):
         inside = (t - window_s >= start[i]) & (t <= end[i])
         n = int(inside.sum())
-        duration = end[i] - start[i]
+        duration = durations[i]
         flags = ["overlaps"] if overlaps[i] else []
         if n < min_samples:
             flags.insert(0, "unresolved")

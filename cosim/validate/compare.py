@@ -49,10 +49,11 @@ class Validation:
     events: tuple[str, ...] = ()  # the events compared per cycle
     intervals: dict = field(default_factory=dict)  # model -> BoardInterval calibrated on all its training programs
 
-    def summary(self, model: str | None = None) -> dict[str, float]:
-        """Over the priced rows (of ``model`` when given): MAPE and bias [%] of power, energy per instruction and
-        IPC; power MAPE and bias per clock; the decomposition's mean terms [% of ln, i.e. 100 * mean ln ratio]."""
-        rows = [r for r in self.rows if model is None or r["model"] == model]
+    def summary(self, model: str | None = None, split: str | None = None) -> dict[str, float]:
+        """Over the priced rows (of ``model`` when given; of the ``split``, ``train`` or ``test``, when given): MAPE
+        and bias [%] of power, energy per instruction and IPC; power MAPE and bias per clock; the decomposition's mean
+        terms [% of ln, i.e. 100 * mean ln ratio]."""
+        rows = [r for r in self.rows if (model is None or r["model"] == model) and (split is None or r["split"] == split)]
         priced = [r for r in rows if math.isfinite(r["power_gem5_w"])]
         out: dict[str, float] = {"rows": len(rows), "priced_rows": len(priced)}
         for key in ("power", "epi", "ipc"):

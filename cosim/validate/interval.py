@@ -104,10 +104,11 @@ def add_intervals(rows: list[dict], models: Iterable) -> dict[str, BoardInterval
     return out
 
 
-def coverage(rows: list[dict], model: str) -> dict[str, float]:
-    """Over the training rows of ``model`` with an interval (each calibrated without its own program): the share
-    with the board inside [%], and the mean half-width [% of gem5 + cosim's price]."""
-    judged = [r for r in rows if r["model"] == model and r["split"] == "train" and math.isfinite(r["board_lo_w"])]
+def coverage(rows: list[dict], model: str, split: str = "train") -> dict[str, float]:
+    """Over the ``split`` rows (``train`` or ``test``) of ``model`` with an interval: the share with the board inside
+    [%], and the mean half-width [% of gem5 + cosim's price].  A training row's interval is calibrated without its
+    own program, a test row's on every training program: neither saw the row it is judged on."""
+    judged = [r for r in rows if r["model"] == model and r["split"] == split and math.isfinite(r["board_lo_w"])]
     if not judged:
         return {"rows": 0, "coverage_pct": float("nan"), "mean_half_width_pct": float("nan")}
     return {

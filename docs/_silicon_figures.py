@@ -1,0 +1,198 @@
+"""Every silicon figure README.md and the docs quote, recomputed from ../shared: which rows chose it, which scored it.
+
+    python docs/_silicon_figures.py              # runs cosim validate as the docs give it, prints every figure
+    python docs/_silicon_figures.py --write      # also re-records docs/explanation/silicon/xu3-a15-mibench-train.csv
+
+The board is ARMPM's ODROID-XU3 (cBench log), split by ARMPM's own ``cbench_split.data``: its training programs fitted
+the board's model (``models/cortex-a15-armpm-xu3.json``) and chose its events; 11 of them have gem5 runs
+(``xu3-mibench-train``), so every gem5 + cosim figure is on training programs: **no test program has a gem5 run here**.
+Those 33 rows (11 programs x 3 clocks) also chose the default among the A15 models (their 1000 and 1500 MHz rows) and
+the voltage rule (same rows), and calibrate ``validate``'s interval (each row's without its own program).  The test
+programs (15) are scored only with the board's own counters (the model on the board's rates).
+
+``tests/test_docs_targets.py`` recomputes each figure and checks the text that quotes it (``CLAIMS``).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+REPO = DOCS.parent
+SHARED = REPO.parent / "shared" / "data"
+CBENCH = SHARED / "armpm" / "Concatenated_Data" / "cBench" / "xu3_cset_perfcpu_cBench_eMMC_big.data"
+SPLIT = SHARED / "armpm" / "cbench_split.data"
+XU3_RUNS = SHARED / "gem5" / "xu3-mibench-train"
+RECORDED = DOCS / "explanation" / "silicon" / "xu3-a15-mibench-train.csv"
+MODELS = ("cortex-a15-armpm-xu3", "cortex-a15-gemstone2018", "cortex-a15-walker2017")
+# the command the docs give (validation.md), relative to the repository's root
+COMMAND = (
+    "cosim validate ../shared/data/armpm/Concatenated_Data/cBench/xu3_cset_perfcpu_cBench_eMMC_big.data "
+    "../shared/data/gem5/xu3-mibench-train --split ../shared/data/armpm/cbench_split.data " + " ".join(f"--model {m}" for m in MODELS)
+)
+
+# (file, text before the figure, figure, digits): the text must read "<before><figure at digits> %"
+CLAIMS = (
+    ("README.md", "GemStone's (fitted on another XU3), is ", "gemstone2018 board rates, table V, all 33", 1),
+    ("README.md", "activity and ", "gemstone2018 gem5 + cosim power, 33 training rows", 1),
+    ("README.md", "model fitted on the training split is ", "armpm-xu3 board rates, test split (45 rows)", 1),
+    ("README.md", "(on its own training programs ", "armpm-xu3 board rates, 33 training rows", 1),
+    ("README.md", "and through gem5 ", "armpm-xu3 gem5 + cosim power, 33 training rows", 1),
+    ("docs/explanation/methodology.md", "| `cortex-a15-gemstone2018` | ", "gemstone2018 board rates, table V, 1000+1500 (choose)", 1),
+    ("docs/explanation/methodology.md", "(signed +0.6 %) | ", "gemstone2018 board rates, table V, 2000 (held out)", 1),
+    ("docs/explanation/methodology.md", "(+1.0 %) | ", "gemstone2018 gem5 + cosim power, 33 training rows", 1),
+    ("docs/explanation/methodology.md", "| `cortex-a15-walker2017` | ", "walker2017 board rates, table V, 1000+1500 (choose)", 1),
+    ("docs/explanation/methodology.md", "(−7.1 %) | ", "walker2017 board rates, table V, 2000 (held out)", 1),
+    ("docs/explanation/methodology.md", "(−3.9 %) | ", "walker2017 gem5 + cosim power, 33 training rows", 1),
+    ("docs/explanation/envelope.md", "| 1000 + 1500 MHz (decide) | ", "gemstone2018 board rates, table V, 1000+1500 (choose)", 2),
+    ("docs/explanation/envelope.md", "| 2000 MHz (score) | **", "gemstone2018 board rates, table V, 2000 (held out)", 2),
+    ("docs/explanation/envelope.md", "(+1.0 %) | ", "gemstone2018 board rates, board V, 2000 (held out)", 2),
+    ("docs/explanation/limits.md", "the model on the board's rates is ", "gemstone2018 board rates, table V, 2000 (held out)", 2),
+    ("docs/explanation/limits.md", "off at the table's voltage and ", "gemstone2018 board rates, board V, 2000 (held out)", 1),
+)
+
+
+# what the rows behind each kind of figure did: (key fragment, rows, what those rows chose)
+ROLES = (
+    ("gem5 + cosim power", "the 33 rows of the 11 training programs gem5 ran (test programs: no gem5 run)",
+     "the board's model (fit, events) and the interval; for another board's model, the default among the A15 models"),
+    ("board rates, 33 training", "the same 33 training rows, the board's own counters",
+     "armpm-xu3: its fit (in-sample); the other two: the default (22 of the rows)"),
+    ("test split", "the test split's 15 programs x 3 clocks, the board's own counters", "nothing: never used to fit or choose"),
+    ("(choose)", "the training programs' 1000 and 1500 MHz rows (22)", "the default A15 model and the voltage rule (table, not board)"),
+    ("(held out)", "the training programs' 2000 MHz rows (11)", "nothing (scored once, after)"),
+    ("all 33", "the 33 training rows", "the default and the voltage rule (22 of them)"),
+    ("interval coverage", "the 33 training rows, each with the interval calibrated without its own program", "the interval's calibration (other programs)"),
+)  # fmt: skip
+
+
+def figures_table(figures: dict[str, float]) -> str:
+    """Markdown: every figure, its value, the rows it is on, what those rows chose, and where it is quoted."""
+    where: dict[str, list[str]] = {}
+    for file, _, name, _ in CLAIMS:
+        where.setdefault(name, []).append(f"`{file}`")
+    lines = ["| figure | value | rows | what those rows chose | quoted in |", "|---|---|---|---|---|"]
+    for name, value in figures.items():
+        rows, chose = next(((r, c) for key, r, c in ROLES if key in name), ("", ""))
+        shown = f"{value:.2f} %" if math.isfinite(value) else "needs ../shared (the board's log)"
+        lines.append(f"| {name} | {shown} | {rows} | {chose} | {', '.join(dict.fromkeys(where.get(name, []))) or '–'} |")
+    return "\n".join(lines) + "\n"
+
+
+def recorded_table() -> str:
+    """:func:`figures_table` of the recorded ``cosim validate`` output (no ../shared needed; the test-split figure,
+    which needs the board's log, is added where ../shared is here)."""
+    if not RECORDED.exists():
+        return f"*(the recorded results {RECORDED.name} are not here, so this table is left out)*\n"
+    from cosim.validate.interval import read_validation
+
+    figures = from_validation(read_validation(RECORDED))
+    if CBENCH.exists():
+        mape, n = board_rates_on_split(role="test")
+        figures[f"armpm-xu3 board rates, test split ({n} rows)"] = mape
+    else:
+        figures["armpm-xu3 board rates, test split (45 rows)"] = float("nan")
+    return figures_table(figures)
+
+
+def _mape(errors: list[float]) -> float:
+    return sum(abs(e) for e in errors) / len(errors) if errors else float("nan")
+
+
+def from_validation(rows: list[dict]) -> dict[str, float]:
+    """The figures of a ``cosim validate`` table (its rows as :func:`cosim.validate.interval.read_validation` reads
+    them) [%]: per model its gem5 + cosim power MAPE, and the model on the board's rates at the board's voltage and
+    at the model's table voltage (the board's price times e^ln_clock_voltage, the exact swap to gem5's clock and the
+    table's voltage), on the rows that chose (1000 + 1500 MHz) and on those held out (2000 MHz)."""
+    out: dict[str, float] = {}
+    for model in dict.fromkeys(r["model"] for r in rows):
+        mine = [r for r in rows if r["model"] == model and r["split"] == "train" and math.isfinite(r["power_gem5_w"])]
+        short = model.removeprefix("cortex-a15-")
+        out[f"{short} gem5 + cosim power, {len(mine)} training rows"] = _mape([r["power_err_pct"] for r in mine])
+        out[f"{short} board rates, {len(mine)} training rows"] = _mape(
+            [100 * (r["power_model_board_w"] / r["power_board_w"] - 1) for r in mine]
+        )
+        for name, factor in (("board V", lambda r: 1.0), ("table V", lambda r: math.exp(r["ln_clock_voltage"]))):
+            err = {id(r): 100 * (r["power_model_board_w"] * factor(r) / r["power_board_w"] - 1) for r in mine}
+            if name == "table V":  # at the board's voltage this is "board rates, 33 training rows" above
+                out[f"{short} board rates, {name}, all {len(mine)}"] = _mape(list(err.values()))
+            out[f"{short} board rates, {name}, 1000+1500 (choose)"] = _mape([err[id(r)] for r in mine if r["clock_mhz"] < 1750])
+            out[f"{short} board rates, {name}, 2000 (held out)"] = _mape([err[id(r)] for r in mine if r["clock_mhz"] >= 1750])
+        judged = [r for r in mine if math.isfinite(r["board_lo_w"])]
+        if judged:
+            out[f"{short} interval coverage, {len(judged)} training rows"] = (
+                100 * sum(bool(r["board_inside"]) for r in judged) / len(judged)
+            )
+    return out
+
+
+def board_rates_on_split(model_name: str = MODELS[0], *, role: str = "test") -> tuple[float, int]:
+    """(MAPE [%], rows) of ``model_name`` priced on the board's own rates, voltage, clock and four powered cores, per
+    program and clock of the split's ``role`` programs (``test``: never used to fit or choose anything), as
+    ``cosim validate`` prices its ``power_model_board_w``.  Needs every model event counted by the board."""
+    import numpy as np
+
+    from cosim.models.envelope import cores_factor, operating_point_power_w
+    from cosim.models.modelfile import load_model
+    from cosim.readers.armpm import read_split
+    from cosim.validate import excluded_programs, read_board
+    from cosim.validate.compare import BOARD_POWERED_CORES
+
+    model, split, excluded = load_model(model_name), read_split(SPLIT), excluded_programs()
+    board, _ = read_board(CBENCH)
+    errors = []
+    for (program, clock), row in sorted(board.items()):
+        if split.get(program) != role or program in excluded:
+            continue
+        eph = {e: np.array([row.per_s(e) / (model.cores_per_cluster * clock)]) for e in model.events}
+        power = operating_point_power_w(
+            model,
+            eph=eph,
+            freq_mhz=np.array([clock]),
+            voltage_v=np.array([row.voltage_v]),
+            static_scale=cores_factor(model, BOARD_POWERED_CORES),
+        )["power_w"][0]
+        errors.append(100 * (float(power) / row.power_w - 1))
+    return _mape(errors), len(errors)
+
+
+def recompute(out: Path) -> dict[str, float]:
+    """Run the docs' ``cosim validate`` into ``out`` and return every figure (the test split's too)."""
+    import subprocess
+
+    args = [sys.executable, "-I", "-m", "cosim.cli", *COMMAND.split()[1:], "-o", str(out)]
+    subprocess.run(args, cwd=REPO, check=True, capture_output=True, text=True)
+    from cosim.validate.interval import read_validation
+
+    figures = from_validation(read_validation(out))
+    mape, n = board_rates_on_split(role="test")
+    figures[f"armpm-xu3 board rates, test split ({n} rows)"] = mape
+    return figures
+
+
+def quoted(figures: dict[str, float], root: Path = REPO) -> list[tuple[str, str, float, str | None]]:
+    """Per claim: (file, figure, recomputed value, the text there or None where the file does not read it)."""
+    out = []
+    for file, before, name, digits in CLAIMS:
+        text = " ".join((root / file).read_text().split())
+        shown = f"{figures[name]:.{digits}f} %"
+        out.append((file, name, figures[name], shown if f"{before}{shown}" in text else None))
+    return out
+
+
+if __name__ == "__main__":
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        table = Path(tmp) / "validate.csv"
+        figures = recompute(table)
+        for name, value in figures.items():
+            print(f"{value:7.2f} %  {name}")
+        for file, name, value, shown in quoted(figures):
+            print(f"{'ok  ' if shown else 'DIFF'} {file}: {name} = {value:.2f} %")
+        if "--write" in sys.argv:
+            shutil.copyfile(table, RECORDED)
+            print(f"written: {RECORDED}")
