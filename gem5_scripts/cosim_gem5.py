@@ -464,7 +464,10 @@ def _memories(system) -> list:
 def static_form_expr(model: dict, f_mhz: str) -> str:
     """The model file's static form, a*f*V^2 + b*V*e^(k*(V - 1)) [W], as a MathExpr of ``voltage`` and the clock
     ``f_mhz`` [MHz] (positive constants only: MathExpr reads no signs).  Its temperature term, where the file states
-    one, is left at the board's temperature along its curve (factor 1), as cosim power prices with no --temperature.
+    one, is at the board's temperature along its curve, as cosim power prices with no --temperature: with a
+    ``reference_c`` (b at a fixed die temperature), the leakage carries e^(kappa*(T_curve(f) - reference_c)),
+    T_curve the file's ``curve_mhz_c`` interpolated (held at its ends) written with MathExpr's operators alone
+    (ramp(x) = (x + (x*x)^0.5) / 2); without one, the factor is 1.
     Raises ExpressionError where the file has none."""
     form = model.get("static_form")
     keys = ("a_w_per_mhz_v2", "b_w_per_v", "k_per_v")
@@ -474,7 +477,24 @@ def static_form_expr(model: dict, f_mhz: str) -> str:
             "use the offline path (cosim power) for this model"
         )
     a, b, k = (float(form[key]) for key in keys)
-    return f"{_num(a)} * {f_mhz} * voltage * voltage + {_num(b)} * voltage * {_num(math.e)} ^ ({_num(k)} * voltage - {_num(k)})"
+    heat = ""
+    term = form.get("temperature") or {}
+    if "reference_c" in term and float(term.get("kappa_per_k", 0)) > 0:
+        kappa = float(term["kappa_per_k"])
+        curve = sorted((float(p[0]), float(p[1])) for p in term["curve_mhz_c"])
+        b = b * math.exp(kappa * (curve[0][1] - float(term["reference_c"])))  # e^(kappa (T_0 - ref)), folded into b
+        ramps = []
+        for (f0, t0), (f1, t1) in zip(curve, curve[1:]):
+            if t1 > t0:  # the curve is non-decreasing: each segment adds its rise between its clocks
+
+                def ramp(at: float) -> str:
+                    x = f"({f_mhz} - {_num(at)})"
+                    return f"({x} + ({x} * {x}) ^ 0.5) / 2"
+
+                ramps.append(f"{_num((t1 - t0) / (f1 - f0))} * ({ramp(f0)} - {ramp(f1)})")
+        if ramps:
+            heat = f" * {_num(math.e)} ^ ({_num(kappa)} * ({' + '.join(ramps)}))"
+    return f"{_num(a)} * {f_mhz} * voltage * voltage + {_num(b)} * voltage * {_num(math.e)} ^ ({_num(k)} * voltage - {_num(k)}){heat}"
 
 
 def _attach_online(cluster_obj, model: dict, layout: ClusterLayout, generation: str, tps: float, periods: list[int]) -> bool:

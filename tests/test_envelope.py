@@ -228,18 +228,19 @@ def test_se_py_at_its_2ghz_default(gem5_root, tmp_path, cpu, says):
 
 @needs_gem5
 def test_se_py_o3_at_2ghz_with_the_default_model_carries_an_interval(gem5_root, tmp_path):
-    """cortex-a15-gemstone2018 publishes no SER (its training data is not public), so inside its clocks it has no
-    interval; at 2 GHz its rows still carry the extrapolation's own part: 0.8 x (2000/1800 - 1) of the power (the
-    model file's rel_error_per_x) plus the voltage's uncertainty, and say that this is all the interval holds."""
+    """cortex-a15-gemstone2018 publishes no SER (its training data is not public); its file states a relative one from
+    held-out Powmon workloads (issue 50: 4.754 %), so at 2 GHz its rows carry 2 x that of the power plus the
+    extrapolation's part, 0.8 x (2000/1800 - 1) of the power (the model file's rel_error_per_x), the voltage's
+    uncertainty and the static form's refit spread, and the assumed per-core share's spread (1 of 4 cores)."""
     run = _gem5(gem5_root, "se-O3CPU", SE_PY, "--cpu-type=O3CPU", "--caches", "--l2cache", "-c", PHASES, "-o", "1")
     out = tmp_path / "p.csv"
     result = cosim("power", run / "stats.txt", "-o", out)
     assert result.returncode == 0, result.stderr
-    assert "interval +-" in result.stdout and "the extrapolation's part only: the model has no SER" in result.stdout
+    assert "interval +-" in result.stdout and "the extrapolation's part only" not in result.stdout
     t = pd.read_csv(out)
-    assert (t["model"] == "cortex-a15-gemstone2018").all() and t["flags"].str.contains("interval_extrapolation_only").all()
+    assert (t["model"] == "cortex-a15-gemstone2018").all() and not t["flags"].str.contains("interval_extrapolation_only").any()
     half = (t["power_hi_w"] - t["power_lo_w"]) / 2
-    assert (half >= 0.8 * (2000 / 1800 - 1) * t["power_w"]).all() and (half < 0.25 * t["power_w"]).all()
+    assert (half >= (2 * 0.04754 + 0.8 * (2000 / 1800 - 1)) * t["power_w"]).all() and (half < 0.4 * t["power_w"]).all()
 
 
 @needs_gem5
@@ -284,8 +285,10 @@ def test_the_big_clusters_static_power_is_the_published_polynomial_scaled_to_its
     assert result.returncode == 0, result.stderr
     big = pd.read_csv(out).query("cluster == 'bigCluster'")
     assert (big["n_cpus"] == 2).all()
-    # the form within 0.5 % of the polynomial there: its stated fit (-0.5 mW at 1800 MHz) and gem5's 0.08 % lower clock
-    assert big["static_w"].to_numpy() == pytest.approx(published_w * (1 - 0.75 + 0.75 * 2 / 4), rel=0.005)
+    # the form is fitted on the Powmon rows (measured voltage and die temperature), not on the polynomial: on the curve
+    # at the clock's training temperature it stays within 0.5 x the model's 2 SER (0.10 W over 4 cores) of it
+    expected = published_w * (1 - 0.75 + 0.75 * 2 / 4)
+    assert np.abs(big["static_w"].to_numpy() - expected).max() < 0.05 * (1 - 0.75 + 0.75 * 2 / 4)
 
 
 @needs_shared

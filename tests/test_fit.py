@@ -90,8 +90,9 @@ def test_reduced_experiment_costs_little(a15):
 
 def test_voltage_model_recovers_most_of_the_voltage_error(tcad_fit, a15):
     """Section VIII at 1800 MHz: paper 2.6 % (measured V), 8.5 % (target V), 3.0 % (voltage model), for its
-    polynomial (written out here from the file's terms).  cosim's static form with the rows' die temperature is as
-    good with any of the three voltages: the few mV the voltage model recovers no longer matter."""
+    polynomial (written out here from the file's terms).  cosim's static form (fitted on Powmon's training workloads,
+    issue 50) with the rows' die temperature: within the paper's 3.0 % with the measured voltage and with the voltage
+    model, and far inside its 8.5 % at the target voltage (3.19 %: the target's few mV still cost a little)."""
     model = load_model("cortex-a15-walker2017")
     assert model.voltage_model is not None
     shipped = np.array(model.voltage_model)
@@ -113,7 +114,8 @@ def test_voltage_model_recovers_most_of_the_voltage_error(tcad_fit, a15):
         "target": mape_pct(apply_model(model, target, temperature_c=t)["power_w"][at], actual[at]),
         "voltage-model": mape_pct(apply_model(model, measured, voltage="voltage-model", temperature_c=t)["power_w"][at], actual[at]),
     }
-    assert max(errors.values()) < 3.0  # paper: 3.0 % with its voltage model, the best it reached without measured V
+    assert max(errors["measured"], errors["voltage-model"]) < 3.0  # paper: 3.0 % with its voltage model
+    assert errors["target"] < 3.5 < 8.5  # paper: 8.5 % at the target voltage
 
 
 @needs_shared

@@ -175,10 +175,16 @@ def test_online_power_is_nan_where_cycles_exceed_clock_times_time(tmp_path):
 
 
 def _form_by_hand(name: str, f_mhz: float, v: float) -> float:
-    """The model file's static form a*f*V^2 + b*V*e^(k*(V - 1)) [W], written out from its stated coefficients."""
+    """The model file's static form a*f*V^2 + b*V*e^(k*(V - 1)) [W], written out from its stated coefficients, its
+    leakage at the file's curve temperature at that clock where b is stated at a reference temperature (issue 50)."""
     form = json.loads((REPO / "models" / f"{name}.json").read_text())["static_form"]
     a, b, k = form["a_w_per_mhz_v2"], form["b_w_per_v"], form["k_per_v"]
-    return a * f_mhz * v * v + b * v * math.exp(k * (v - 1.0))
+    heat = 1.0
+    term = form.get("temperature", {})
+    if "reference_c" in term:
+        clocks, temps = zip(*term["curve_mhz_c"])
+        heat = math.exp(term["kappa_per_k"] * (float(np.interp(f_mhz, clocks, temps)) - term["reference_c"]))
+    return a * f_mhz * v * v + b * v * math.exp(k * (v - 1.0)) * heat
 
 
 def test_online_goes_online_between_the_models_table_points(tmp_path):

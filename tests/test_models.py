@@ -191,9 +191,12 @@ def test_apply_prices_static_power_at_each_rows_die_temperature(tmp_path):
 
     rows = _powmon_rows(tmp_path)
     base = ["apply", "cortex-a15-walker2017", rows, "--label", "A15", "--compare-with", "Power A15"]
-    plain = run_cosim(*base, "-o", tmp_path / "plain.csv")
+    plain = run_cosim(*base, "--no-temperature", "-o", tmp_path / "plain.csv")
     hot = run_cosim(*base, "--temperature-col", "Average Temperature A15", "-o", tmp_path / "hot.csv")
-    assert plain.returncode == 0 and hot.returncode == 0, plain.stderr + hot.stderr
+    default = run_cosim(*base, "-o", tmp_path / "default.csv")  # issue 50, item 5: the table's column by default
+    assert plain.returncode == 0 and hot.returncode == 0 and default.returncode == 0, plain.stderr + hot.stderr
+    assert "static power at each row's 'Average Temperature A15'" in default.stdout and "--no-temperature" in plain.stdout
+    np.testing.assert_array_equal(pd.read_csv(tmp_path / "default.csv")["power_w"], pd.read_csv(tmp_path / "hot.csv")["power_w"])
     assert "static power at each row's 'Average Temperature A15'" in hot.stdout and "outside" not in hot.stdout
     a, b = pd.read_csv(tmp_path / "plain.csv"), pd.read_csv(tmp_path / "hot.csv")
     measured = pd.read_csv(rows, sep="\t")
@@ -223,20 +226,21 @@ def test_apply_temperature_column_refusals_and_flags(tmp_path):
     rows = _powmon_rows(tmp_path)
     missing = run_cosim("apply", "cortex-a15-walker2017", rows, "--label", "A15", "--temperature-col", "Die")
     assert missing.returncode == 2 and "no column 'Die' for --temperature-col" in missing.stderr
-    # Temperature C4 is one core's sensor, hotter than the cluster's average: rows above 87.65 °C are flagged
+    # Temperature C4 is one core's sensor, hotter than the cluster's average: rows beyond the trained range are flagged
     lines = rows.read_text().splitlines()
     hot_core = pd.read_csv(rows, sep="\t")["Temperature C4"]
-    beyond = int((hot_core > 87.65).sum()) + int((hot_core < 40.79).sum())
+    lo, hi = load_model("cortex-a15-walker2017").raw["static_form"]["temperature"]["trained_c"]
+    beyond = int((hot_core > hi).sum()) + int((hot_core < lo).sum())
     out = run_cosim(
         "apply", "cortex-a15-walker2017", rows, "--label", "A15", "--temperature-col", "Temperature C4", "-o", tmp_path / "c4.csv"
     )
     assert out.returncode == 0, out.stderr
     flagged = pd.read_csv(tmp_path / "c4.csv")["flags"].fillna("").str.contains("temperature_outside_training")
     assert int(flagged.sum()) == beyond and len(flagged) == len(lines) - 1
-    # a model with no temperature term says so and flags every row, pricing as without the column
+    # the board model has a temperature term fitted on its own ARMPM rows (issue 50): the log's sensor prices it
     board = SHARED / "data" / "armpm" / "Concatenated_Data" / "cBench" / "xu3_cset_perfcpu_cBench_eMMC_big.data"
     gs = run_cosim("apply", "cortex-a15-armpm-xu3", board, "--format", "armpm", "--temperature-col", "CPU(4) Temperature(C)",
                    "-o", tmp_path / "gs.csv")  # fmt: skip
     assert gs.returncode == 0, gs.stderr
-    assert "not used: cortex-a15-armpm-xu3 has no temperature term" in gs.stdout
-    assert pd.read_csv(tmp_path / "gs.csv")["flags"].str.contains("temperature_not_modelled").all()
+    assert "static power at each row's 'CPU(4) Temperature(C)'" in gs.stdout
+    assert not pd.read_csv(tmp_path / "gs.csv")["flags"].fillna("").str.contains("temperature_not_modelled").any()

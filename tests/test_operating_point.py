@@ -99,7 +99,7 @@ def test_on_its_curve_the_function_is_the_published_model_within_its_stated_fit_
     params = _params(name)
     tol = {
         "cortex-a15-walker2017": lambda s: 0.0517,
-        "cortex-a15-gemstone2018": lambda s: 0.02 * s,
+        "cortex-a15-gemstone2018": lambda s: 0.0475 * s,  # its stated held-out relative SER (fit_rel.ser_rel)
         "cortex-a7-gemstone2018": lambda s: 0.0106,
     }
     eph = {e: np.array([0.5]) for e in model.events}
@@ -263,47 +263,31 @@ def _rows(measured, mask):
 
 @needs_shared
 def test_a_temperature_term_helps_within_the_boards_session_and_not_across_sessions():
-    """Issue 42, item 3.  Held out by workload (10 folds: every 10th name, the term fitted on the other nine): the
-    TCAD A15 on its Powmon rows goes 3.45 -> 2.64 % MAPE with each row's die temperature.  GemStone's date-18 table
-    (another session of the board, 2-5 K hotter at every clock) goes 4.20 -> 4.69 % with the shipped term: a board's
-    temperature, like its voltage, says something about that session the model does not know, so cosim uses one
-    only when given."""
-    import dataclasses
-
+    """Issue 50, item 1.  The static form is fitted on Powmon's training workloads (CRC-32 of the name not 0 mod 4);
+    on the held-out quarter, never fitted on, the TCAD A15 goes 3.36 -> 2.87 % MAPE with each row's die temperature
+    (measured voltage).  GemStone's date-18 table (another session of the board, 2-5 K hotter at every clock) is
+    priced as well either way (3.89 / 3.92 %): a board's temperature says something about that session."""
     from cosim.fit.apply import apply_model
-    from cosim.fit.temperature import fit_temperature_term
-    from cosim.models.modelfile import _parse
+    from cosim.fit.static_split import held_out
     from cosim.readers.measured import read_measured
 
     model = load_model("cortex-a15-walker2017")
     measured = read_measured(POWMON, events=model.events)
     y = measured.table["Power A15"].to_numpy()
     t = measured.table["Average Temperature A15"].to_numpy()
+    test = held_out(measured.table["Workload Name"].to_numpy())
+    assert len(set(measured.table["Workload Name"][test])) == 18
     base = apply_model(model, measured)["power_w"].to_numpy()
-    names = measured.table["Workload Name"].to_numpy()
-    unique = np.unique(names)
-    held = np.zeros_like(y)
-    for k in range(10):
-        test = np.isin(names, unique[k::10])
-        term = fit_temperature_term(
-            residual_w=(y - base)[~test],
-            leakage_w=_leakage_w(model, measured.voltage_v)[~test],
-            freq_mhz=measured.freq_mhz[~test],
-            temperature_c=t[~test],
-        )
-        raw = json_copy(model.raw)
-        raw["static_form"]["temperature"] = {"kappa_per_k": term.kappa_per_k, "curve_mhz_c": term.curve_mhz_c, "trained_c": term.trained_c}
-        refit = dataclasses.replace(_parse(model.path, raw), path=f"{model.path} (fold {k})")
-        held[test] = apply_model(refit, _rows(measured, test), temperature_c=t[test])["power_w"].to_numpy()
+    hot = apply_model(model, measured, temperature_c=t)["power_w"].to_numpy()
     mape = lambda p, a: 100 * float(np.mean(np.abs(p - a) / a))  # noqa: E731
-    # Walker et al. TCAD 2017, Table IV: 2.8 % on these rows (the published polynomial; the form within 1 point, as
-    # tests/test_default_models.py allows), and the term fitted on other workloads prices the held-out ones better
-    assert mape(base, y) == pytest.approx(2.8, abs=1.0) and mape(held, y) < mape(base, y)
+    # Walker et al. TCAD 2017, Table IV: 2.8 % on these rows; on the held-out workloads (3.36 -> 2.87 % when measured)
+    # each row's die temperature prices better than the curve's
+    assert mape(hot, y) <= 2.8 and mape(hot[test], y[test]) < mape(base[test], y[test])
     date18 = read_measured(GEMSTONE / "sample-input-data" / "date-18-A15-experiment-breakdown.csv", events=model.events)
     y18, t18 = date18.table["Power A15"].to_numpy(), date18.table["Average Temperature A15"].to_numpy()
     without = mape(apply_model(model, date18)["power_w"].to_numpy(), y18)
     with_term = mape(apply_model(model, date18, temperature_c=t18)["power_w"].to_numpy(), y18)
-    # another session of the board (GemStone's table voltages): the shipped term does not carry over (envelope.md)
+    # another session of the board (GemStone's table voltages): the row temperature does not help there (envelope.md)
     assert with_term > without
 
 

@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers import REPO, SHARED, needs_shared, run_cosim
 from hypothesis import given, settings
@@ -88,11 +89,17 @@ def _model_power_w(eph: dict[str, float], f_mhz: float, v: float, model: str = "
     """Walker et al. Eq. 2's dynamic terms and the file's static form a*f*V^2 + b*V*e^(k(V - 1)), written out from the
     model file's coefficients (the form is within 2 % of the published polynomial at the table's points,
     tests/test_operating_point.py); static power of ``cores`` of the model's 4 as 1 - phi + phi * cores / 4 with phi the
-    per-core share the model file states (1 at four cores)."""
+    per-core share the model file states (1 at four cores).  Where b is stated at a reference die temperature (issue
+    50), the leakage is at the file's curve temperature at that clock (interpolated, held at its ends)."""
     data = json.loads((REPO / "models" / f"{model}.json").read_text())
     dyn = sum(t["coefficient"] * sum(w * eph[e] for e, w in t["events"].items()) * v**2 * f_mhz for t in data["dynamic_terms"])
     form = data["static_form"]
-    static = form["a_w_per_mhz_v2"] * f_mhz * v**2 + form["b_w_per_v"] * v * math.exp(form["k_per_v"] * (v - 1))
+    term = form.get("temperature", {})
+    heat = 1.0
+    if "reference_c" in term:
+        clocks, temps = zip(*term["curve_mhz_c"])
+        heat = math.exp(term["kappa_per_k"] * (float(np.interp(f_mhz, clocks, temps)) - term["reference_c"]))
+    static = form["a_w_per_mhz_v2"] * f_mhz * v**2 + form["b_w_per_v"] * v * math.exp(form["k_per_v"] * (v - 1)) * heat
     return dyn + static * (1 if cores == 4 else _cores_scale(data, cores))
 
 

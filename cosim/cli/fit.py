@@ -35,8 +35,14 @@ def add_parsers(sub) -> None:
     a.add_argument(
         "--temperature-col",
         metavar="COLUMN",
-        help="die temperature column [°C] for static power (models with a temperature term; default: the training "
-        "board's at each clock, as the model was fitted; rows outside its trained temperatures are flagged)",
+        help="die temperature column [°C] for static power (models with a temperature term; default: the table's own "
+        "die temperature column where it has one, 'Average Temperature A15' or 'CPU(4) Temperature(C)', else the training "
+        "board's at each clock; rows outside its trained temperatures are flagged)",
+    )
+    a.add_argument(
+        "--no-temperature",
+        action="store_true",
+        help="price static power at the training board's temperature at each clock, not the table's die temperature",
     )
     a.add_argument(
         "--voltage",
@@ -154,6 +160,12 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         )
     if args.compare_with and args.compare_with not in measured.table.columns:  # before any work, and named
         raise CosimError(f"{args.measured}: no column '{args.compare_with}' to compare with; {_columns(measured.table)}")
+    if args.no_temperature and args.temperature_col:
+        raise CosimError("--no-temperature with --temperature-col: give one (or neither: the table's own temperature column)")
+    if not args.temperature_col and not args.no_temperature:
+        from cosim.fit.apply import default_temperature_column
+
+        args.temperature_col = default_temperature_column(model, measured)
     temperature = _temperature(args, measured) if args.temperature_col else None
     pred = apply_model(
         model,
@@ -171,6 +183,8 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         print(f"  {int(pred['implausible'].sum())} implausible row(s) kept, flagged (--keep-implausible)")
     if temperature is not None:
         print(f"  {_temperature_note(model, pred, args.temperature_col)}")
+    elif args.no_temperature:
+        print("  static power at the training board's die temperature at each clock (--no-temperature)")
     if args.compare_with:
         column = measured.table[args.compare_with]
         actual = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)

@@ -246,7 +246,13 @@ def _summary(rows) -> str:
         return f"no value in any of its {n} epoch(s) ({why})  {_standing(rows)}"
     energy_j = float(np.sum(rows["energy_j"][known]))
     # energy over time, never a plain average of epoch powers: epochs differ in length (the last one, ROI markers)
-    text = f"mean {energy_j / np.sum(rows['duration_s'][known]):.3f} W  energy {energy_j:.4g} J"
+    span = np.sum(rows["duration_s"][known])
+    text = f"mean {energy_j / span:.3f} W"
+    lo, hi = (np.asarray(rows[c], dtype=float)[known] for c in ("power_lo_w", "power_hi_w"))
+    if np.isfinite(lo).all() and np.isfinite(hi).all():  # the interval of the time-weighted mean (issue 50, item 4)
+        weight = np.asarray(rows["duration_s"], dtype=float)[known]
+        text += f" [{np.sum(lo * weight) / span:.3f}, {np.sum(hi * weight) / span:.3f}]"
+    text += f"  energy {energy_j:.4g} J"
     if not known.all():
         text += f" over {int(known.sum())} of {n} epochs ({int((~known).sum())} without a value: nan in their stats)"
     return f"{text}  {_standing(rows)}"

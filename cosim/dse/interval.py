@@ -183,12 +183,15 @@ def model_half_width_j(model, part: tuple, dyn_j: np.ndarray, runtime_s: np.ndar
     """The power model's own interval on one cluster's energy at each row [J], and the rows where it is the
     extrapolation's part alone: its power interval (2 x SER, widened above the top trained clock,
     :func:`cosim.models.envelope.interval_half_width_w`) over the new runtime, as its bias holds epoch after epoch."""
-    levels, voltage_v, voltage_u_v, static_w, static_dv, index = part
+    levels, voltage_v, voltage_u_v, static_w, static_dv, index = part[:6]
+    scale = part[6] if len(part) > 6 else 1.0  # the cores present: the assumed per-core share widens the interval
     f, v = levels[index], voltage_v[index]
     power_w = dyn_j / runtime_s + static_w[index]
     slope_w_per_v = 2.0 * dyn_j / runtime_s / v + static_dv[index]  # dynamic power goes with V^2
     u = np.zeros(len(index)) if voltage_u_v is None else np.asarray(voltage_u_v)[index]
-    half_w = interval_half_width_w(model, freq_mhz=f, power_w=power_w, dpower_dv_w_per_v=slope_w_per_v, voltage_u_v=u)
+    half_w = interval_half_width_w(
+        model, freq_mhz=f, power_w=power_w, dpower_dv_w_per_v=slope_w_per_v, voltage_u_v=u, voltage_v=v, static_scale=scale
+    )
     return half_w * runtime_s, interval_flags(model, f)
 
 

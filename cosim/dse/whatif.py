@@ -90,7 +90,7 @@ from cosim.dse.peak import dump_period_s, peak_power_w
 from cosim.dse.recorded import ACTIVE_SHARE, ClusterActivity, RecordedRun, beta_e, clocked_s, cluster_done_s, cluster_finish, last_active
 from cosim.dse.whatif_refusals import refuse_clock_change, refuse_implausible_clocks, refuse_whatif_rates
 from cosim.errors import CosimError
-from cosim.models.envelope import cores_factor, outside_clocks, refuse_beyond_band, static_at_w
+from cosim.models.envelope import cores_factor, outside_clocks, powered_cores_assumed, refuse_beyond_band, static_at_w
 from cosim.models.modelfile import Model, operating_point
 from cosim.models.static_form import static_form
 from cosim.readers.gem5_config import Gem5Config
@@ -339,7 +339,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
                 shift_s=(shift_s + whole_line)[:, index],
                 whole_line_s=whole_line[:, index],
                 cycle_j=(whole_line * cycle_w)[:, index],
-                model_part=(levels, op.voltage_v, op.voltage_u_v, static_w, static_dv * c.cores_scale, index),
+                model_part=(levels, op.voltage_v, op.voltage_u_v, static_w, static_dv * c.cores_scale, index, c.cores_scale),
             )
         )
     # the run ends with its last cluster, then the recorded time after every cluster had finished
@@ -438,6 +438,7 @@ def _cluster_flags(cluster, model: Model, *, unread_stores: bool, unread_memory:
         "core_kind_mismatch": other_core_kind(cluster, model),
         "memory_stats_unread": unread_memory,
         "store_lines_unread": unread_stores,
+        "powered_cores_assumed": powered_cores_assumed(model, cluster.n_cpus),  # the assumed per-core share scales it
     }
     return tuple(f"{flag}:{cluster.name}" for flag, on in named.items() if on)
 

@@ -101,6 +101,26 @@ def apply_model(
     return out
 
 
+#: die temperature columns a measured table may carry [°C], first match used (Powmon/GemStone: the cluster's average
+#: of its sensors; ARMPM: the A15's sensor; cosim's own outputs: temperature_c)
+TEMPERATURE_COLUMNS = ("Average Temperature {label}", "CPU(4) Temperature(C)", "temperature_c")
+
+
+def default_temperature_column(model, measured: MeasuredInputs) -> str | None:
+    """The table's die temperature column that ``cosim apply`` prices static power at by default: only for a model
+    with a temperature term (``static_form.temperature``), the first of :data:`TEMPERATURE_COLUMNS` present."""
+    from cosim.models.static_form import static_form
+
+    if static_form(model).trained_temperature_c is None:
+        return None
+    label = measured.label or ""
+    for name in TEMPERATURE_COLUMNS:
+        column = name.format(label=label)
+        if column in measured.table.columns:
+            return column
+    return None
+
+
 def input_rows(measured: MeasuredInputs) -> np.ndarray:
     """Each measured row's line in its input file (header = line 1, so the first data row is 2)."""
     if measured.input_row is not None:

@@ -53,6 +53,8 @@ def _entry(stem: str, data: dict[str, Any]) -> ModelEntry:
         core = next((w for w in data["component"].replace("(", " ").split() if w.startswith("Cortex-")), data["component"])
         if fit.get("ser_w") is not None:
             error = f"SER {fit['ser_w']:g} W" + (f", MAPE {fit['mape_pct']:g} % on its training data" if "mape_pct" in fit else "")
+        elif (data.get("fit_rel") or {}).get("ser_rel") is not None:  # issue 50: from held-out data, stated in the file
+            error = f"relative SER {100 * data['fit_rel']['ser_rel']:.2f} % (none published; held-out data, fit_rel.source)"
         else:
             error = "none published (no SER: no interval inside its trained clocks)"
         return ModelEntry(

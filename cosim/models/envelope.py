@@ -161,6 +161,25 @@ def static_at_w(model, freq_mhz: np.ndarray, voltage_v: np.ndarray, *, temperatu
     return static_form(model).static_w(freq_mhz, voltage_v, temperature_c)
 
 
+def cluster_static_w(
+    model,
+    *,
+    freq_mhz,
+    voltage_v,
+    temperature_c=None,
+    busy_cores: int | None = None,
+    powered_cores: int | None = None,
+) -> np.ndarray:
+    """A cluster's static power [W] at a clock [MHz], voltage [V], die temperature [°C] (None: the training board's at
+    that clock), busy cores and powered cores (None: the model's ``cores_per_cluster``), numpy only: what a thermal
+    loop calls each epoch.  ``busy_cores`` is accepted and does not change it: measured on Powmon's core masks 1-4,
+    static power does not follow the busy cores beyond what the dynamic terms and the die temperature carry
+    (docs/explanation/envelope.md); powered cores scale it by the assumed per-core share (:func:`cores_factor`)."""
+    del busy_cores  # measured to have no effect of its own (see the docstring)
+    scale = 1.0 if powered_cores is None else cores_factor(model, powered_cores)
+    return static_at_w(model, freq_mhz, voltage_v, temperature_c=temperature_c) * scale
+
+
 def temperature_flag(model, temperature_c: float | None) -> str:
     """The flag a given die temperature [°C] puts on every row (:func:`temperature_flags` of one row)."""
     return str(temperature_flags(model, temperature_c, 1)[0])
@@ -181,14 +200,34 @@ def temperature_flags(model, temperature_c: float | np.ndarray | None, n_rows: i
 
 
 def off_curve_half_width_w(model, *, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
-    """What a voltage off the model's V-f curve adds to the interval [W] (before the core count scales it): the
-    static power's spread at that voltage between the fitted leakage and switching alone (the curve's static power
-    times (V / V_curve)^2), the part no measurement off the curve pins.  0 on the curve, growing with the distance."""
+    """What a voltage off the model's V-f curve adds to the interval [W] (before the core count scales it).
+
+    With bootstrap refits of the static form in its file (``static_form.bootstrap``, fitted on the board's rows where
+    voltage moves at one clock): the 95th percentile over the refits of how far each one's change from the curve,
+    S_r(f, V) − S_r(f, V_curve), lies from the fitted one's, so the interval is what the parameter intervals allow.
+    Without them (a form fitted at table points only): the spread between the fitted leakage and switching alone,
+    the curve's static power times (V / V_curve)². 0 on the curve, growing with the distance either way."""
     f = np.asarray(freq_mhz, dtype=float)
     v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
     vc = curve_voltage_v(model, f)
     form = static_form(model)
+    if form.replicates:
+        change = form.static_w(f, v) - form.static_w(f, vc)
+        spread = np.abs(form.replicate_static_w(f, v) - form.replicate_static_w(f, vc) - change.ravel())
+        return np.percentile(spread, 95, axis=0).reshape(f.shape)
     return np.abs(form.static_w(f, v) - form.static_w(f, vc) * (v / vc) ** 2)
+
+
+def static_spread_w(model, *, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
+    """The 95th percentile over the static form's bootstrap refits of |S_r − S| at (f, V) [W] (0 without refits):
+    what the parameters' intervals leave open where no row was measured (above the top clock)."""
+    f = np.asarray(freq_mhz, dtype=float)
+    v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
+    form = static_form(model)
+    if not form.replicates:
+        return np.zeros(f.shape)
+    spread = np.abs(form.replicate_static_w(f, v) - form.static_w(f, v).ravel())
+    return np.percentile(spread, 95, axis=0).reshape(f.shape)
 
 
 def voltage_off_curve(model, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
@@ -227,20 +266,40 @@ def operating_point_power_w(
 
 
 def extrapolation_half_width_w(
-    model, *, freq_mhz: np.ndarray, power_w: np.ndarray, dpower_dv_w_per_v: np.ndarray, voltage_u_v: np.ndarray
+    model,
+    *,
+    freq_mhz: np.ndarray,
+    power_w: np.ndarray,
+    dpower_dv_w_per_v: np.ndarray,
+    voltage_u_v: np.ndarray,
+    voltage_v: np.ndarray | None = None,
 ) -> np.ndarray:
     """What extrapolation adds to the interval's half-width [W] (0 inside the trained clocks).
 
     Two parts, added: the power's own relative error growing with the distance outside the trained clocks,
     ``envelope.rel_error_per_x`` times (f / f_top - 1) above them or (1 - f / f_lowest) below, times the power
     (calibrated on the A15's 1600 -> 1800 MHz validation, see docs/explanation/envelope.md), and the voltage's
-    uncertainty carried through the power's slope in V.
+    uncertainty carried through the power's slope in V; where ``voltage_v`` is given, a third: the static form's
+    spread over its bootstrap refits there (:func:`static_spread_w`, the parameters' intervals).
     """
     rate = float(model.raw.get("envelope", {}).get("rel_error_per_x", DEFAULT_REL_ERROR_PER_X))
     f = np.asarray(freq_mhz, dtype=float)
     lo, hi = model.train_freq_mhz
     over = np.maximum(f / hi - 1.0, 0.0) * above_top(model, f) + np.maximum(1.0 - f / lo, 0.0) * below_bottom(model, f)
-    return rate * over * np.abs(power_w) + np.abs(dpower_dv_w_per_v) * np.asarray(voltage_u_v) * (over > 0)
+    out = rate * over * np.abs(power_w) + np.abs(dpower_dv_w_per_v) * np.asarray(voltage_u_v) * (over > 0)
+    if voltage_v is not None and (over > 0).any():
+        out = out + np.where(over > 0, static_spread_w(model, freq_mhz=f, voltage_v=voltage_v), 0.0)
+    return out
+
+
+def relative_ser(model) -> float | None:
+    """``fit_rel.ser_rel``: a model with no SER of its own states a relative one from held-out data (models/README.md)."""
+    value = model.raw.get("fit_rel", {}).get("ser_rel") if isinstance(model.raw, dict) else None
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise CosimError(f"{model.path}: fit_rel.ser_rel must be a number between 0 and 1 (a relative error)")
+    return float(value)
 
 
 def interval_half_width_w(
@@ -262,20 +321,24 @@ def interval_half_width_w(
     (such rows are flagged ``interval_extrapolation_only``, see :func:`interval_flags`).
     """
     extra = extrapolation_half_width_w(
-        model, freq_mhz=freq_mhz, power_w=power_w, dpower_dv_w_per_v=dpower_dv_w_per_v, voltage_u_v=voltage_u_v
+        model, freq_mhz=freq_mhz, power_w=power_w, dpower_dv_w_per_v=dpower_dv_w_per_v, voltage_u_v=voltage_u_v, voltage_v=voltage_v
     )
     extrapolated = outside_clocks(model, freq_mhz)
     if voltage_v is not None:
         extra = extra + static_scale * off_curve_half_width_w(model, freq_mhz=freq_mhz, voltage_v=voltage_v)
         extrapolated = extrapolated | voltage_off_curve(model, freq_mhz, voltage_v)
+    extra = extra + powered_cores_half_width_w(model, freq_mhz=freq_mhz, voltage_v=voltage_v, static_scale=static_scale)
     if model.ser_w is not None:
         return 2.0 * model.ser_w + extra
+    rel = relative_ser(model)
+    if rel is not None:
+        return 2.0 * rel * np.abs(np.asarray(power_w, dtype=float)) + extra
     return np.where(extrapolated, extra, np.nan)
 
 
 def interval_flags(model, freq_mhz: np.ndarray) -> np.ndarray:
-    """Rows whose interval is the extrapolation's part alone (the model publishes no SER)."""
-    return outside_clocks(model, freq_mhz) & (model.ser_w is None)
+    """Rows whose interval is the extrapolation's part alone (the model publishes no SER, relative or absolute)."""
+    return outside_clocks(model, freq_mhz) & (model.ser_w is None) & (relative_ser(model) is None)
 
 
 #: how a refusal of a clock beyond a model's band starts its ways out (cosim explore replaces them with a study's own)
@@ -321,6 +384,34 @@ def per_core_static_fraction(model) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
         raise CosimError(f"{model.path}: cores.per_core_static_fraction must be a number from 0 to 1")
     return float(value)
+
+
+def per_core_static_interval(model) -> tuple[float, float]:
+    """The interval of the per-core share (``cores.interval``; the share itself where the file states none)."""
+    phi = per_core_static_fraction(model)
+    lo, hi = model.raw.get("cores", {}).get("interval", [phi, phi])
+    if not 0 <= lo <= phi <= hi <= 1:
+        raise CosimError(f"{model.path}: cores.interval must be [lo, hi] with 0 <= lo <= per_core_static_fraction <= hi <= 1")
+    return float(lo), float(hi)
+
+
+def powered_cores_half_width_w(model, *, freq_mhz, voltage_v, static_scale: float) -> np.ndarray | float:
+    """What the assumed per-core share adds to the interval [W] where a cluster's powered cores differ from the
+    model's (``static_scale`` ≠ 1): the static power's spread over the share's interval.  The scale is
+    1 − phi(1 − n/N), so 1 − n/N = (1 − scale)/phi and the spread is S·|1 − n/N|·max(phi − lo, hi − phi)."""
+    if static_scale == 1.0 or voltage_v is None:
+        return 0.0
+    phi = per_core_static_fraction(model)
+    lo, hi = per_core_static_interval(model)
+    if phi == 0:
+        return 0.0
+    share = abs(1.0 - static_scale) / phi
+    return static_at_w(model, freq_mhz, voltage_v) * share * max(phi - lo, hi - phi)
+
+
+def powered_cores_assumed(model, n_cpus: int) -> bool:
+    """Whether a cluster of ``n_cpus`` powered cores relies on the assumed per-core share (flag ``powered_cores_assumed``)."""
+    return n_cpus != model.cores_per_cluster and per_core_static_fraction(model) > 0
 
 
 def cores_factor(model, n_cpus: int) -> float:

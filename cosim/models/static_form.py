@@ -12,8 +12,13 @@ in f and V whose large coefficients cancel; it is right along the V-f curve it w
 
 Domain and assumptions, stated once:
 
-- fitted to the model's own static polynomial at every point of its V-f table (all the model knows about static
-  power), least squares with a, b >= 0 for each k on a grid (0-25 /V, 0.05 /V apart), the best k kept.  The form
+- the shipped A15 models state a, b, k and a temperature term fitted on their boards' measured rows
+  (:mod:`cosim.fit.static_split`, ``python -m cosim.fit.static_models``), with the bootstrap refits the intervals
+  come from; b is then the leakage at 1 V and ``reference_c``, and with no die temperature given static power is
+  priced at the training rows' mean temperature at each clock (non-decreasing in the clock);
+- a file without that block is fitted to the model's own static polynomial at every point of its V-f table (all
+  the model knows about static power), least squares with a, b >= 0 for each k on a grid (0-25 /V, 0.05 /V apart),
+  the best k kept.  The form
   and its fit were chosen on the A15 refitted on Powmon <= 1400 MHz and priced at 1600 MHz (a third term, a leakage
   floor c * V, fitted the table as well and extrapolated worse: docs/explanation/envelope.md);
 - a, b >= 0 and k >= 0 make S >= 0, rising in V at every clock and rising in f at every voltage, continuous
@@ -57,6 +62,8 @@ class StaticForm:
     kappa_per_k: float = 0.0  # leakage's growth with temperature [1/K]; 0: no temperature term
     curve_temperature_c: tuple[tuple[float, float], ...] = ()  # (clock [MHz], board's mean temperature [°C])
     trained_temperature_c: tuple[float, float] | None = None  # the range of temperatures it was fitted on [°C]
+    reference_c: float | None = None  # b's die temperature [°C] (None: b holds the curve's temperature at each clock)
+    replicates: tuple[tuple[float, float, float, float], ...] = ()  # bootstrap refits (a, b, k, kappa): the intervals
 
     @property
     def rms_w(self) -> float:
@@ -76,18 +83,39 @@ class StaticForm:
             return np.full(f.shape, np.nan)
         return np.interp(f, [p[0] for p in self.curve_temperature_c], [p[1] for p in self.curve_temperature_c])
 
-    def _heat(self, freq_mhz, temperature_c) -> np.ndarray | float:
-        if temperature_c is None or self.kappa_per_k == 0:
+    def _heat(self, freq_mhz, temperature_c, kappa: float | None = None) -> np.ndarray | float:
+        kappa = self.kappa_per_k if kappa is None else kappa
+        if self.reference_c is not None:  # b at a fixed die temperature; none given: the board's at that clock
+            t = self.curve_temperature(freq_mhz) if temperature_c is None else np.asarray(temperature_c, dtype=float)
+            return np.exp(kappa * (t - self.reference_c))
+        if temperature_c is None or kappa == 0:
             return 1.0
         t = np.asarray(temperature_c, dtype=float)
-        return np.exp(self.kappa_per_k * (t - self.curve_temperature(freq_mhz)))
+        return np.exp(kappa * (t - self.curve_temperature(freq_mhz)))
+
+    def leakage_w(self, freq_mhz, voltage_v, temperature_c=None) -> np.ndarray:
+        """The leakage part b·V·e^(k(V−1))·heat [W] (the rest of :meth:`static_w` is background switching)."""
+        f = np.asarray(freq_mhz, dtype=float)
+        v = np.asarray(voltage_v, dtype=float)
+        return self.b * v * np.exp(self.k * (v - 1.0)) * self._heat(f, temperature_c)
+
+    def replicate_static_w(self, freq_mhz, voltage_v, temperature_c=None) -> np.ndarray:
+        """S at each bootstrap refit (rows: replicates; columns: the points) [W]; empty without replicates."""
+        if not self.replicates:
+            return np.zeros((0, np.size(freq_mhz)))
+        r = np.asarray(self.replicates, dtype=float)
+        f = np.atleast_1d(np.asarray(freq_mhz, dtype=float)).ravel()
+        v = np.broadcast_to(np.asarray(voltage_v, dtype=float), np.shape(freq_mhz)).ravel()
+        t = None if temperature_c is None else np.broadcast_to(np.asarray(temperature_c, dtype=float), np.shape(freq_mhz)).ravel()
+        heat = np.stack([np.broadcast_to(self._heat(f, t, kappa=float(kap)), f.shape) for kap in r[:, 3]])
+        return r[:, :1] * f * v**2 + r[:, 1:2] * v * np.exp(r[:, 2:3] * (v - 1.0)) * heat
 
     def static_w(self, freq_mhz, voltage_v, temperature_c=None) -> np.ndarray:
         """S(f, V, T) [W] at ``freq_mhz`` [MHz], ``voltage_v`` [V] and ``temperature_c`` [°C] (None: the board's
         temperature along the curve, as the model was fitted)."""
         f = np.asarray(freq_mhz, dtype=float)
         v = np.asarray(voltage_v, dtype=float)
-        return self.a * f * v**2 + self.b * v * np.exp(self.k * (v - 1.0)) * self._heat(f, temperature_c)
+        return self.a * f * v**2 + self.leakage_w(f, v, temperature_c)
 
     def dstatic_dv_w_per_v(self, freq_mhz, voltage_v, temperature_c=None) -> np.ndarray:
         """dS/dV [W/V], exact: it carries a voltage's uncertainty into the interval."""
@@ -187,6 +215,15 @@ def _stated(model, block) -> StaticForm:
     v = np.array([p[1] for p in model.vf_points])
     resid = _columns(f, v, k) @ np.array([a, b]) - static_power_w(f, v, model.static)
     heat = block.get("temperature")
+    reference: float | None = None
+    replicates: tuple[tuple[float, float, float, float], ...] = ()
+    if heat is not None and "reference_c" in heat:
+        reference = _number(model, heat["reference_c"], "static_form.temperature.reference_c")
+    if "bootstrap" in block:
+        try:
+            replicates = tuple((float(r[0]), float(r[1]), float(r[2]), float(r[3])) for r in block["bootstrap"]["replicates"])
+        except (TypeError, KeyError, ValueError, IndexError):
+            raise CosimError(f"{model.path}: static_form.bootstrap.replicates must be [a, b, k, kappa] lists (models/README.md)") from None
     kappa: float = 0.0
     curve: tuple[tuple[float, float], ...] = ()
     trained: tuple[float, float] | None = None
@@ -212,7 +249,15 @@ def _stated(model, block) -> StaticForm:
         kappa_per_k=kappa,
         curve_temperature_c=tuple(sorted(curve)),
         trained_temperature_c=trained,
+        reference_c=reference,
+        replicates=replicates,
     )
+
+
+def _number(model, x, field: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        raise CosimError(f"{model.path}: {field} must be a number (models/README.md)")
+    return float(x)
 
 
 def _non_negative(x) -> bool:

@@ -22,6 +22,7 @@ from cosim.models.envelope import (
     cores_factor,
     interval_half_width_w,
     operating_point_power_w,
+    powered_cores_assumed,
     refuse_beyond_band,
     temperature_flag,
     voltage_off_curve,
@@ -330,6 +331,8 @@ def _cluster_timeline(
     out["flags"] = np.array(flag_text(op, subst, nan_input, bad, model, cluster, extra_flags + missing, top), dtype=object)
     for i in np.flatnonzero(credited):
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "wake_credit"]))
+    if powered_cores_assumed(model, powered):  # static power scaled by the assumed per-core share (issue 50)
+        out["flags"] = np.array([";".join(filter(None, [f, "powered_cores_assumed"])) for f in out["flags"]], dtype=object)
     warn_wake_credit(credit, credited, epochs, cluster)
     for i in np.flatnonzero(off_curve):  # a voltage off the model's V-f curve: priced by its static form, widened
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "voltage_off_curve"]))
