@@ -142,3 +142,18 @@ def test_ten_thousand_launches_and_a_thousand_readings_within_five_seconds():
     kernel_energy(kernels, run.samples, window_s=1.0)
     estimate(kernels, run.samples, offset_s=0.0, period_s=1.0, lags_s=(-0.5, 1.0), doc_window_s=1.0)
     assert time.perf_counter() - start <= 5.0
+
+
+def test_dcgm_totec_becomes_the_energy_counter(tmp_path):
+    from cosim.readers.gpu_logs import read_power_log
+
+    log = tmp_path / "dmon.log"
+    rows = ["# Entity  POWER  TOTEC", "      Id      W     mJ"]
+    rows += [f"   GPU 0  {100.0 + i:.1f}  {5_000_000 + 100_500 * i}" for i in range(5)]  # mJ: 100.5 J a second
+    log.write_text("\n".join(rows) + "\n")
+    samples = read_power_log(log, period_s=1.0)
+    assert samples["energy_j"].tolist() == pytest.approx([5000.0 + 100.5 * i for i in range(5)])
+    got = counter_energy(samples["time_s"].to_numpy(), samples["energy_j"].to_numpy(), samples["power_w"].to_numpy())
+    # the counter: 4 x 100.5 J; the readings' trapezoid: 100.5 + 101.5 + 102.5 + 103.5 J
+    assert got.total_j == pytest.approx(402.0) and got.integrated_j == pytest.approx(408.0)
+    assert got.difference == pytest.approx(402.0 / 408.0 - 1)

@@ -23,7 +23,6 @@ def cmd_gpu_energy(args: argparse.Namespace) -> int:
     from cosim.output import write_table
     from cosim.timeline.logged_run import read_logged_run
     from cosim.timeline.measured_energy import kernel_energy, resolvable_s, shift_cost
-    from cosim.timeline.name_energy import estimate
 
     if args.min_samples < 2:
         raise CosimError(f"--min-samples {args.min_samples}: an interval needs at least 2 readings")
@@ -77,18 +76,11 @@ def cmd_gpu_energy(args: argparse.Namespace) -> int:
         print(f"  misalignment cost (trace shifted by k sample periods, energy change): {shifts}")
 
     counter = _counter(samples)
-    reach = 0.6 + 2 * period  # the correlation search's offset, taken at the assumed window, is off by half of it at most
-    lags = (-reach, reach) if run.searched else (-0.5, 1.0)
-    names = estimate(
-        kernels,
-        samples,
-        offset_s=offset,
-        period_s=period,
-        lags_s=lags,
+    names = name_energy(
+        run,
         window_s=args.window_s,
-        doc_window_s=window,
-        power_limit_w=args.power_limit_w if args.power_limit_w is not None else power.get("limit_w"),
-        run_energy_j=counter.total_j if counter else None,
+        power_limit_w=args.power_limit_w,
+        counter=counter,
         progress=stepper("gpu-energy: fitting windows", enabled=progress, name=lambda i: "") if progress else None,
     )
     names.table["per_launch_energy_j"] = _per_launch(names.table, table)
@@ -99,6 +91,28 @@ def cmd_gpu_energy(args: argparse.Namespace) -> int:
 
         print(f"  plot -> {plot_measured_energy(samples, table, args.plot, title=f'{args.trace.name} on {args.power_log.name}')}")
     return 0
+
+
+def name_energy(run, *, window_s=None, power_limit_w=None, counter=None, progress=None):
+    """The per-name fit of a :class:`~cosim.timeline.logged_run.LoggedRun` as ``cosim gpu-energy`` runs it: lags
+    searched around the offset (wider where the offset itself was searched), the window estimated unless
+    ``window_s`` is given, the board's limit from the log where ``power_limit_w`` is not given."""
+    from cosim.timeline.name_energy import estimate
+
+    power = run.samples.attrs["power"]
+    reach = 0.6 + 2 * run.period_s  # the correlation search's offset, taken at the assumed window, is off by half of it at most
+    return estimate(
+        run.kernels,
+        run.samples,
+        offset_s=run.offset_s,
+        period_s=run.period_s,
+        lags_s=(-reach, reach) if run.searched else (-0.5, 1.0),
+        window_s=window_s,
+        doc_window_s=run.window_s,
+        power_limit_w=power_limit_w if power_limit_w is not None else power.get("limit_w"),
+        run_energy_j=counter.total_j if counter else None,
+        progress=progress,
+    )
 
 
 def _counter(samples):
@@ -147,9 +161,11 @@ def _summary(args, names, counter, power, window_from, samples, names_path) -> N
     else:
         source = "from the integrated power (no energy counter in the log)"
     print(
-        f"  run energy {names.run_j:.6g} J over the log's {t[-1] - t[0]:.6g} s {source}; sum P*dt {sum_p_dt:.6g} J; "
+        f"  run energy {names.run_j:.6g} J over the log ({names.run_span_s[0] - t[0]:.4g} to {names.run_span_s[1] - t[0]:.6g} s "
+        f"after its first reading) {source}; sum P*dt {sum_p_dt:.6g} J; "
         f"idle {names.idle_w:.4g} W ({names.idle_from}); kernel energy {names.kernel_j:.6g} J "
-        f"(90 % {names.kernel_lo_j:.6g}-{names.kernel_hi_j:.6g} J, all kernels pooled); "
+        f"(90 % {names.kernel_lo_j:.6g}-{names.kernel_hi_j:.6g} J, all kernels pooled; {names.kernel_in_log_j:.6g} J of it in the "
+        "log's readings); "
         f"above idle, explained by no kernel's busy time {names.unexplained_j:.4g} J"
     )
     table = names.table

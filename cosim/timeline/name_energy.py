@@ -72,11 +72,12 @@ class NameEnergy:
     kernel_hi_j: float
     kernel_in_log_j: float
     idle_outside_j: float
-    run_j: float
+    run_j: float  # the run's energy over the log [J]: the readings' integral spans their first to last window's centre
     unexplained_j: float
     block: int
     replicates: int
     notes: list[str] = field(default_factory=list)
+    run_span_s: tuple[float, float] = (0.0, 0.0)  # what run_j covers on the log's clock [s]
 
 
 def _initial_groups(act: Activity, readings: int, limit: int | None = None) -> tuple[list[list[int]], list[str]]:
@@ -171,8 +172,8 @@ def search_window(
         lag_best,
         w_lo,
         w_hi,
-        float(lags[ki].min()),
-        float(lags[ki].max()),
+        min(float(lags[ki].min()), lag_best),
+        max(float(lags[ki].max()), lag_best),
         points,
         estimated=window_s is None and (w_hi - w_lo) <= WINDOW_KNOWN_S,
     )
@@ -322,10 +323,12 @@ def estimate(
     kernel_half = _jackknife_half(np.where(np.isnan(jack), energy, jack).sum(axis=1), level)
     # how far each energy moves over the window/lag set
     moved_lo, moved_hi = energy.copy(), energy.copy()
+    kernel_moved = [float(energy.sum())]
     pts = search.points if len(search.points) <= 40 else [search.points[i] for i in np.linspace(0, len(search.points) - 1, 40).astype(int)]
     for pw, pl in pts:
         e = _energies(fit(design(act, groups, t, pw, pl), p)[0], busy, shared)[0]
         moved_lo, moved_hi = np.minimum(moved_lo, e), np.maximum(moved_hi, e)
+        kernel_moved.append(float(e.sum()))
     lo, hi = np.fmin(np.fmin(lo, moved_lo), energy), np.fmax(np.fmax(hi, moved_hi), energy)
     seen = (x[:, 1:] > 0).sum(axis=0)
     vif = _vif(x)
@@ -419,8 +422,8 @@ def estimate(
         idle,
         idle_from,
         float(energy.sum()),
-        float(min(np.quantile(kernel_boot, q[0]), energy.sum() - kernel_half)),
-        float(max(np.quantile(kernel_boot, q[1]), energy.sum() + kernel_half)),
+        float(min(np.quantile(kernel_boot, q[0]), energy.sum() - kernel_half, min(kernel_moved))),
+        float(max(np.quantile(kernel_boot, q[1]), energy.sum() + kernel_half, max(kernel_moved))),
         kernel_in_log,
         idle_outside,
         run,
@@ -428,4 +431,5 @@ def estimate(
         block,
         replicates,
         notes,
+        (float(t[0]) - lag - w / 2, float(t[-1]) - lag - w / 2) if run_energy_j is None else (float(t[0]), float(t[-1])),
     )
