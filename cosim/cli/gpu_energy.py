@@ -81,7 +81,7 @@ def cmd_gpu_energy(args: argparse.Namespace) -> int:
         window_s=args.window_s,
         power_limit_w=args.power_limit_w,
         counter=counter,
-        progress=stepper("gpu-energy: fitting windows", enabled=progress, name=lambda i: "") if progress else None,
+        progress=stepper(_label("gpu-energy: fitting windows"), enabled=progress, name=lambda i: "") if progress else None,
     )
     names.table["per_launch_energy_j"] = _per_launch(names.table, table)
     write_table(names.table, names_path)
@@ -91,6 +91,13 @@ def cmd_gpu_energy(args: argparse.Namespace) -> int:
 
         print(f"  plot -> {plot_measured_energy(samples, table, args.plot, title=f'{args.trace.name} on {args.power_log.name}')}")
     return 0
+
+
+def _label(text: str) -> str:
+    """A progress label whose every line starts with 'cosim:' (tqdm's bar shows the label alone; the plain lines add it)."""
+    from cosim.kernels.progress import tqdm_installed
+
+    return f"cosim: {text}" if tqdm_installed() else text
 
 
 def name_energy(run, *, window_s=None, power_limit_w=None, counter=None, progress=None):
@@ -163,10 +170,14 @@ def _summary(args, names, counter, power, window_from, samples, names_path) -> N
     print(
         f"  run energy {names.run_j:.6g} J over the log ({names.run_span_s[0] - t[0]:.4g} to {names.run_span_s[1] - t[0]:.6g} s "
         f"after its first reading) {source}; sum P*dt {sum_p_dt:.6g} J; "
-        f"idle {names.idle_w:.4g} W ({names.idle_from}); kernel energy {names.kernel_j:.6g} J "
-        f"(90 % {names.kernel_lo_j:.6g}-{names.kernel_hi_j:.6g} J, all kernels pooled; {names.kernel_in_log_j:.6g} J of it in the "
-        "log's readings); "
-        f"above idle, explained by no kernel's busy time {names.unexplained_j:.4g} J"
+        f"idle {names.idle_w:.4g} W ({names.idle_from}); "
+        + (
+            f"kernel energy {names.kernel_j:.6g} J (90 % {names.kernel_lo_j:.6g}-{names.kernel_hi_j:.6g} J, all kernels pooled; "
+            f"{names.kernel_in_log_j:.6g} J of it in the log's readings); "
+            if names.kernel_j == names.kernel_j
+            else "kernel energy unknown (no reading saw a kernel); "
+        )
+        + f"above idle, explained by no kernel's busy time {names.unexplained_j:.4g} J"
     )
     table = names.table
     numbered = table["energy_j"].notna()

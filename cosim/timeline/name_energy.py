@@ -416,14 +416,20 @@ def estimate(
     union_s = float(np.trapezoid(union, t))
     kernel_in_log = float(beta[1:] @ share_s + beta[0] * union_s)
     idle_outside = idle * (span - union_s)
+    kernel = (
+        float(energy.sum()),
+        float(min(np.quantile(kernel_boot, q[0]), energy.sum() - kernel_half, min(kernel_moved))),
+        float(max(np.quantile(kernel_boot, q[1]), energy.sum() + kernel_half, max(kernel_moved))),
+    )
+    if not (union > 0).any():  # no reading saw a kernel: their energy would be idle power times their time, invented
+        kernel = (math.nan, math.nan, math.nan)
+        notes.append("no reading's window saw a kernel: check the trace's offset (--offset-s, --trace-zero)")
     return NameEnergy(
         table,
         search,
         idle,
         idle_from,
-        float(energy.sum()),
-        float(min(np.quantile(kernel_boot, q[0]), energy.sum() - kernel_half, min(kernel_moved))),
-        float(max(np.quantile(kernel_boot, q[1]), energy.sum() + kernel_half, max(kernel_moved))),
+        *kernel,
         kernel_in_log,
         idle_outside,
         run,
