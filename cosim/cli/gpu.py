@@ -20,7 +20,13 @@ examples:
 
 
 _ENERGY_HELP = """\
-Each kernel's measured mean power [W] and energy [J], with a 90 % interval from
+Energy [J] per kernel name (--names) from a fit over all the run's readings:
+reading = idle + sum of each name's power x its busy share of the reading's
+averaging window, the window and lag found from the log, 90 % intervals from a
+block bootstrap; a name the log cannot tell apart is flagged not_identifiable
+with the reason.  The run's energy comes from an energy counter where the log
+has one (total_energy_consumption, DCGM TOTEC).  Per launch (-o): each kernel's
+measured mean power [W] and energy [J], with a 90 % interval from
 the readings inside it, from a power log and a kernel trace of the same run.
 A reading counts for a kernel when its whole averaging window lies inside the
 kernel (power.draw averages the last 1 s on Ampere and newer GPUs;
