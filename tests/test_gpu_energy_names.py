@@ -157,3 +157,18 @@ def test_dcgm_totec_becomes_the_energy_counter(tmp_path):
     # the counter: 4 x 100.5 J; the readings' trapezoid: 100.5 + 101.5 + 102.5 + 103.5 J
     assert got.total_j == pytest.approx(402.0) and got.integrated_j == pytest.approx(408.0)
     assert got.difference == pytest.approx(402.0 / 408.0 - 1)
+
+
+def test_time_beside_another_name_is_split_by_hand():
+    from cosim.timeline.name_shares import activity, window_share
+
+    # a runs 0-2 s (two launches, 0-1.5 and 1-2, overlapping: its busy time is their union), b runs 1-3 s
+    kernels = pd.DataFrame({"kernel": ["a", "a", "b"], "start_s": [0.0, 1.0, 1.0], "end_s": [1.5, 2.0, 3.0]})
+    act = activity(kernels, offset_s=10.0)
+    got = dict(zip(act.names, zip(act.launches, act.busy_s, act.shared_s)))
+    assert got["a"] == pytest.approx((2, 2.0, 1.5)) and got["b"] == pytest.approx((1, 2.0, 1.5))  # 1 s alone + 1 s / 2
+    assert act.union_s == pytest.approx(3.0)
+    a = act.names.index("a")
+    # a 1 s window ending at 11.5 s (10 s offset) holds 1 s of a; one ending at 13.0 s none; instant at 12.5 s: no
+    assert window_share(act.edges[a], act.cumulative[a], np.array([11.5, 13.0]), 1.0, 0.0) == pytest.approx([1.0, 0.0])
+    assert window_share(act.edges[a], act.cumulative[a], np.array([11.9, 12.5]), 0.0, 0.0) == pytest.approx([1.0, 0.0])
