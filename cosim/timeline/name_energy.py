@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from cosim.timeline.measured_energy import student_t_quantile
-from cosim.timeline.name_shares import Activity, activity, block_length, block_weights, design, fit, window_share
+from cosim.timeline.name_shares import Activity, activity, block_length, block_weights, design, fit, group_knots, window_share
 
 MERGE_CORRELATION = 0.99
 MAX_VIF = 100.0
@@ -44,6 +44,8 @@ WINDOWS_S = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 
 #: the window is "estimated from the log" when its 90 % set is at most this wide [s]
 WINDOW_KNOWN_S = 0.5
 SEARCH_COLUMNS = 12
+#: at most this many powers fitted (a bound on the work: 200 bootstrap fits), the least busy names pooled beyond it
+MAX_POWERS = 40
 #: contiguous stretches of the delete-one jackknife
 SEGMENTS = 10
 OTHER = "(other names)"
@@ -85,7 +87,7 @@ class NameEnergy:
 def _initial_groups(act: Activity, readings: int, limit: int | None = None) -> tuple[list[list[int]], list[str]]:
     """One group per name, the least busy pooled into :data:`OTHER` beyond one fitted power per
     :data:`MIN_READINGS_PER_POWER` readings (and beyond ``limit`` columns)."""
-    most = max(1, readings // MIN_READINGS_PER_POWER - 1)
+    most = max(1, min(readings // MIN_READINGS_PER_POWER - 1, MAX_POWERS))
     if limit is not None:
         most = min(most, limit)
     seen = [g for g in range(len(act.names)) if act.busy_s[g] > 0]
@@ -96,16 +98,16 @@ def _initial_groups(act: Activity, readings: int, limit: int | None = None) -> t
 
 
 def _shift_table(act: Activity, groups: list[list[int]], t: np.ndarray, shifts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per shift ``s`` and group: the busy time before ``t - s`` [s] and whether a member runs at ``t - s``."""
+    """Per shift ``s`` and group: the busy time before ``t - s`` [s] and how many members run at ``t - s``."""
     cum = np.zeros((len(shifts), len(t), len(groups)))
     inside = np.zeros_like(cum)
     at = t[None, :] - shifts[:, None]
     for j, members in enumerate(groups):
-        for g in members:
-            e, c = act.edges[g], act.cumulative[g]
-            if len(e):
-                cum[:, :, j] += np.interp(at, e, c)
-                inside[:, :, j] += np.searchsorted(e, at, side="right") % 2
+        knots, c, running = group_knots(act, members)
+        if len(knots):
+            cum[:, :, j] = np.interp(at, knots, c)
+            i = np.searchsorted(knots, at, side="right") - 1
+            inside[:, :, j] = np.where(i >= 0, running[np.maximum(i, 0)], 0.0)
     return cum, inside
 
 
@@ -342,7 +344,9 @@ def estimate(
         if seen[j] < MIN_READINGS_SEEN:
             reasons.append(f"seen by {seen[j]} reading(s), fewer than {MIN_READINGS_SEEN}")
         if labels[j] == OTHER or any(g in pooled for g in members):
-            reasons.append(f"pooled with the least busy names: more than one fitted power per {MIN_READINGS_PER_POWER} readings")
+            reasons.append(
+                f"pooled with the least busy names: more than one fitted power per {MIN_READINGS_PER_POWER} readings, or more than {MAX_POWERS}"
+            )
         if vif[j] > MAX_VIF:
             reasons.append(f"its busy share is told from the others' only to a variance inflation of {vif[j]:.3g} (> {MAX_VIF:g})")
         half = (hi[j] - lo[j]) / 2

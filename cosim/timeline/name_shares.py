@@ -16,7 +16,7 @@ names split equally among them, so the names' energies sum to the kernels' poole
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -34,6 +34,7 @@ class Activity:
     cumulative: list[np.ndarray]  # per name: busy time before each edge [s]
     union_edges: np.ndarray  # any kernel: merged span edges [s]
     union_cumulative: np.ndarray
+    knots: dict = field(default_factory=dict, compare=False, repr=False)  # group_knots' cache
 
     @property
     def union_s(self) -> float:
@@ -112,15 +113,38 @@ def window_share(edges: np.ndarray, cumulative: np.ndarray, times_s: np.ndarray,
     return (np.interp(t, edges, cumulative) - np.interp(t - window_s, edges, cumulative)) / window_s
 
 
+def group_knots(act: Activity, members: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A group's summed busy time as one piecewise-linear function: event times [s], the summed busy time before
+    each [s], and how many member spans run just after each (cached on ``act``)."""
+    key = tuple(members)
+    if key not in act.knots:
+        times = np.concatenate([act.edges[g] for g in members])
+        steps = np.concatenate([np.tile([1, -1], len(act.edges[g]) // 2) for g in members])
+        order = np.argsort(times, kind="stable")
+        t, running = times[order], np.cumsum(steps[order])
+        cum = np.r_[0.0, np.cumsum(running[:-1] * np.diff(t))] if len(t) else np.zeros(0)
+        act.knots[key] = (t, cum, running.astype(float))
+    return act.knots[key]
+
+
+def group_share(act: Activity, members: list[int], times_s: np.ndarray, window_s: float, lag_s: float) -> np.ndarray:
+    """The sum of the members' :func:`window_share` [fraction of the window; for ``w`` = 0, spans running at ``t - lag``]."""
+    knots, cum, running = group_knots(act, members)
+    t = np.asarray(times_s, dtype=float) - lag_s
+    if not len(knots):
+        return np.zeros(len(t))
+    if window_s <= 0:
+        i = np.searchsorted(knots, t, side="right") - 1
+        return np.where(i >= 0, running[np.maximum(i, 0)], 0.0)
+    return (np.interp(t, knots, cum) - np.interp(t - window_s, knots, cum)) / window_s
+
+
 def design(act: Activity, groups: list[list[int]], times_s: np.ndarray, window_s: float, lag_s: float) -> np.ndarray:
     """The fit's design matrix: a column of ones (idle) and one share column per group of names (the sum of its
     members' shares)."""
     x = np.ones((len(times_s), 1 + len(groups)))
     for j, members in enumerate(groups):
-        col = x[:, 1 + j]
-        col[:] = 0.0
-        for g in members:
-            col += window_share(act.edges[g], act.cumulative[g], times_s, window_s, lag_s)
+        x[:, 1 + j] = group_share(act, members, times_s, window_s, lag_s)
     return x
 
 
