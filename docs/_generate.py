@@ -7,7 +7,7 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
-from _gpu_energy import gpu_energy_table, public_pairs_table
+from _gpu_energy import gpu_energy_table, made_table, public_names_table, public_pairs_table
 from _kernel_validation import kernel_validation_table
 from _ruby import ruby_runs_table
 from _silicon import board_model_table, silicon_table
@@ -26,6 +26,8 @@ def generate_all(out: Path) -> None:
     (out / "silicon-table.md").write_text(silicon_table(plot=out / "silicon.png"))
     (out / "gpu-energy-table.md").write_text(gpu_energy_table(plot=out / "gpu-energy.png"))
     (out / "gpu-energy-public-table.md").write_text(public_pairs_table())
+    (out / "gpu-energy-public-names.md").write_text(public_names_table())
+    (out / "gpu-energy-made-table.md").write_text(made_table())
     (out / "ruby-runs.md").write_text(ruby_runs_table())
     (out / "silicon-model.md").write_text(board_model_table())
     (out / "silicon-figures.md").write_text(recorded_table())

@@ -100,3 +100,53 @@ def public_pairs_table() -> str:
         f'A100: read as a 1 s mean, power.draw gives the warning "{a["draw_as_1s_mean"]["window_warning"]}".',
     ]
     return "\n".join(lines) + "\n"
+
+
+def public_names_table() -> str:
+    """Energy per kernel name on the two public pairs (the fit over all readings, window and lag found from the log),
+    from ``howto/gpu-energy-public.json``."""
+    import json
+
+    data = json.loads((Path(__file__).resolve().parent / "howto" / "gpu-energy-public.json").read_text())
+    cases = [
+        ("Kokkos (NVML power_watts)", data["kokkos"].get("per_name")),
+        ("A100 PCIe, power.draw", data["a100"].get("per_name_draw")),
+        ("A100 PCIe, power.draw.instant", data["a100"].get("per_name_instant")),
+    ]
+    lines = [
+        "| log | window found [s] (assumed) | lag [s] | run energy [J] | sum P*dt [J] | idle [W] | kernel energy [J] (90 %) | "
+        "unexplained above idle [J] | names with a number / all |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, c in cases:
+        if not c:
+            continue
+        k = c["kernel_energy_j"]
+        lines.append(
+            f"| {name} | {c['window_found_s']:.3g} ({c['window_assumed_s']:g}) | {c['lag_s']:+.3f} | {c['run_energy_j']:.6g} | "
+            f"{c['sum_p_dt_j']:.6g} | {c['idle_w']:.4g} | {k[0]:.5g} ({k[1]:.5g}-{k[2]:.5g}) | {c['unexplained_above_idle_j']:.3g} | "
+            f"{c['with_a_number']} / {c['names']} |"
+        )
+    kokkos = data["kokkos"].get("per_name")
+    if kokkos:
+        lines += ["", "| Kokkos kernel name | launches | busy [s] | energy [J] (90 %) | flag: why |", "|---|---|---|---|---|"]
+        for r in kokkos["rows"]:
+            e = r["energy_j"]
+            number = f"{e[0]:.4g} ({e[1]:.4g}-{e[2]:.4g})" if e else "-"
+            lines.append(
+                f"| {r['kernel']} | {r['launches']} | {r['busy_s']:.4g} | {number} | {r['flags']}{': ' + r['reason'] if r['reason'] else ''} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def made_table() -> str:
+    """The made-here scorecard of energy per kernel name, from ``howto/gpu-energy-made.json`` (written by
+    ``python tests/gpu_energy_made.py --table --seeds 10-29 --write``)."""
+    import json
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests"))
+    from gpu_energy_made import markdown
+
+    data = json.loads((Path(__file__).resolve().parent / "howto" / "gpu-energy-made.json").read_text())
+    return markdown(data["rows"]) + f"\nCommand: `{data['command']}`.\n"

@@ -31,6 +31,8 @@ exclude_patterns = [
     "_generated/kernel-*.md",
     "_generated/gpu-energy-table.md",
     "_generated/gpu-energy-public-table.md",
+    "_generated/gpu-energy-public-names.md",
+    "_generated/gpu-energy-made-table.md",
     "_generated/ruby-runs.md",
     "_generated/whatif-score-table.md",
 ]  # included by explanation/validation.md and the kernel how-tos

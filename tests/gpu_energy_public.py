@@ -72,6 +72,57 @@ def _pair(samples, kernels, *, window_s: float, offset_s: float | None) -> dict:
     }
 
 
+def _names(power_log: Path, trace: Path, *, field: str | None = None) -> dict:
+    """The per-name fit as ``cosim gpu-energy POWER TRACE [--field F]`` runs it: window and lag estimated from the log."""
+    import warnings
+
+    import numpy as np
+
+    from cosim.cli.gpu_energy import name_energy
+    from cosim.timeline.logged_run import read_logged_run
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = read_logged_run(power_log, trace, field=field)
+    est = name_energy(run)
+    s = est.search
+    t = run.samples["time_s"].to_numpy()
+    p = run.samples["power_w"].to_numpy()
+    numbered = est.table[est.table["energy_j"].notna()]
+    return {
+        "field": run.samples.attrs["power"]["field"],
+        "window_assumed_s": run.window_s,
+        "window_found_s": round(s.window_s, 4),
+        "window_set_s": [round(s.window_lo_s, 4), round(s.window_hi_s, 4)],
+        "window_estimated": s.estimated,
+        "lag_s": round(s.lag_s, 4),
+        "lag_set_s": [round(s.lag_lo_s, 4), round(s.lag_hi_s, 4)],
+        "offset_s": round(run.offset_s - float(t[0]), 4),
+        "aligned_by": run.aligned_by,
+        "run_energy_j": round(est.run_j, 2),
+        "sum_p_dt_j": round(float(np.sum(p[:-1] * np.diff(t))), 2),
+        "idle_w": round(est.idle_w, 3),
+        "idle_from": est.idle_from,
+        "kernel_energy_j": [round(est.kernel_j, 2), round(est.kernel_lo_j, 2), round(est.kernel_hi_j, 2)],
+        "unexplained_above_idle_j": round(est.unexplained_j, 2),
+        "names": len(est.table),
+        "with_a_number": len(numbered),
+        "rows": [
+            {
+                "kernel": r["kernel"],
+                "launches": int(r["launches"]),
+                "busy_s": round(float(r["busy_s"]), 6),
+                "energy_j": None
+                if r["energy_j"] != r["energy_j"]
+                else [round(float(r[c]), 3) for c in ("energy_j", "energy_j_lo", "energy_j_hi")],
+                "flags": r["flags"] if isinstance(r["flags"], str) else "",
+                "reason": r["reason"] if isinstance(r["reason"], str) else "",
+            }
+            for _, r in est.table.iterrows()
+        ],
+    }
+
+
 def measure(kokkos_power: Path, kokkos_kernels: Path, a100_log: Path) -> dict:
     from cosim.readers.gpu_logs import read_power_log, read_trace
 
@@ -83,6 +134,7 @@ def measure(kokkos_power: Path, kokkos_kernels: Path, a100_log: Path) -> dict:
         "aligned": "the tool's own clock: both files count ns from its zero (--offset-s 0)",
         "as_read": _pair(samples, kernels, window_s=1.0, offset_s=0.0),
         "window_0": _pair(samples, kernels, window_s=0.0, offset_s=0.0),
+        "per_name": _names(kokkos_power, kokkos_kernels),
     }
     with tempfile.TemporaryDirectory() as tmp:  # the GEMM's one kernel, as an nsys cuda_gpu_trace row
         trace = Path(tmp) / "gemm_cuda_gpu_trace.csv"
@@ -92,6 +144,8 @@ def measure(kokkos_power: Path, kokkos_kernels: Path, a100_log: Path) -> dict:
             f"0,{round(A100_GEMM_S * 1e9)},1,,,,,,,,,,,,,,A100 PCIe (0),1,,7,LtHSHgemmStridedBatchSimple\n"
         )
         gemm = read_trace(trace)
+        per_name_draw = _names(a100_log, trace, field="power.draw")
+        per_name_instant = _names(a100_log, trace, field="power.draw.instant")
     a100 = {
         "source": "github.com/yqg9651/cuda_test @ dade57b3411b8f1e55903d4466a56e9d595f0896: "
         "a100_250w_pcie_fp16_burst/burst_fp16_half_maxpower.csv (nvidia-smi -lms) + .log (GEMM 46283.882812 ms)",
@@ -99,6 +153,8 @@ def measure(kokkos_power: Path, kokkos_kernels: Path, a100_log: Path) -> dict:
         "instant": _pair(read_power_log(a100_log, field="power.draw.instant"), gemm, window_s=0.0, offset_s=None),
         "draw_as_1s_mean": _pair(read_power_log(a100_log, field="power.draw"), gemm, window_s=1.0, offset_s=None),
         "draw_instant": _pair(read_power_log(a100_log, field="power.draw"), gemm, window_s=0.0, offset_s=None),
+        "per_name_draw": per_name_draw,
+        "per_name_instant": per_name_instant,
     }
     return {
         "command": "python tests/gpu_energy_public.py --kokkos-power P --kokkos-kernels K --a100-log L --write",

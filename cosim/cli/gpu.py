@@ -20,7 +20,13 @@ examples:
 
 
 _ENERGY_HELP = """\
-Each kernel's measured mean power [W] and energy [J], with a 90 % interval from
+Energy [J] per kernel name (--names) from a fit over all the run's readings:
+reading = idle + sum of each name's power x its busy share of the reading's
+averaging window, the window and lag found from the log, 90 % intervals from a
+block bootstrap; a name the log cannot tell apart is flagged not_identifiable
+with the reason.  The run's energy comes from an energy counter where the log
+has one (total_energy_consumption, DCGM TOTEC).  Per launch (-o): each kernel's
+measured mean power [W] and energy [J], with a 90 % interval from
 the readings inside it, from a power log and a kernel trace of the same run.
 A reading counts for a kernel when its whole averaging window lies inside the
 kernel (power.draw averages the last 1 s on Ampere and newer GPUs;
@@ -124,9 +130,14 @@ def add_parsers(sub) -> None:
     align.add_argument("--offset-s", type=float, help="the log's time at the trace's zero, relative to the log's first reading [s]")
     align.add_argument("--trace-zero", help="wall-clock time of the trace's zero, as nvidia-smi prints it (YYYY/MM/DD hh:mm:ss.fff)")
     e.add_argument("--min-samples", type=int, default=2, help="readings inside a kernel needed to measure it (default 2)")
-    e.add_argument("-o", "--output", type=Path, default=Path("cosim-gpu-energy.csv"), help="per-kernel table .csv or .parquet")
+    e.add_argument("-o", "--output", type=Path, default=Path("cosim-gpu-energy.csv"), help="per-launch table .csv or .parquet")
+    e.add_argument(
+        "--names", type=Path, help="per-kernel-name table (energy from the fit over all readings; default: the output's name + '-names')"
+    )
+    e.add_argument("--power-limit-w", type=float, help="the board's power limit [W] (default: the log's power.limit, where logged)")
+    e.add_argument("--progress", action=argparse.BooleanOptionalAction, help="progress lines on stderr for the long steps (default: on)")
     e.add_argument("--plot", type=Path, help="write the power-over-time plot with the kernels marked here")
-    e.set_defaults(run=cmd_gpu_energy, progress=False)
+    e.set_defaults(run=_gpu_energy)
 
     r = sub.add_parser("rate-baseline", help="Eq. 1 rate-based model fitted at one clock pair vs the rail model at all (Fig. 1a)")
     r.add_argument("--train-gpu-mhz", type=float, default=540.0, help="GPU clock of the training data [MHz]")
@@ -134,6 +145,12 @@ def add_parsers(sub) -> None:
     r.add_argument("-o", "--output", type=Path, default=Path("cosim-rate-baseline.csv"))
     r.add_argument("--plot", type=Path, help="write the error map here")
     r.set_defaults(run=cmd_rate_baseline)
+
+
+def _gpu_energy(args: argparse.Namespace) -> int:
+    from cosim.cli.gpu_energy import cmd_gpu_energy
+
+    return cmd_gpu_energy(args)
 
 
 def _gpu_args(p) -> None:
@@ -268,54 +285,6 @@ def _compare_measured(path: Path, timeline) -> None:
         f"  measured ({path.name}, {samples} s at 1 Hz): mean {measured:.2f} W in at the PSU; "
         f"predicted mean {predicted:.2f} W ({100 * (predicted - measured) / measured:+.1f} %)"
     )
-
-
-def cmd_gpu_energy(args: argparse.Namespace) -> int:
-    from cosim.output import write_table
-    from cosim.timeline.logged_run import read_logged_run
-    from cosim.timeline.measured_energy import kernel_energy, resolvable_s, shift_cost
-
-    if args.min_samples < 2:
-        raise CosimError(f"--min-samples {args.min_samples}: an interval needs at least 2 readings")
-    if args.window_s is not None and not (args.window_s >= 0 and args.window_s < 3600):
-        raise CosimError(f"--window-s {args.window_s}: an averaging window is >= 0 s (0: instantaneous readings)")
-    run = read_logged_run(
-        args.power_log,
-        args.trace,
-        field=args.field,
-        gpu=args.gpu,
-        period_s=args.period_s,
-        window_s=args.window_s,
-        offset_s=args.offset_s,
-        trace_zero=args.trace_zero,
-        window_way_out="; if this GPU reports it instantaneously, give --window-s 0",
-    )
-    samples, kernels, window, period, offset, how = run.samples, run.kernels, run.window_s, run.period_s, run.offset_s, run.aligned_by
-    power = samples.attrs["power"]
-    table = kernel_energy(kernels, samples, window_s=window, offset_s=offset, min_samples=args.min_samples)
-    table["start_s"] -= float(samples["time_s"].iloc[0])  # seconds since the log's first reading
-    table["end_s"] -= float(samples["time_s"].iloc[0])
-    write_table(table, args.output)
-    resolved = table[table["measured_power_w"].notna()]
-    print(
-        f"{args.power_log} ({power['field']}, GPU {power['gpu']}, every {period * 1e3:.4g} ms, window {window:g} s) + {args.trace}: "
-        f"{len(table)} kernel launch(es), {len(resolved)} measured, {len(table) - len(resolved)} shorter than the readings resolve "
-        f"(sure from {resolvable_s(window, period, args.min_samples) * 1e3:.4g} ms) -> {args.output}"
-    )
-    print(f"  trace zero at {offset - float(samples['time_s'].iloc[0]):.4f} s into the log, from {how}")
-    if len(resolved):
-        print(
-            f"  measured: {resolved['measured_energy_j'].sum():.4g} J over {resolved['duration_s'].sum():.4g} s of kernels "
-            f"(90 % interval {resolved['measured_energy_lo_j'].sum():.4g}-{resolved['measured_energy_hi_j'].sum():.4g} J)"
-        )
-        cost = shift_cost(kernels, samples, window_s=window, offset_s=offset, period_s=period)
-        shifts = ", ".join(f"{k:+d}: {100 * c:+.1f} %" for k, c in zip(cost["shift_periods"], cost["change"]))
-        print(f"  misalignment cost (trace shifted by k sample periods, energy change): {shifts}")
-    if args.plot:
-        from cosim.plots.gpu import plot_measured_energy
-
-        print(f"  plot -> {plot_measured_energy(samples, table, args.plot, title=f'{args.trace.name} on {args.power_log.name}')}")
-    return 0
 
 
 def cmd_soc(args: argparse.Namespace) -> int:

@@ -88,6 +88,9 @@ def read_power_log(
         if mine.empty:
             raise CosimError(f"--gpu {entity}: {path} holds {', '.join(entities)}")
         out = pd.DataFrame({"time_s": mine["sample"].to_numpy() * period_s, "power_w": mine["value"].to_numpy()})
+        totec = rows[(rows["metric"] == "TOTEC") & (rows["entity"] == entity)].set_index("sample")["value"]
+        if totec.notna().any():  # DCGM's energy counter, J (read as mJ)
+            out["energy_j"] = totec.reindex(mine["sample"]).to_numpy()
         out.attrs["power"] = {"path": str(path), "field": field or "POWER", "window_s": 1.0, "gpu": entity}
         return out
     raise CosimError(

@@ -285,7 +285,16 @@ def power_samples(path: str | Path, wide: pd.DataFrame, *, field: str | None = N
     if mine["time_s"].isna().any():
         raise CosimError(f"{path}: samples without times; log with a timestamp field (dmon: -o DT) to line power up with a trace")
     out = pd.DataFrame({"time_s": mine["time_s"].to_numpy(), "power_w": mine[field].to_numpy()})
+    if "total_energy_consumption" in mine:  # NVML's energy counter: mJ where the log names no unit
+        unit = wide.attrs["nvidia_smi"]["units"].get("total_energy_consumption", "")
+        out["energy_j"] = mine["total_energy_consumption"].to_numpy() * (1.0 if unit == "J" else 1e-3)
     out.attrs["power"] = {"path": str(path), "field": field, "window_s": POWER_FIELDS[field], "gpu": gpu}
+    for key, col in (("gpu_name", "name"), ("driver", "driver_version")):
+        if col in mine and mine[col].notna().any():
+            out.attrs["power"][key] = str(mine[col].dropna().iloc[0])
+    limits = [c for c in ("enforced.power.limit", "power.limit") if c in mine and mine[c].notna().any()]
+    if limits:
+        out.attrs["power"]["limit_w"] = float(mine[limits[0]].max())
     return out
 
 

@@ -125,44 +125,51 @@ def kernel_energy(
     ``start_s``/``end_s`` on the log's clock, ``duration_s``, ``samples`` (readings inside), ``measured_power_w``
     (mean [W]), ``measured_power_lo_w``/``measured_power_hi_w`` (its ``level`` interval [W]), ``measured_energy_j``,
     ``measured_energy_lo_j``, ``measured_energy_hi_j`` [J] and ``flags`` (``unresolved``, ``overlaps``).  ``samples`` has ``time_s`` and ``power_w``."""
-    t = samples["time_s"].to_numpy(dtype=float)
-    p = samples["power_w"].to_numpy(dtype=float)
+    order = np.argsort(samples["time_s"].to_numpy(dtype=float), kind="stable")
+    t = samples["time_s"].to_numpy(dtype=float)[order]
+    p = samples["power_w"].to_numpy(dtype=float)[order]
     start = kernels["start_s"].to_numpy(dtype=float) + offset_s
     end = kernels["end_s"].to_numpy(dtype=float) + offset_s
+    # the readings inside launch i are the run first..last of the sorted readings: first window starting at or after
+    # its start, last reading at or before its end; their sums come from running sums (p centred for precision)
+    first = np.searchsorted(t - window_s, start, side="left")
+    last = np.searchsorted(t, end, side="right")
+    n = np.maximum(last - np.maximum(first, 0), 0)
+    centre = float(p.mean()) if len(p) else 0.0
+    c1 = np.r_[0.0, np.cumsum(p - centre)]
+    c2 = np.r_[0.0, np.cumsum((p - centre) ** 2)]
+    lo_i, hi_i = np.minimum(first, last), last
+    s1, s2 = c1[hi_i] - c1[lo_i], c2[hi_i] - c2[lo_i]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = centre + s1 / n
+        var = np.maximum((s2 - s1 * s1 / n) / (n - 1), 0.0)
+    ok = n >= min_samples
+    quantile = np.array([student_t_quantile(0.5 + level / 2, int(k) - 1) if k >= min_samples else math.nan for k in n])
+    half = np.where(ok, quantile * np.sqrt(var) / np.sqrt(np.maximum(n, 1)), math.nan)
+    mean = np.where(ok, mean, math.nan)
+    lo, hi = np.maximum(mean - half, 0.0), mean + half
+    lo = np.where(ok, lo, math.nan)
     # the trace's own durations: end - start on the log's Unix-epoch clock is a multiple of 0.24 us
-    durations = kernels["duration_s"].to_numpy(dtype=float) if "duration_s" in kernels else end - start
-    rows = []
+    duration = kernels["duration_s"].to_numpy(dtype=float) if "duration_s" in kernels else end - start
     overlaps = _overlapping(start, end)
-    for i in range(len(kernels)):
-        inside = (t - window_s >= start[i]) & (t <= end[i])
-        n = int(inside.sum())
-        duration = durations[i]
-        flags = ["overlaps"] if overlaps[i] else []
-        if n < min_samples:
-            flags.insert(0, "unresolved")
-            mean = lo = hi = math.nan
-        else:
-            mean = float(p[inside].mean())
-            half = float(student_t_quantile(0.5 + level / 2, n - 1) * p[inside].std(ddof=1) / math.sqrt(n))
-            lo, hi = max(mean - half, 0.0), mean + half
-        rows.append(
-            {
-                "kernel": kernels["kernel"].iloc[i],
-                "launch": int(kernels["launch"].iloc[i]),
-                "start_s": start[i],
-                "end_s": end[i],
-                "duration_s": duration,
-                "samples": n,
-                "measured_power_w": mean,
-                "measured_power_lo_w": lo,
-                "measured_power_hi_w": hi,
-                "measured_energy_j": mean * duration,
-                "measured_energy_lo_j": lo * duration,
-                "measured_energy_hi_j": hi * duration,
-                "flags": ";".join(flags),
-            }
-        )
-    return pd.DataFrame(rows)
+    flags = [";".join((["unresolved"] if not ok[i] else []) + (["overlaps"] if overlaps[i] else [])) for i in range(len(start))]
+    return pd.DataFrame(
+        {
+            "kernel": kernels["kernel"].to_numpy(),
+            "launch": kernels["launch"].to_numpy().astype(int),
+            "start_s": start,
+            "end_s": end,
+            "duration_s": duration,
+            "samples": n.astype(int),
+            "measured_power_w": mean,
+            "measured_power_lo_w": lo,
+            "measured_power_hi_w": hi,
+            "measured_energy_j": mean * duration,
+            "measured_energy_lo_j": lo * duration,
+            "measured_energy_hi_j": hi * duration,
+            "flags": flags,
+        }
+    )
 
 
 def _overlapping(start: np.ndarray, end: np.ndarray) -> np.ndarray:
