@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import numpy as np  # after parsing: --help needs no numpy
 
+    from cosim.output import output_set
+
     cut: list[str] = []  # inputs that ended inside a record: only complete ones were read (exit 3)
     warnings.showwarning = lambda message, category, *rest: _show_warning(message, category, *rest, cut=cut)
     warnings.simplefilter("always", CosimWarning)
@@ -44,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with np.errstate(all="ignore"):
             _guard_paths(args)  # before any work: a typo in -o must never cost an input
-            status = args.run(args)
+            with output_set():  # a command's outputs all appear, or none do
+                status = args.run(args)
             if status == 0 and cut and not getattr(args, "allow_partial", False):
                 status = EXIT_PARTIAL
             sys.stdout.flush()  # a closed pipe shows here, in the handlers below, not at interpreter exit
