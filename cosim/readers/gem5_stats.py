@@ -146,7 +146,13 @@ def _warn_if_slow() -> None:
 def stats_file(run: str | Path) -> Path | None:
     """The stats file in gem5 output folder ``run``: ``stats.txt``, else gem5's gzip ``stats.txt.gz``, else M5's
     ``m5stats.txt``; None if none."""
-    return next((Path(run) / n for n in STATS_NAMES if (Path(run) / n).is_file()), None)
+    for name in STATS_NAMES:
+        path = Path(run) / name
+        if path.is_file():
+            return path
+        if path.is_symlink() and not path.exists():  # a link to nothing, or a loop: said, not "no stats.txt"
+            raise CosimError(f"{path}: a symbolic link to a file that does not exist (or back to itself); link the stats file gem5 wrote")
+    return None
 
 
 def stats_meta(df: pd.DataFrame) -> StatsMeta:
