@@ -136,7 +136,8 @@ def test_bad_input_on_the_command_line_runs_nothing(tmp_path, run_dir):
     path = design(tmp_path, GRID + '\n"--no-such-option" = [1]')
     done = explore(path, "-o", tmp_path / "s", env=e)
     assert done.returncode == 2 and "does not accept --no-such-option" in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists() and not log.exists()
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists() and log.read_text() == "help\n"
+    log.unlink()
     empty = tmp_path / "empty.toml"
     empty.write_text(design(tmp_path, GRID).read_text().split("[parameters]")[0])
     done = explore(empty, "-o", tmp_path / "s", env=e)
@@ -146,7 +147,54 @@ def test_bad_input_on_the_command_line_runs_nothing(tmp_path, run_dir):
     *points, summary = done.stdout.splitlines()
     assert done.returncode == 0 and len(points) == 4 and "--big-cores 2 --little-freq 1000MHz" in done.stdout
     assert all(" to run " in line for line in points) and summary.startswith("dry run: 4 points") and done.stderr == ""
-    assert not (tmp_path / "s").exists() and not log.exists()
+    assert not (tmp_path / "s").exists() and not log.exists()  # not even gem5 --help
+    # --check runs the design's gem5 once (CONFIG --help), and still no point
+    done = explore(design(tmp_path, GRID), "-o", tmp_path / "s", "--dry-run", "--check", env=e)
+    assert done.returncode == 0 and "gem5 was run once (--check" in done.stdout and log.read_text() == "help\n"
+
+
+def test_explore_never_writes_into_a_folder_of_other_files(tmp_path, run_dir):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "results.csv").write_text("my own results\n")
+    done = explore(design(tmp_path, '"--big-cores" = [1]'), "-o", mine, env=env(run_dir))
+    assert done.returncode == 2 and "no cosim study (no study.journal) and holds results.csv" in done.stderr
+    assert sorted(p.name for p in mine.iterdir()) == ["results.csv"] and (mine / "results.csv").read_text() == "my own results\n"
+
+
+@pytest.mark.parametrize("deaths", ["once", "always"])
+def test_a_killed_worker_costs_its_own_point_once_and_the_study_goes_on(tmp_path, run_dir, deaths):
+    """The OOM killer's SIGKILL on a pool worker: that point runs once more; dying again fails it alone."""
+    log = tmp_path / "log"
+    extra = {"kill": "2"} | ({"kill_mark": tmp_path / "mark"} if deaths == "once" else {})
+    done = explore(design(tmp_path, GRID), "-o", tmp_path / "s", "--workers", "2", "--quiet", env=env(run_dir, log=log, **extra))
+    table = {r["point"]: r for r in rows(tmp_path / "s" / "results.csv") if r["source"] == "simulated"}
+    starts = {o: c["start"] for o, c in runs_logged(log).items()}
+    killed = [o for o in starts if "--big-cores 2 " in o]
+    assert len(table) == 4 and len(killed) == 2
+    if deaths == "once":  # the first death costs one retry of that one point
+        assert done.returncode == 0, done.stderr
+        assert sorted(starts[o] for o in killed) == [1, 2] and all(r["status"] == "ok" for r in table.values())
+    else:  # each of the two points whose gem5 kills its worker fails alone, after one retry; the others are priced
+        assert done.returncode == 3 and "killed twice" in done.stderr
+        assert all(starts[o] == 2 for o in killed) and sorted(r["status"] for r in table.values()) == ["failed", "failed", "ok", "ok"]
+
+
+def test_a_path_cosim_may_not_write_is_one_line(tmp_path, monkeypatch, capsys):
+    """Root reads and writes anything, so the OSError a read-only study folder raises is raised here by hand."""
+    import errno
+
+    from cosim import cli
+    from cosim.explore import store
+
+    def read_only(folder, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(folder / ".lock"))
+
+    monkeypatch.setattr(store, "open_store", read_only)
+    path = design(tmp_path, '"--big-cores" = [1]')
+    assert cli.main(["explore", str(path), "-o", str(tmp_path / "s"), "--no-check"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{tmp_path / 's' / '.lock'}: Permission denied; cosim may not read or write there" in err
 
 
 # --- a study with the stand-in ---------------------------------------------------------------------------------------
