@@ -48,7 +48,12 @@ def output_set() -> Iterator[None]:
     finally:
         _open_set = None
         if done:
-            _commit(outputs)
+            try:
+                _commit(outputs)
+            except BaseException:
+                for tmp in outputs.files.values():
+                    tmp.unlink(missing_ok=True)  # those not renamed yet
+                raise
         else:
             for tmp in outputs.files.values():
                 tmp.unlink(missing_ok=True)
@@ -67,9 +72,7 @@ def _commit(outputs: _OutputSet) -> None:
             os.replace(tmp, final)
             renamed += 1
     except OSError as err:
-        for tmp in list(outputs.files.values())[renamed:]:
-            tmp.unlink(missing_ok=True)
-        raise CosimError(f"{err.filename or final}: cannot write ({err.strerror}); {renamed} of {len(outputs.files)} outputs were written") from None
+        raise CosimError(f"{err.filename}: cannot write it ({err.strerror}); {renamed} of {len(outputs.files)} outputs were written") from None
     finally:
         if held:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
@@ -89,7 +92,10 @@ def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
     if path.is_dir():
         raise CosimError(f"{path}: an existing folder; give a file name")
     _remove_stale_temporaries(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=folder)
+    except OSError as err:  # a read-only folder or disk, or one that holds no files (/proc)
+        raise CosimError(f"{path}: cannot write a file in {folder} ({err.strerror}); give a folder cosim may write in") from None
     os.close(fd)
     try:
         write(Path(tmp))
