@@ -72,7 +72,9 @@ def _commit(outputs: _OutputSet) -> None:
             os.replace(tmp, final)
             renamed += 1
     except OSError as err:
-        raise CosimError(f"{err.filename}: cannot write it ({err.strerror}); {renamed} of {len(outputs.files)} outputs were written") from None
+        raise CosimError(
+            f"{err.filename}: cannot write it ({err.strerror}); {renamed} of {len(outputs.files)} outputs were written"
+        ) from None
     finally:
         if held:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -68,7 +68,7 @@ def cosim(argv: list, patches: dict[str, Callable] | None = None) -> tuple[int, 
     for dotted, new in (patches or {}).items():
         module, _, name = dotted.rpartition(".")
         mod = importlib.import_module(module)
-        saved.append((mod, name, getattr(mod, name)))
+        saved.append((mod, name, getattr(mod, name, None)))  # None: an older cosim without it (a "before" run)
         setattr(mod, name, new)
     err, out = io.StringIO(), io.StringIO()
     try:
@@ -172,7 +172,11 @@ def negative_counter(rng: random.Random, folder: Path) -> Result:
         parts[i] = re.sub(rf"^({re.escape(stat)} +)(\d+)", r"\1-\2", parts[i], flags=re.MULTILINE)
     run = _run_folder(folder / "run", "".join(parts))
     command = rng.choice(["power", "whatif"])
-    argv = ["power", run, "-o", folder / "p.csv"] if command == "power" else ["whatif", run, "--freqs", "bigCluster=1000", "-o", folder / "w.csv"]
+    argv = (
+        ["power", run, "-o", folder / "p.csv"]
+        if command == "power"
+        else ["whatif", run, "--freqs", "bigCluster=1000", "-o", folder / "w.csv"]
+    )
     code, err, _ = cosim(argv)
     return judge(code, err, refuse=True, must_say=f"dump {which[0]}: counter {stat} is -")
 
@@ -309,8 +313,14 @@ def link_loop(rng: random.Random, folder: Path) -> Result:
         os.symlink("../run", run / "self")
     command = rng.choice(["power", "whatif", "sweep"])
     target = rng.choice([run, run / "stats.txt"]) if kind != "folder-in-itself" else rng.choice([run, run / "self" / "self"])
+    if kind == "unwritable" or command == "sweep" and kind == "folder-in-itself":
+        target = run  # sweep takes run folders (a stats.txt is refused as no folder, rightly, before -o is looked at)
     out = Path("/proc/cosim-campaign.csv") if kind == "unwritable" else folder / "o.csv"
-    argv = {"power": ["power", target, "-o", out], "whatif": ["whatif", target, "--freqs", "bigCluster=1000", "-o", out], "sweep": ["sweep", target, "-o", out]}
+    argv = {
+        "power": ["power", target, "-o", out],
+        "whatif": ["whatif", target, "--freqs", "bigCluster=1000", "-o", out],
+        "sweep": ["sweep", target, "-o", out],
+    }
     code, err, _ = cosim(argv[command])
     if kind == "folder-in-itself":  # a valid run (read once): priced, or refused as power refuses it
         return judge(code, err, refuse=False, truth_ok=lambda: None if _rows(out) > 0 else "no table")
@@ -324,7 +334,11 @@ def worker_death(rng: random.Random, folder: Path) -> Result:
 
     run = standin_run(folder / "standin-run")
     always = rng.random() < 0.5
-    env = {"COSIM_STANDIN_RUN": str(run), "COSIM_STANDIN_KILL": "2", **({} if always else {"COSIM_STANDIN_KILL_MARK": str(folder / "mark")})}
+    env = {
+        "COSIM_STANDIN_RUN": str(run),
+        "COSIM_STANDIN_KILL": "2",
+        **({} if always else {"COSIM_STANDIN_KILL_MARK": str(folder / "mark")}),
+    }
     os.environ.update(env)
     try:
         code, err, _ = cosim(["explore", _design(folder), "-o", folder / "s", "--workers", "2", "--quiet", "--no-check"])

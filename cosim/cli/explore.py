@@ -103,7 +103,9 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             print(f"{pid}  {status.get(pid, 'to run'):8}  {shlex.join(command(design, params))}")
         what = f"{len(points)} points" if points else f"a search of {args.budget} gem5 runs over {len(sample_points(design))} points"
         if args.check:
-            print(f"dry run: {what} -> {args.output}; gem5 was run once (--check: its config script accepts every parameter), no point was run")
+            print(
+                f"dry run: {what} -> {args.output}; gem5 was run once (--check: its config script accepts every parameter), no point was run"
+            )
         else:
             unchecked = "" if args.no_check else " (the config script's options were not checked: --check runs gem5 --help for that)"
             print(f"dry run: {what} -> {args.output}; nothing was run{unchecked}")

@@ -21,6 +21,9 @@ import numpy as np
 
 from cosim.errors import CosimError, CosimWarning, CutOffWarning
 from cosim.readers._files import CutGzip
+from cosim.readers._stats_files import cpu_stat_groups, progress_bar  # noqa: F401 - cpu_stat_groups: its old home
+from cosim.readers._stats_files import line_end as _line_end
+from cosim.readers._stats_files import open_stats as _open
 from cosim.readers._statscan_py import BEGIN_MARKER, END_MARKER, MARKER_LINE, next_marker
 from cosim.readers._statscan_py import scan_block as _scan_block_py
 from cosim.readers.epochs import tile_epochs
@@ -199,7 +202,7 @@ class _DumpReader:
             size = self.path.stat().st_size
             # gem5's stats inflate about 13x; beyond this the file is a gzip bomb or no stats file
             self._inflate_limit = _MAX_INFLATION * size + (64 << 20) if isinstance(f, CutGzip) else None
-            bar = _progress_bar(size, self.path.name) if self.progress else None
+            bar = progress_bar(size, self.path.name) if self.progress else None
             try:
                 self._stream(f, bar)
             except (OSError, EOFError, zlib.error) as err:  # a corrupt .gz (a cut one reads as far as it goes)
@@ -442,72 +445,3 @@ class _DumpReader:
                 hit = np.flatnonzero(cols_idx == cols[name])
                 if hit.size and math.isfinite(value := self.values[start + hit[0]]) and value > 0:
                     self.meta.ticks_per_s = float(value)
-
-
-_GROUP = re.compile(rb"^(\S+?)\.(rob|iew|rename|fetch2)\.", re.MULTILINE)
-
-
-def cpu_stat_groups(path: str | Path, *, max_bytes: int = 64 << 20) -> dict[str, set[str]]:
-    """``{object path: stat groups}`` among rob, iew, rename (O3's stages) and fetch2 (Minor's) in the
-    first dump: which kind of CPU wrote it.  Reads in 1 MiB blocks, at most ``max_bytes``."""
-    found: dict[str, set[str]] = {}
-    tail = b""
-    try:
-        with _open(Path(path)) as f:
-            for _ in range(max(1, max_bytes >> 20)):
-                block = f.read(1 << 20)
-                if not block:
-                    break
-                text = tail + block
-                cut = text.rfind(b"\n") + 1
-                text, tail = text[:cut], text[cut:][-4096:]  # a line longer than that names no stat worth keeping
-                end = text.find(END_MARKER)
-                for m in _GROUP.finditer(text, 0, len(text) if end < 0 else end):
-                    found.setdefault(m[1].decode(errors="replace"), set()).add(m[2].decode())
-                if end >= 0:
-                    break
-    except (OSError, EOFError, zlib.error):
-        return {}  # the stats reader says what is wrong with the file
-    return found
-
-
-def _line_end(buf: bytearray, start: int, end: int) -> int:
-    """Offset of the newline that ends the line at ``start`` (so a marker on the next line is found), else ``end``."""
-    nl = buf.find(b"\n", start, end)
-    return end if nl < 0 else nl
-
-
-def _open(path: Path):
-    """The file as bytes; gem5 writes gzip when --stats-file ends in .gz, so that is read as it streams."""
-    f = open(path, "rb")
-    if f.peek(2)[:2] == b"\x1f\x8b":
-        return CutGzip(f)
-    return f
-
-
-def _progress_bar(total: int, desc: str):
-    """A tqdm bar where tqdm is installed, else a plain line on stderr at every tenth of the file (never silence)."""
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return _PlainBar(total, desc)
-    return tqdm(total=total, unit="B", unit_scale=True, desc=desc, leave=False)
-
-
-class _PlainBar:
-    """tqdm's ``update``/``close`` as a line per tenth read: ``cosim: stats.txt: 30 % read (63 of 210 MB)``."""
-
-    def __init__(self, total: int, desc: str) -> None:
-        self.total, self.desc, self.n, self.shown = max(total, 1), desc, 0, 0
-
-    def update(self, n: int) -> None:
-        import sys
-
-        self.n += n
-        tenth = min(10, self.n * 10 // self.total)
-        if tenth > self.shown:
-            self.shown = tenth
-            print(f"cosim: {self.desc}: {tenth * 10} % read ({self.n / 1e6:.0f} of {self.total / 1e6:.0f} MB)", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        pass
