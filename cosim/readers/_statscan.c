@@ -419,4 +419,14 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_statscan", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__statscan(void) { return PyModule_Create(&module); }
+/* The contract's version: 2 reads M5-era distribution rows as <dist>::<bucket>.  gem5_stats.py uses a build
+ * whose CONTRACT differs from its own (one built from older source) as if none were built. */
+PyMODINIT_FUNC PyInit__statscan(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddIntConstant(m, "CONTRACT", 2) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

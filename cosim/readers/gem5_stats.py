@@ -33,8 +33,11 @@ from cosim.readers.stats_table import DEFAULT_TICKS_PER_S, SIM_STATS, DroppedDum
 if TYPE_CHECKING:
     import pandas as pd
 
-try:  # the optional C scanner; see setup.py
+try:  # the optional C scanner; see setup.py.  One built from older source (another CONTRACT) is not used
+    from cosim.readers._statscan import CONTRACT as _C_CONTRACT
     from cosim.readers._statscan import scan_block as _scan_block_c
+
+    _scan_block_c = _scan_block_c if _C_CONTRACT == 2 else None
 except ImportError:  # pragma: no cover - depends on the build
     _scan_block_c = None
 
@@ -138,7 +141,7 @@ def _warn_if_slow() -> None:
         _warned_slow = True
         warnings.warn(
             CosimWarning(
-                "cosim's C line scanner was not built (no C compiler at install time), so stats.txt is read by the "
+                "cosim's C line scanner was not built (no C compiler at install time) or is older than cosim, so stats.txt is read by the "
                 "pure-Python scanner, about 20x slower; install a C compiler (e.g. apt-get install gcc python3-dev) "
                 "and reinstall cosim"
             ),
