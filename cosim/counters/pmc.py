@@ -170,7 +170,11 @@ def _names(obj: str, stat: str) -> tuple[str, ...]:
     names = (name,) if short == obj else (name, f"{short}.{stat}")
     # a Ruby protocol event over several controllers is a vector: only its ::total is a plain number (one controller
     # prints the plain name)
-    return (*names, *(f"{n}::total" for n in names)) if "_Controller." in stat else names
+    if "_Controller." in stat:
+        return (*names, *(f"{n}::total" for n in names))
+    # a cache total over requestors (overall_accesses::total) is a plain scalar in M5 and gem5 before per-requestor
+    # stats (2012): the same count under the bare name
+    return (*names, *(n.removesuffix("::total") for n in names)) if stat.endswith("::total") else names
 
 
 def stats_for(cluster: Cluster, events: Iterable[str], generations: Sequence[str] = tuple(GENERATIONS)) -> set[str]:
