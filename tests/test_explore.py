@@ -577,3 +577,18 @@ def test_a_journal_lock_held_by_a_killed_driver_is_free_at_once(tmp_path):
     lock = JournalFlock(journal)
     assert lock.acquire() and time.monotonic() - start < 2
     lock.release()
+
+
+def test_a_point_whose_stats_end_in_bytes_that_are_no_dump_failed(tmp_path, run_dir):
+    """gem5 crashed before writing its last dumps (zero bytes where they were to be): the point failed, so that
+    --retry-failed runs it again, and is never priced short."""
+    import shutil
+
+    from cosim.explore.runner import Task, _price
+
+    folder = tmp_path / "p"
+    shutil.copytree(run_dir, folder)
+    with open(folder / "stats.txt", "ab") as f:
+        f.write(b"\0" * 4096)
+    result = _price(folder, Task(points=tmp_path, point="p", attempt=0, params={}, command=(), models={}))
+    assert result["status"] == "failed" and "4096 byte(s) after the last complete dump (dump 2) are zero bytes" in result["reason"]
