@@ -143,10 +143,19 @@ def tail_bytes(rng: random.Random, folder: Path) -> Result:
     run = _run_folder(folder / "run", head + tail)
     allow = rng.random() < 0.4
     out = folder / "p.csv"
-    code, err, _ = cosim(["power", run, "-o", out, *(["--allow-partial"] if allow else [])])
+    command = rng.choice(["power", "power", "whatif", "sweep"])
+    argv = {
+        "power": ["power", run, "-o", out],
+        "whatif": ["whatif", run, "--freqs", "bigCluster=1000", "-o", out],
+        "sweep": ["sweep", run, "-o", out],
+    }[command]
+    code, err, _ = cosim(argv + (["--allow-partial"] if allow and command != "whatif" else []))
+    allow = allow and command != "whatif"  # whatif has no --allow-partial: its loss is always exit 3
     loss = kind != "blank"
 
     def truth():
+        if command != "power":  # a what-if or sweep row: its epochs are not listed
+            return None if out.exists() else "no table"
         return None if _rows(out) == keep else f"{_rows(out)} epochs written, {keep} dumps complete"
 
     if loss and not allow:

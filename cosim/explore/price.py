@@ -90,7 +90,11 @@ def _refuse_a_loss(stats_path: Path) -> None:
         read_stats_table(stats_path, stats=())
     cut = next((w for w in seen if issubclass(w.category, CutOffWarning)), None)
     if cut is not None:
-        raise LostDumps(str(cut.message).replace("accept the loss with --allow-partial", "run it again with --retry-failed"))
+        raise LostDumps(
+            str(cut.message).replace(
+                "; --allow-partial, where a command has it, accepts the loss", ", or run the point again with --retry-failed"
+            )
+        )
 
 
 def _check(folder: Path, row: dict[str, Any]) -> None:

@@ -334,7 +334,7 @@ class _DumpReader:
             CutOffWarning(
                 f"{self.path}:{self._line_at(offset)}: {size - offset} byte(s) after the last complete dump "
                 f"(dump {self.meta.dumps_in_file - 1}) are {what}; whatever dumps they held are lost, the {kept} complete "
-                "dump(s) before them were read (give the whole stats.txt, or accept the loss with --allow-partial)"
+                "dump(s) before them were read (give the whole stats.txt; --allow-partial, where a command has it, accepts the loss)"
             ),
             stacklevel=5,
         )
