@@ -141,6 +141,9 @@ def tail_bytes(rng: random.Random, folder: Path) -> Result:
         "blank": rng.choice([b"\n", b"  \n", b"\r\n"]) * rng.randrange(1, 20),
     }[kind]
     run = _run_folder(folder / "run", head + tail)
+    if rng.random() < 0.3:  # gem5's --stats-file=stats.txt.gz
+        (run / "stats.txt.gz").write_bytes(gzip.compress((run / "stats.txt").read_bytes(), compresslevel=1))
+        (run / "stats.txt").unlink()
     allow = rng.random() < 0.4
     out = folder / "p.csv"
     command = rng.choice(["power", "power", "whatif", "sweep"])

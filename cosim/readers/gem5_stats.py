@@ -192,6 +192,7 @@ class _DumpReader:
         self._last_cols: np.ndarray | None = None
         self.empty_dumps = 0  # dumps with an End marker and no stat line between the markers
         self._stray_at: int | None = None  # file offset of the first non-blank byte after the last dump, if any
+        self._stray_head = b""  # and the bytes from there (up to 60)
 
     def run(self) -> tuple[list[tuple[np.ndarray, int]], dict[str, int]]:
         input_file(
@@ -317,13 +318,11 @@ class _DumpReader:
         text = bytes(view[start:stop])
         kept = text.lstrip(b" \t\r\n")
         if kept:
-            self._stray_at = base + start + len(text) - len(kept)
+            self._stray_at, self._stray_head = base + start + len(text) - len(kept), kept[:60]
 
     def _stray_tail(self, offset: int, size: int) -> None:
         """Bytes after the last complete dump that are no dump: a loss like a cut dump (CLI exit 3, --allow-partial)."""
-        with _open(self.path) as f:
-            f.seek(offset)
-            head = f.read(60)
+        head = self._stray_head
         if not head.strip(b"\0"):
             what = "zero bytes, what a crash leaves where gem5 had not yet written the rest of the file"
         else:
