@@ -1,12 +1,13 @@
-"""Writing results: atomic CSV/Parquet files (plots are in :mod:`cosim.plots`)."""
+"""Writing results: atomic CSV/Parquet files, a command's outputs as one set (plots are in :mod:`cosim.plots`)."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import glob
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,12 +20,72 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+class _OutputSet:
+    """The files written inside :func:`output_set`: (temporary, final) pairs, renamed into place together."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()  # a forked worker inherits the set but is no part of it: it writes at once
+        self.files: dict[Path, Path] = {}  # final -> temporary
+
+
+_open_set: _OutputSet | None = None
+
+
+@contextlib.contextmanager
+def output_set() -> Iterator[None]:
+    """A command's outputs as a set: every :func:`write_atomic` inside is renamed into place only when the block
+    ends without an error or interrupt, all at once with SIGINT and SIGTERM held off; otherwise none is, and any
+    file an earlier run left under those names stays as it was (never a new table beside an old plot)."""
+    global _open_set
+    if _open_set is not None and _open_set.pid == os.getpid():
+        yield  # nested: the outer set commits
+        return
+    outputs = _open_set = _OutputSet()
+    done = False
+    try:
+        yield
+        done = True
+    finally:
+        _open_set = None
+        if done:
+            try:
+                _commit(outputs)
+            except BaseException:
+                for tmp in outputs.files.values():
+                    tmp.unlink(missing_ok=True)  # those not renamed yet
+                raise
+        else:
+            for tmp in outputs.files.values():
+                tmp.unlink(missing_ok=True)
+
+
+def _commit(outputs: _OutputSet) -> None:
+    import signal
+    import threading
+
+    held = threading.current_thread() is threading.main_thread()
+    if held:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        renamed = 0
+        for final, tmp in outputs.files.items():
+            os.replace(tmp, final)
+            renamed += 1
+    except OSError as err:
+        raise CosimError(
+            f"{err.filename}: cannot write it ({err.strerror}); {renamed} of {len(outputs.files)} outputs were written"
+        ) from None
+    finally:
+        if held:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
     """Run ``write(tmp)`` on a temporary file beside ``path``, then rename it onto ``path``.
 
-    Readers never see a half-written file, and a failed write leaves any old file intact.  The
-    temporary file's name carries the writer's process id, so one left by a killed process is
-    removed by the next write of the same path.
+    Readers never see a half-written file, and a failed write leaves any old file intact.  Inside
+    :func:`output_set` the rename waits for the set's end.  The temporary file's name carries the
+    writer's process id, so one left by a killed process is removed by the next write of the same path.
     """
     path = Path(path)
     folder = path.parent
@@ -33,12 +94,22 @@ def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
     if path.is_dir():
         raise CosimError(f"{path}: an existing folder; give a file name")
     _remove_stale_temporaries(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=folder)
+    except OSError as err:  # a read-only folder or disk, or one that holds no files (/proc)
+        raise CosimError(f"{path}: cannot write a file in {folder} ({err.strerror}); give a folder cosim may write in") from None
     os.close(fd)
     try:
         write(Path(tmp))
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
-        os.replace(tmp, path)
+        outputs = _open_set
+        if outputs is not None and outputs.pid == os.getpid():
+            earlier = outputs.files.pop(path, None)  # written twice: the later one stands
+            if earlier is not None:
+                earlier.unlink(missing_ok=True)
+            outputs.files[path] = Path(tmp)
+        else:
+            os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

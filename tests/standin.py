@@ -57,6 +57,8 @@ def runs_logged(log: Path) -> dict[str, dict[str, int]]:
         return counts
     for line in log.read_text().splitlines():
         what, _, options = line.partition(" ")
+        if what == "help":
+            continue  # gem5 --help: the parameter check, no point
         counts.setdefault(options, {"start": 0, "end": 0})[what] += 1
     return counts
 

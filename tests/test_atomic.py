@@ -92,3 +92,49 @@ def test_a_live_writers_temporary_is_left_alone(tmp_path):
     live.write_text("another process is writing this")
     write_atomic(tmp_path / "t.csv", lambda tmp: tmp.write_text("x\n"))
     assert live.exists()
+
+
+# --- a command's outputs as a set (issue 51): all appear or none do -----------------------------------------
+
+
+def test_an_output_set_renames_all_or_none(tmp_path):
+    from cosim.output import output_set, write_atomic
+
+    old = {n: tmp_path / n for n in ("a.csv", "b.ptrace", "c.png")}
+    for path in old.values():
+        path.write_text("previous run\n")
+    with pytest.raises(KeyboardInterrupt), output_set():
+        write_atomic(old["a.csv"], lambda tmp: tmp.write_text("new\n"))
+        write_atomic(old["b.ptrace"], lambda tmp: tmp.write_text("new\n"))
+        assert old["a.csv"].read_text() == "previous run\n"  # nothing in place before the set ends
+        raise KeyboardInterrupt  # interrupted before the plot
+    assert all(p.read_text() == "previous run\n" for p in old.values())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "b.ptrace", "c.png"]  # no temporary left
+    with output_set():
+        for path in old.values():
+            write_atomic(path, lambda tmp: tmp.write_text("new\n"))
+    assert all(p.read_text() == "new\n" for p in old.values())
+
+
+_INTERRUPTED_POWER = """\
+import sys
+import cosim.plots.cpu
+def interrupted(*args, **kwargs):
+    raise KeyboardInterrupt  # Ctrl-C while the plot is drawn, after the table and the ptrace were written
+cosim.plots.cpu.plot_timeline = interrupted
+from cosim.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_an_interrupted_power_leaves_the_previous_runs_outputs_as_they_were(tmp_path):
+
+    run = Path(__file__).parent / "data" / "gem5-minor-sleep-1000MHz"
+    outputs = {"-o": tmp_path / "p.csv", "--ptrace": tmp_path / "p.ptrace", "--plot": tmp_path / "p.png"}
+    for path in outputs.values():
+        path.write_text("previous run\n")
+    args = ["power", str(run)] + [str(x) for kv in outputs.items() for x in kv]
+    done = subprocess.run([sys.executable, "-c", _INTERRUPTED_POWER, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 130, done.stderr
+    assert all(p.read_text() == "previous run\n" for p in outputs.values()), done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.csv", "p.png", "p.ptrace"]

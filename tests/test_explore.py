@@ -136,7 +136,8 @@ def test_bad_input_on_the_command_line_runs_nothing(tmp_path, run_dir):
     path = design(tmp_path, GRID + '\n"--no-such-option" = [1]')
     done = explore(path, "-o", tmp_path / "s", env=e)
     assert done.returncode == 2 and "does not accept --no-such-option" in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists() and not log.exists()
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists() and log.read_text() == "help\n"
+    log.unlink()
     empty = tmp_path / "empty.toml"
     empty.write_text(design(tmp_path, GRID).read_text().split("[parameters]")[0])
     done = explore(empty, "-o", tmp_path / "s", env=e)
@@ -146,7 +147,52 @@ def test_bad_input_on_the_command_line_runs_nothing(tmp_path, run_dir):
     *points, summary = done.stdout.splitlines()
     assert done.returncode == 0 and len(points) == 4 and "--big-cores 2 --little-freq 1000MHz" in done.stdout
     assert all(" to run " in line for line in points) and summary.startswith("dry run: 4 points") and done.stderr == ""
-    assert not (tmp_path / "s").exists() and not log.exists()
+    assert not (tmp_path / "s").exists() and not log.exists()  # not even gem5 --help
+    # --check runs the design's gem5 once (CONFIG --help), and still no point
+    done = explore(design(tmp_path, GRID), "-o", tmp_path / "s", "--dry-run", "--check", env=e)
+    assert done.returncode == 0 and "gem5 was run once (--check" in done.stdout and log.read_text() == "help\n"
+
+
+def test_explore_never_writes_into_a_folder_of_other_files(tmp_path, run_dir):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "results.csv").write_text("my own results\n")
+    done = explore(design(tmp_path, '"--big-cores" = [1]'), "-o", mine, env=env(run_dir))
+    assert done.returncode == 2 and "no cosim study (no study.journal) and holds results.csv" in done.stderr
+    assert sorted(p.name for p in mine.iterdir()) == ["results.csv"] and (mine / "results.csv").read_text() == "my own results\n"
+
+
+@pytest.mark.parametrize("deaths", ["once", "always"])
+def test_a_killed_worker_costs_its_own_point_once_and_the_study_goes_on(tmp_path, run_dir, deaths):
+    """The OOM killer's SIGKILL on a pool worker: that point runs once more; dying again fails it alone."""
+    log = tmp_path / "log"
+    extra = {"kill": "2"} | ({"kill_mark": tmp_path / "mark"} if deaths == "once" else {})
+    path = design(tmp_path, '"--big-cores" = [1, 2]')
+    done = explore(path, "-o", tmp_path / "s", "--workers", "2", "--quiet", env=env(run_dir, log=log, **extra))
+    table = {r["--big-cores"]: r["status"] for r in rows(tmp_path / "s" / "results.csv") if r["source"] == "simulated"}
+    starts = {o.split("--big-cores ")[1][0]: c["start"] for o, c in runs_logged(log).items()}
+    assert starts["1"] == 1 and table["1"] == "ok"  # the other point ran once, beside the deaths, and was priced
+    if deaths == "once":  # the first death costs one retry of that one point
+        assert done.returncode == 0 and starts["2"] == 2 and table["2"] == "ok", done.stderr
+    else:  # the point whose gem5 kills its worker every time fails alone, after one retry
+        assert done.returncode == 3 and "killed twice" in done.stderr and starts["2"] == 2 and table["2"] == "failed"
+
+
+def test_a_path_cosim_may_not_write_is_one_line(tmp_path, monkeypatch, capsys):
+    """Root reads and writes anything, so the OSError a read-only study folder raises is raised here by hand."""
+    import errno
+
+    from cosim import cli
+    from cosim.explore import store
+
+    def read_only(folder, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(folder / ".lock"))
+
+    monkeypatch.setattr(store, "open_store", read_only)
+    path = design(tmp_path, '"--big-cores" = [1]')
+    assert cli.main(["explore", str(path), "-o", str(tmp_path / "s"), "--no-check"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{tmp_path / 's' / '.lock'}: Permission denied; cosim may not read or write there" in err
 
 
 # --- a study with the stand-in ---------------------------------------------------------------------------------------
@@ -531,3 +577,18 @@ def test_a_journal_lock_held_by_a_killed_driver_is_free_at_once(tmp_path):
     lock = JournalFlock(journal)
     assert lock.acquire() and time.monotonic() - start < 2
     lock.release()
+
+
+def test_a_point_whose_stats_end_in_bytes_that_are_no_dump_failed(tmp_path, run_dir):
+    """gem5 crashed before writing its last dumps (zero bytes where they were to be): the point failed, so that
+    --retry-failed runs it again, and is never priced short."""
+    import shutil
+
+    from cosim.explore.runner import Task, _price
+
+    folder = tmp_path / "p"
+    shutil.copytree(run_dir, folder)
+    with open(folder / "stats.txt", "ab") as f:
+        f.write(b"\0" * 4096)
+    result = _price(folder, Task(points=tmp_path, point="p", attempt=0, params={}, command=(), models={}))
+    assert result["status"] == "failed" and "4096 byte(s) after the last complete dump (dump 2) are zero bytes" in result["reason"]

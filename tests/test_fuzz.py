@@ -11,6 +11,8 @@ from hostile import CASES as HOSTILE
 from hostile import campaign as hostile_campaign
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from trust_campaign import CLASSES as TRUST_CLASSES
+from trust_campaign import run_case as run_trust_case
 
 plans = st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 10**6), st.integers(0, 10**6)), min_size=1, max_size=3)
 _folders = itertools.count()
@@ -42,3 +44,13 @@ def test_hostile_files_get_a_bounded_answer(case, tmp_path):
     """tests/hostile.py at a hundredth of its sizes (the full sizes are run by hand: docs/reference/outputs.md)."""
     _, results = hostile_campaign(tmp_path, scale=0.01, cases=[case])
     assert results and all(r.problems == [] for r in results), results
+
+
+# issue 51's classes (tests/trust_campaign.py; `python tests/trust_campaign.py --cases 500` is the campaign): one
+# case of each a run, drawn anew, except the study-running worker kill, which test_explore.py covers
+@pytest.mark.parametrize("name", [n for n in TRUST_CLASSES if n != "killed pool worker"])
+def test_trust_case_answers_right_or_refuses(name, tmp_path):
+    import random
+
+    result = run_trust_case(name, random.randrange(10**6), tmp_path)
+    assert result.verdict in ("refused", "right"), result

@@ -452,3 +452,74 @@ def test_no_complete_dump_does_not_claim_complete_dumps_were_kept(tmp_path):
         with pytest.raises(CosimError) as err, pytest.warns(CosimWarning, match="dump 0: last dump is truncated"):
             read_stats(path)
         assert "no complete stats dump could be read" in str(err.value) and "kept" not in str(err.value)
+
+
+# --- a stats file is used only as far as it is understood (issue 51) --------------------------------------
+
+M5_RUN = REPO / "tests" / "data" / "m5-2008-o3"  # hand-written in M5's 2008 format (m5stats.txt, clock= per CPU)
+
+
+@pytest.mark.parametrize("scanner", ["c", "python"])
+def test_m5_distribution_rows_are_read_as_the_distribution(monkeypatch, scanner):
+    """M5 printed issued-by-FU-type counts as a distribution: its buckets are <dist>::<bucket>, no top-level stat."""
+    if scanner == "python":
+        monkeypatch.setattr(gem5_stats, "_scan_block_c", None)
+    elif gem5_stats._scan_block_c is None:
+        pytest.skip("C scanner not built")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CosimWarning)  # no "appears again": the two distributions' buckets differ
+        df = read_stats(M5_RUN / "m5stats.txt")
+    fu = "system.cpu.iq.ISSUE:FU_type_0"
+    assert df[f"{fu}::IntAlu"][0] == 16051 and df[f"{fu}::MemRead"][0] == 5870  # the file's own numbers
+    assert df["system.cpu.iq.ISSUE:fu_full::IntAlu"][0] == 0
+    assert df["system.cpu.commit.COM:committed_per_cycle::0"][0] == 38100
+    assert df["system.cpu.commit.COM:committed_per_cycle.samples"][0] == 50040
+    assert "IntAlu" not in df.columns and not any(c.split("::")[0].strip().isdigit() for c in df.columns)
+
+
+def test_m5_run_is_priced_from_its_fu_distribution(tmp_path):
+    result = run_cosim("power", M5_RUN, "-o", tmp_path / "p.csv")
+    assert result.returncode == 0, result.stderr
+    assert "subst:0x73" in result.stdout and "are the stats from a gem5" not in result.stderr
+    assert "absent_zero" not in result.stdout  # M5's caches print overall_accesses with no ::total: counted, not 0
+
+
+def _one_cpu_dump(cycles: float) -> dict[str, float]:
+    return {"simSeconds": 0.000001, "simTicks": 1_000_000, "system.cpu.numCycles": cycles}
+
+
+def _cut_after_dump(tmp_path, tail: bytes):
+    path = write_stats(tmp_path / "stats.txt", [_one_cpu_dump(1000) for _ in range(3)])
+    path.write_bytes(path.read_bytes() + tail)
+    return path
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("tail", [b"\0" * 5000, b"some text\nsystem.cpu.numCycles 5\n", b"----------  not a marker\n"])
+def test_bytes_after_the_last_dump_are_a_reported_loss(tmp_path, tail, gz):
+    import gzip
+
+    from cosim.errors import CutOffWarning
+
+    path = _cut_after_dump(tmp_path, tail)
+    if gz:  # gem5's --stats-file=stats.txt.gz: the same loss, found as the stream inflates
+        path = path.rename(path.with_suffix(".txt.gz"))
+        path.write_bytes(gzip.compress(path.read_bytes()))
+    with pytest.warns(CutOffWarning, match=rf"{len(tail)} byte\(s\) after the last complete dump \(dump 2\).*--allow-partial"):
+        df = read_stats(path)
+    assert len(df) == 3
+
+
+def test_blank_lines_after_the_last_dump_are_no_loss(tmp_path):
+    path = _cut_after_dump(tmp_path, b"\n\n  \n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CosimWarning)
+        assert len(read_stats(path)) == 3
+
+
+@pytest.mark.parametrize("which", [[1], [0, 1, 2]])
+def test_a_negative_counter_in_any_dump_is_refused_naming_stat_and_dump(tmp_path, which):
+    dumps = [_one_cpu_dump(-1000 if i in which else 1000) for i in range(3)]
+    path = write_stats(tmp_path / "stats.txt", dumps)
+    with pytest.raises(CosimError, match=rf"dump {which[0]}: counter system.cpu.numCycles is -1000"):
+        gem5_stats.read_stats_table(path, stats={"system.cpu.numCycles"})

@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import numpy as np  # after parsing: --help needs no numpy
 
+    from cosim.output import output_set
+
     cut: list[str] = []  # inputs that ended inside a record: only complete ones were read (exit 3)
     partial_ok = bool(getattr(args, "allow_partial", False))  # exit 0 then: a cut-off input is a note, not an error
     warnings.showwarning = lambda message, category, *rest: _show_warning(message, category, *rest, cut=cut, partial_ok=partial_ok)
@@ -45,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with np.errstate(all="ignore"):
             _guard_paths(args)  # before any work: a typo in -o must never cost an input
-            status = args.run(args)
+            with output_set():  # a command's outputs all appear, or none do
+                status = args.run(args)
             if status == 0 and cut and not getattr(args, "allow_partial", False):
                 status = EXIT_PARTIAL
             sys.stdout.flush()  # a closed pipe shows here, in the handlers below, not at interpreter exit
@@ -70,16 +73,46 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
+    except OSError as err:  # a path cosim cannot read or write (permissions, a read-only disk, a link loop): one line
+        if err.filename is None:
+            return _internal(err)
+        print(f"cosim: error: {_os_error(err)}", file=sys.stderr)
+        return EXIT_ERROR
+    except RuntimeError as err:
+        if not str(err).startswith("Symlink loop from "):  # pathlib's resolve() says a link loop so (before 3.13)
+            return _internal(err)
+        path = str(err).removeprefix("Symlink loop from ").strip("'")
+        print(f"cosim: error: {path}: a symbolic link that leads back to itself (a loop); give the file it should name", file=sys.stderr)
+        return EXIT_ERROR
     except Exception as err:  # a bug in cosim, not bad input: still one line, and a way to report it
-        where = traceback.extract_tb(err.__traceback__)[-1]
-        print(
-            f"cosim: internal error: {type(err).__name__}: {err} (at {Path(where.filename).name}:{where.lineno}); "
-            "please report it with the command line",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL
+        return _internal(err)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _os_error(err: OSError) -> str:
+    """One line for an OSError that names a path: the path, what the system said, and what to do."""
+    import errno
+
+    todo = {
+        errno.EACCES: "cosim may not read or write there: check its permissions, or give another path",
+        errno.EPERM: "cosim may not read or write there: check its permissions, or give another path",
+        errno.EROFS: "that disk is read-only: give a path on a writable one",
+        errno.ELOOP: "a symbolic link on that path leads back to itself (a loop): give the file it should name",
+        errno.ENOSPC: "the disk is full: free some space or write elsewhere",
+    }.get(err.errno or 0, "check the path")
+    return f"{err.filename}: {err.strerror or err}; {todo}"
+
+
+def _internal(err: BaseException) -> int:
+    """A bug in cosim, not bad input: still one line, and a way to report it."""
+    where = traceback.extract_tb(err.__traceback__)[-1]
+    print(
+        f"cosim: internal error: {type(err).__name__}: {err} (at {Path(where.filename).name}:{where.lineno}); "
+        "please report it with the command line",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL
 
 
 #: Optional packages -> the extra (pyproject.toml [project.optional-dependencies]) that installs them.

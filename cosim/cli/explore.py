@@ -59,9 +59,15 @@ def add_parsers(sub) -> None:
     e.add_argument("--sampler", choices=SAMPLERS, default="tpe", help="Optuna sampler of --search (default tpe)")
     e.add_argument("--seed", type=int, default=0, help="seed of the --search sampler (default 0)")
     e.add_argument("--parquet", action="store_true", help="also write STUDY/results.parquet")
-    e.add_argument("--dry-run", action="store_true", help="print the points and their gem5 commands; run nothing")
+    e.add_argument("--dry-run", action="store_true", help="print the points and their gem5 commands; run nothing (not even gem5 --help)")
     e.add_argument("--force", action="store_true", help="discard a study folder made from a different design")
-    e.add_argument("--no-check", action="store_true", help="skip asking the config script for its options (one gem5 --help)")
+    e.add_argument(
+        "--check",
+        action="store_true",
+        help="with --dry-run: also run the design's gem5 binary once (CONFIG --help) to check that the config script "
+        "accepts every parameter (a study does this before its first point unless --no-check)",
+    )
+    e.add_argument("--no-check", action="store_true", help="skip asking the config script for its options (one gem5 --help run)")
     e.add_argument("--quiet", action="store_true", help="no progress lines")
     e.add_argument("--allow-partial", action="store_true", help="exit 0 even if some points failed or were refused")
     e.set_defaults(run=_cmd_explore, output_is_folder=True)
@@ -77,13 +83,18 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         raise CosimError("--search pareto and --budget N go together")
     if args.budget is not None and args.budget < 1:
         raise CosimError(f"--budget {args.budget}: give 1 or more gem5 runs")
-    missing: list[str] | None = [] if args.dry_run else None  # a dry run runs nothing: it needs no gem5
+    if args.check and args.no_check:
+        raise CosimError("--check and --no-check: give one")
+    if args.check and not args.dry_run:
+        raise CosimError("--check goes with --dry-run (a study checks its parameters anyway unless --no-check)")
+    refuse_foreign_folder(args.output)
+    missing: list[str] | None = [] if args.dry_run and not args.check else None  # a dry run runs nothing: it needs no gem5
     design = load_design(args.design, missing=missing)
     if missing:
         for line in missing:
             print(f"cosim: warning: {line}; a dry run runs nothing, so its commands are printed as the design names them", file=sys.stderr)
-    elif not args.no_check:
-        check_parameters(design)
+    if args.check or not (args.dry_run or args.no_check):
+        check_parameters(design)  # runs the design's gem5 binary (CONFIG --help)
     if args.dry_run:
         points = sample_points(design) if not args.search else []
         status = _statuses(design, args)
@@ -91,8 +102,13 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             pid = point_id(params)
             print(f"{pid}  {status.get(pid, 'to run'):8}  {shlex.join(command(design, params))}")
         what = f"{len(points)} points" if points else f"a search of {args.budget} gem5 runs over {len(sample_points(design))} points"
-        unchecked = " (the config script's options were not checked: no gem5 to ask)" if missing and not args.no_check else ""
-        print(f"dry run: {what} -> {args.output}; nothing was run{unchecked}")
+        if args.check:
+            print(
+                f"dry run: {what} -> {args.output}; gem5 was run once (--check: its config script accepts every parameter), no point was run"
+            )
+        else:
+            unchecked = "" if args.no_check else " (the config script's options were not checked: --check runs gem5 --help for that)"
+            print(f"dry run: {what} -> {args.output}; nothing was run{unchecked}")
         return 0
     return _explore(design, args)
 
@@ -143,6 +159,29 @@ def _explore(design, args: argparse.Namespace) -> int:
     if (bad["status"] == "failed").any():  # --retry-failed runs failed points again, never refused ones
         print("  run again with --retry-failed to retry the failed points", file=sys.stderr)
     return EXIT_PARTIAL if len(bad) and not args.allow_partial else 0
+
+
+#: what a study that was stopped before its journal was made leaves in its folder
+_STARTED = frozenset({"study.journal.flock", ".lock", ".drivers"})
+
+
+def refuse_foreign_folder(folder: Path) -> None:
+    """Before anything runs: ``-o`` is new, empty or a study; a folder of other files (a results.csv of the
+    user's own) is never written into."""
+    if not folder.is_dir():
+        return
+    if (folder / "study.journal").exists():
+        return  # a study: resumed (a different design's is refused by open_store)
+    try:
+        others = sorted(p.name for p in folder.iterdir() if p.name not in _STARTED)
+    except OSError as err:
+        raise CosimError(f"-o {folder}: cannot list it ({err.strerror}); give a folder cosim may read and write") from None
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        raise CosimError(
+            f"-o {folder}: an existing folder that is no cosim study (no study.journal) and holds {shown}; cosim explore "
+            "writes results.csv and pareto.png there, so give a new or empty folder"
+        )
 
 
 def _statuses(design, args: argparse.Namespace) -> dict[str, str]:

@@ -170,7 +170,11 @@ def _names(obj: str, stat: str) -> tuple[str, ...]:
     names = (name,) if short == obj else (name, f"{short}.{stat}")
     # a Ruby protocol event over several controllers is a vector: only its ::total is a plain number (one controller
     # prints the plain name)
-    return (*names, *(f"{n}::total" for n in names)) if "_Controller." in stat else names
+    if "_Controller." in stat:
+        return (*names, *(f"{n}::total" for n in names))
+    # a cache total over requestors (overall_accesses::total) is a plain scalar in M5 and gem5 before per-requestor
+    # stats (2012): the same count under the bare name
+    return (*names, *(n.removesuffix("::total") for n in names)) if stat.endswith("::total") else names
 
 
 def stats_for(cluster: Cluster, events: Iterable[str], generations: Sequence[str] = tuple(GENERATIONS)) -> set[str]:
@@ -280,7 +284,8 @@ def _unprinted(stats: StatsLike, columns: set[str], cluster: Cluster, cpu: str, 
         return Source("0", (), True, f"{cpu} has no {' and no '.join(names[g] for g in gone)} in this system (config)", ())
     tried = "; ".join(s.expr for s in applicable)
     why = (
-        "although it ran; are the stats from a gem5 whose names the map covers?"
+        "although it ran, so this gem5 names the count in a way the map does not know; price the run with a model whose "
+        "events the stats hold (--model; cosim models lists each model's events)"
         if ran
         else "and the config does not say which caches it has; give the run's config.ini or config.json with --config"
     )
@@ -322,7 +327,7 @@ def _count(
         residency = next((n for n in _names(cpu, source.clocked.stat) if n in columns), None)
         if residency is None:
             return None
-        bound = np.asarray(stats[residency], dtype=float) / period_ticks  # the residency's cycles at the epoch's clock
+        bound = _counts(stats, residency) / period_ticks  # the residency's cycles at the epoch's clock
     core = cluster.core_of(cpu)
     found_any = False
     taken: set[tuple[str, str]] = set()  # into ``counted`` only if the source counts: a later term may be absent
@@ -342,8 +347,23 @@ def _count(
                 continue
             taken.add((column, core))
             share = 1.0 / cluster.sharers(obj) if term.scope in _SHARED else 1.0
-            total += term.sign * share * np.asarray(stats[column])
+            total += term.sign * share * _counts(stats, column)
     if not found_any:
         return None
     counted |= taken
     return np.minimum(total, bound) if bound is not None else total
+
+
+def _counts(stats: StatsLike, column: str) -> np.ndarray:
+    """A counter's values per epoch; refused where one is negative (no count is: a corrupt or hand-edited file)."""
+    values = np.asarray(stats[column], dtype=float)
+    negative = np.flatnonzero(values < 0)
+    if negative.size:
+        path = stats.attrs["gem5"].path if "gem5" in stats.attrs else "stats"
+        dumps = np.asarray(stats["epoch"])[negative] if "epoch" in stats.columns else negative
+        more = f" (and {negative.size - 1} more dump(s))" if negative.size > 1 else ""
+        raise CosimError(
+            f"{path}: dump {int(dumps[0])}: counter {column} is {values[negative[0]]:g}{more}; a count cannot be negative, "
+            "so the file is corrupt or was edited: give the stats.txt gem5 wrote"
+        )
+    return values

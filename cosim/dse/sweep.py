@@ -87,11 +87,13 @@ def summarize_run(run: Run, *, any_isa: bool = False, keep_implausible: bool = F
     """
     import warnings
 
+    from cosim.errors import CutOffWarning
     from cosim.run import price_run
     from cosim.timeline.clusters import resolve_cluster
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # flags stay in the table; a sweep prints one line per run at most
+        warnings.simplefilter("always", CutOffWarning)  # but a loss of dumps is said (the CLI exits 3)
         stats, timeline = price_run(run, any_isa=any_isa, keep_implausible=keep_implausible, extrapolate=extrapolate)
     power = timeline["power_w"]
     upper_w = upper_end_w(power, timeline["power_hi_w"])

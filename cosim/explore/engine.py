@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+from collections import deque
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from cosim.errors import CosimError
@@ -10,24 +12,70 @@ from cosim.explore.runner import Task, die_with_parent, run_point
 
 
 class PoolEngine:
-    """``workers`` local processes, each dying with the driver (so a killed driver leaves no gem5 behind)."""
+    """At most ``workers`` local processes, one per point, each dying with the driver (so a killed driver leaves no
+    gem5 behind).  A process per point, not one shared pool: a worker killed from outside (the OOM killer's SIGKILL)
+    breaks only its own point, which runs once more; a second death fails that point alone, and the study goes on.
+    Processes are started from the driver's thread only (in ``submit`` and ``wait``): Linux kills a worker whose
+    parent *thread* ends (``die_with_parent``)."""
 
     def __init__(self, workers: int):
         self.workers = workers
-        self._pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent)
+        self._queued: deque[tuple[cf.Future, Task, int]] = deque()  # (the driver's future, task, deaths so far)
+        self._running: dict[cf.Future, tuple[cf.ProcessPoolExecutor, cf.Future, Task, int]] = {}
 
     def submit(self, task: Task):
-        return self._pool.submit(run_point, task)
+        future: cf.Future = cf.Future()
+        future.set_running_or_notify_cancel()
+        self._queued.append((future, task, 0))
+        self._start()
+        return future
+
+    def _start(self) -> None:
+        while self._queued and len(self._running) < self.workers:
+            future, task, deaths = self._queued.popleft()
+            pool = cf.ProcessPoolExecutor(max_workers=1, initializer=die_with_parent)
+            self._running[pool.submit(run_point, task)] = (pool, future, task, deaths)
+
+    def _settle(self, inner: cf.Future) -> None:
+        pool, future, task, deaths = self._running.pop(inner)
+        pool.shutdown(wait=False)
+        error = inner.exception()
+        if isinstance(error, BrokenProcessPool) and deaths == 0:
+            self._queued.appendleft((future, task, 1))  # its worker was killed: once more, first in line
+        elif isinstance(error, BrokenProcessPool):
+            future.set_exception(CosimError(_DIED))
+        elif error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(inner.result())
 
     def wait(self, futures) -> set:
-        done, _ = cf.wait(futures, return_when=cf.FIRST_COMPLETED)
-        return done
+        futures = list(futures)
+        while True:
+            done = {f for f in futures if f.done()}
+            if done or not (self._running or self._queued):
+                return done
+            self._start()
+            finished, _ = cf.wait(list(self._running), return_when=cf.FIRST_COMPLETED)
+            for inner in finished:
+                self._settle(inner)
 
     def close(self, *, kill: bool = False) -> None:
-        if kill:  # Ctrl-C: stop the running gem5s now instead of waiting for them
-            for process in list(getattr(self._pool, "_processes", {}).values()):  # no public way before Python 3.14
-                process.kill()
-        self._pool.shutdown(wait=not kill, cancel_futures=True)
+        queued, self._queued = list(self._queued), deque()
+        for future, _, _ in queued:
+            future.cancel()
+        for pool, _, _, _ in list(self._running.values()):
+            if kill:  # Ctrl-C: stop the running gem5s now instead of waiting for them
+                for process in list(getattr(pool, "_processes", {}).values()):  # no public way before Python 3.14
+                    process.kill()
+            pool.shutdown(wait=not kill, cancel_futures=True)
+        self._running.clear()
+
+
+_DIED = (
+    "its worker process was killed twice while running it (the out-of-memory killer, or a signal from outside); "
+    "give the point more memory or run fewer at once (--workers), then --retry-failed"
+)
 
 
 class DaskEngine:

@@ -7,6 +7,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from cosim.errors import CosimError
+
 #: the per-cluster columns of a point's row, after ``{cluster}_``
 CLUSTER_COLUMNS = ("freq_mhz", "avg_power_w", "peak_power_w")
 #: peak_power_w_hi: the peak's upper end a power cap compares (the point estimate where a model has no interval, flagged)
@@ -51,6 +53,7 @@ def price_point(
     from cosim.timeline.trust import RATE_WAYS_OUT
 
     run = _open(Path(folder), models)
+    _refuse_a_loss(run.stats_path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # what cosim worked around is in the flags column
         try:
@@ -74,6 +77,28 @@ def price_point(
     row["flags"] = summary["flags"]
     _check(folder, row)
     return row, (_predicted(run, extrapolate=extrapolate) if dvfs else [])
+
+
+class LostDumps(CosimError):
+    """The run's stats end in bytes that are no dump: the point failed (gem5 did not write all of it), not refused."""
+
+
+def _refuse_a_loss(stats_path: Path) -> None:
+    """Refuse a run whose stats lost dumps (bytes after the last complete dump: gem5 crashed before it wrote them):
+    its totals would be short.  One scan that keeps no stat (the C scanner makes no object for an unwanted line)."""
+    from cosim.errors import CutOffWarning
+    from cosim.readers.gem5_stats import read_stats_table
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        read_stats_table(stats_path, stats=())
+    cut = next((w for w in seen if issubclass(w.category, CutOffWarning)), None)
+    if cut is not None:
+        raise LostDumps(
+            str(cut.message).replace(
+                "; --allow-partial, where a command has it, accepts the loss", ", or run the point again with --retry-failed"
+            )
+        )
 
 
 def _check(folder: Path, row: dict[str, Any]) -> None:

@@ -87,10 +87,12 @@ def run_point(task: Task) -> dict[str, Any]:
 
 def _price(folder: Path, task: Task) -> dict[str, Any]:
     """The run in ``folder`` priced: ``ok`` with its values and ``--dvfs`` rows, or ``refused`` with cosim's reason."""
-    from cosim.explore.price import price_point
+    from cosim.explore.price import LostDumps, price_point
 
     try:
         values, predicted = price_point(folder, task.models, dvfs=task.dvfs, extrapolate=task.extrapolate)
+    except LostDumps as e:  # gem5 did not write all its stats: a failure, which --retry-failed runs again
+        return {"status": "failed", "reason": str(e).replace(str(folder), task.point), "values": {}, "predicted": []}
     except CosimError as e:
         return {"status": "refused", "reason": str(e).replace(str(folder), task.point), "values": {}, "predicted": []}
     return {"status": "ok", "reason": "", "values": values, "predicted": predicted}

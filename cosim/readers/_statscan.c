@@ -15,9 +15,10 @@
  *
  * Each non-blank line is "<name> <value> [anything...]".  The value may be a
  * decimal number, nan, inf (with sign), gem5's "no_value" or M5's "<err: ...>" (read as NaN).
- * Lines that hold no scalar are skipped (see skippable): Ruby histograms
- * ("name | n pct cum | ...", "name [binsize: ...]"), M5-era ".start_dist"/".end_dist" markers and the
- * bucket rows between them ("  0  123  12.30%": a name that starts with a digit).
+ * Lines that hold no scalar are skipped: Ruby histograms ("name | n pct cum | ...", "name [binsize: ...]"),
+ * M5-era ".start_dist"/".end_dist" markers, and outside a distribution a row whose name starts with a digit.
+ * A row between "<dist>.start_dist" and "<dist>.end_dist" is the distribution's own stat (<dist>.samples)
+ * or a bucket ("  IntAlu  16051  64.2%", "  0  123  12.30%"), read as <dist>::IntAlu, <dist>::0.
  * bad_line is the 0-based index (counted from `start`) of the first other line
  * that is not of that form, or -1.  Scanning stops at a bad line (stop is -1).
  *
@@ -143,15 +144,17 @@ static int ends_with(const char *s, Py_ssize_t n, const char *suffix)
     return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
-/* The same rule as _skippable in gem5_stats.py. */
+/* The same rule as _skippable in _statscan_py.py: outside an M5 distribution, a row whose name starts with a
+ * digit holds no stat (Ruby histograms are skipped everywhere). */
 static int skippable(const char *name, Py_ssize_t name_len, const char *tok, Py_ssize_t tok_len)
 {
-    if (name[0] >= '0' && name[0] <= '9')
-        return 1;
-    if (tok_len >= 1 && (tok[0] == '|' || tok[0] == '['))
-        return 1;
-    return ends_with(name, name_len, ".start_dist") || ends_with(name, name_len, ".end_dist");
+    (void)name_len;
+    (void)tok;
+    (void)tok_len;
+    return name[0] >= '0' && name[0] <= '9';
 }
+
+static int is_histogram(const char *tok, Py_ssize_t tok_len) { return tok_len >= 1 && (tok[0] == '|' || tok[0] == '['); }
 
 /* Open-addressing set of the wanted names' UTF-8 bytes. */
 typedef struct {
@@ -281,6 +284,9 @@ static PyObject *scan_block(PyObject *self, PyObject *args)
     Py_ssize_t line_no = 0, bad_line = -1;
     int same = 1; /* every name so far equals prev[n] */
     char tmp[64];
+    const char *dist = NULL; /* inside an M5 distribution: its name (dist_len bytes, in buf) */
+    Py_ssize_t dist_len = 0, composed_cap = 0;
+    char *composed = NULL; /* a bucket's name, <dist>::<bucket> */
     if (!names || !vals || (wanted != Py_None && !nameset_build(&set, wanted)))
         goto fail;
 
@@ -306,10 +312,34 @@ static PyObject *scan_block(PyObject *self, PyObject *args)
             while (q < eol && !is_ws(*q))
                 q++;
             Py_ssize_t tok_len = q - tok;
-            if (skippable(name, name_len, tok, tok_len)) {
+            /* M5-era distributions: rows between "<dist>.start_dist" and "<dist>.end_dist" are its own
+             * stats (<dist>.samples) or buckets, named <dist>::<bucket> (the same rule as bucket_name) */
+            int marker = ends_with(name, name_len, ".start_dist") ? 1 : ends_with(name, name_len, ".end_dist") ? 2 : 0;
+            if (marker == 1) {
+                dist = name;
+                dist_len = name_len - (Py_ssize_t)strlen(".start_dist");
+            } else if (marker == 2) {
+                dist = NULL;
+            }
+            if (marker || is_histogram(tok, tok_len) || (!dist && skippable(name, name_len, tok, tok_len))) {
                 p = eol + 1;
                 line_no++;
                 continue;
+            }
+            if (dist && !(name_len > dist_len && memcmp(name, dist, dist_len) == 0 && name[dist_len] == '.')) {
+                Py_ssize_t need = dist_len + 2 + name_len;
+                if (need > composed_cap) {
+                    char *grown = realloc(composed, need);
+                    if (!grown)
+                        goto fail;
+                    composed = grown;
+                    composed_cap = need;
+                }
+                memcpy(composed, dist, dist_len);
+                memcpy(composed + dist_len, "::", 2);
+                memcpy(composed + dist_len + 2, name, name_len);
+                name = composed;
+                name_len = need;
             }
             if (tok_len == 0 || tok_len >= (Py_ssize_t)sizeof(tmp)) {
                 bad_line = line_no;
@@ -356,6 +386,7 @@ static PyObject *scan_block(PyObject *self, PyObject *args)
     PyBuffer_Release(&buf);
     free(set.keys);
     free(set.lens);
+    free(composed);
     PyObject *values = PyBytes_FromStringAndSize((const char *)vals, n * (Py_ssize_t)sizeof(double));
     free(vals);
     if (!values) {
@@ -373,6 +404,7 @@ fail:
     PyBuffer_Release(&buf);
     Py_XDECREF(names);
     free(vals);
+    free(composed);
     free(set.keys);
     free(set.lens);
     if (!PyErr_Occurred())
@@ -387,4 +419,14 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_statscan", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__statscan(void) { return PyModule_Create(&module); }
+/* The contract's version: 2 reads M5-era distribution rows as <dist>::<bucket>.  gem5_stats.py uses a build
+ * whose CONTRACT differs from its own (one built from older source) as if none were built. */
+PyMODINIT_FUNC PyInit__statscan(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddIntConstant(m, "CONTRACT", 2) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

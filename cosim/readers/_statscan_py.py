@@ -20,13 +20,25 @@ _SPECIAL = {"nan": math.nan, "inf": math.inf, "infinity": math.inf}
 
 
 def _skippable(name: bytes, tok: bytes | None) -> bool:
-    """Lines that hold no scalar stat (the same rule as ``skippable`` in _statscan.c).
+    """Lines outside an M5-era distribution that hold no scalar stat (the same rule as ``skippable`` in _statscan.c).
 
-    Ruby histograms (``name | n pct cum | ...`` or ``name [binsize: ...]``), M5-era distribution markers
-    (``x.start_dist``, ``x.end_dist``) and the bucket rows between them, whose
-    first field is a bucket number: gem5 stat names never start with a digit.
+    Ruby histograms (``name | n pct cum | ...`` or ``name [binsize: ...]``) and rows whose first field is a
+    number (gem5 stat names never start with a digit).
     """
-    return name[:1].isdigit() or (tok or b"")[:1] in (b"|", b"[") or name.endswith((b".start_dist", b".end_dist"))
+    return name[:1].isdigit() or (tok or b"")[:1] in (b"|", b"[")
+
+
+START_DIST = b".start_dist"
+END_DIST = b".end_dist"
+
+
+def bucket_name(dist: bytes, name: bytes) -> bytes:
+    """The stat a row of M5-era distribution ``dist`` (the text before ``.start_dist``) stands for: its own
+    stats (``dist.samples``, ``dist.min_value``) keep their names, a bucket row (``IntAlu 16051 64.2%``,
+    ``0 9823 81.1%``) is ``dist::IntAlu``, ``dist::0``, as gem5 names a vector's entries."""
+    if name.startswith(dist) and name[len(dist) : len(dist) + 1] == b".":
+        return name
+    return dist + b"::" + name
 
 
 def _parse_value(tok: str) -> float | None:
@@ -73,19 +85,30 @@ def scan_block(
     values = array("d")
     if end <= start:
         return names, b"", -1, stop
+    dist: bytes | None = None  # inside an M5-era distribution: its name
     for i, raw in enumerate(bytes(buf[start : end - 1]).split(b"\n")):
         m = _FIELDS.match(raw)
         if m is None:
             continue  # blank line
-        tok = m.group(2)
-        if _skippable(m.group(1), tok):
+        raw_name, tok = m.group(1), m.group(2)
+        if raw_name.endswith(START_DIST):
+            dist = raw_name[: -len(START_DIST)]
+            continue
+        if raw_name.endswith(END_DIST):
+            dist = None
+            continue
+        if (tok or b"")[:1] in (b"|", b"["):
+            continue  # a Ruby histogram
+        if dist is not None:
+            raw_name = bucket_name(dist, raw_name)
+        elif _skippable(raw_name, tok):
             continue
         if tok is None or len(tok) >= 64:
             return names, values.tobytes(), i, -1
         value = _parse_value(tok.decode("ascii", "replace"))
         if value is None:
             return names, values.tobytes(), i, -1
-        name = m.group(1).decode("utf-8", "replace")
+        name = raw_name.decode("utf-8", "replace")
         if wanted is not None and name not in wanted:
             continue
         names.append(name)

@@ -19,9 +19,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cosim.errors import CosimError, CosimWarning
+from cosim.errors import CosimError, CosimWarning, CutOffWarning
 from cosim.progress import reporter
 from cosim.readers._files import CutGzip
+from cosim.readers._stats_files import cpu_stat_groups  # noqa: F401 - its old home
+from cosim.readers._stats_files import line_end as _line_end
+from cosim.readers._stats_files import open_stats as _open
 from cosim.readers._statscan_py import BEGIN_MARKER, END_MARKER, MARKER_LINE, next_marker
 from cosim.readers._statscan_py import scan_block as _scan_block_py
 from cosim.readers.epochs import tile_epochs
@@ -31,8 +34,11 @@ from cosim.readers.stats_table import DEFAULT_TICKS_PER_S, SIM_STATS, DroppedDum
 if TYPE_CHECKING:
     import pandas as pd
 
-try:  # the optional C scanner; see setup.py
+try:  # the optional C scanner; see setup.py.  One built from older source (another CONTRACT) is not used
+    from cosim.readers._statscan import CONTRACT as _C_CONTRACT
     from cosim.readers._statscan import scan_block as _scan_block_c
+
+    _scan_block_c = _scan_block_c if _C_CONTRACT == 2 else None
 except ImportError:  # pragma: no cover - depends on the build
     _scan_block_c = None
 
@@ -136,7 +142,7 @@ def _warn_if_slow() -> None:
         _warned_slow = True
         warnings.warn(
             CosimWarning(
-                "cosim's C line scanner was not built (no C compiler at install time), so stats.txt is read by the "
+                "cosim's C line scanner was not built (no C compiler at install time) or is older than cosim, so stats.txt is read by the "
                 "pure-Python scanner, about 20x slower; install a C compiler (e.g. apt-get install gcc python3-dev) "
                 "and reinstall cosim"
             ),
@@ -147,7 +153,13 @@ def _warn_if_slow() -> None:
 def stats_file(run: str | Path) -> Path | None:
     """The stats file in gem5 output folder ``run``: ``stats.txt``, else gem5's gzip ``stats.txt.gz``, else M5's
     ``m5stats.txt``; None if none."""
-    return next((Path(run) / n for n in STATS_NAMES if (Path(run) / n).is_file()), None)
+    for name in STATS_NAMES:
+        path = Path(run) / name
+        if path.is_file():
+            return path
+        if path.is_symlink() and not path.exists():  # a link to nothing, or a loop: said, not "no stats.txt"
+            raise CosimError(f"{path}: a symbolic link to a file that does not exist (or back to itself); link the stats file gem5 wrote")
+    return None
 
 
 def stats_meta(df: pd.DataFrame) -> StatsMeta:
@@ -180,6 +192,8 @@ class _DumpReader:
         self._last_names: list[str] | None = None
         self._last_cols: np.ndarray | None = None
         self.empty_dumps = 0  # dumps with an End marker and no stat line between the markers
+        self._stray_at: int | None = None  # file offset of the first non-blank byte after the last dump, if any
+        self._stray_head = b""  # and the bytes from there (up to 60)
 
     def run(self) -> tuple[list[tuple[np.ndarray, int]], dict[str, int]]:
         input_file(
@@ -251,6 +265,7 @@ class _DumpReader:
             while True:
                 if begin is None:
                     hit = buf.find(MARKER_LINE, scan, end)
+                    self._note_stray(view, scan, hit if hit >= 0 else end, base)
                     if hit < 0:
                         scan = max(scan, end - len(MARKER_LINE))
                         break
@@ -262,10 +277,15 @@ class _DumpReader:
                         self.meta.dumps_in_file += 1
                         self._check_dumps()
                         begin = hit + 1
-                    elif buf.startswith(END_MARKER, hit + 1, end):
-                        self._warn_at(
-                            base + hit + 1, "End marker without a Begin marker before it (two files joined, or a cut dump?); ignored"
-                        )
+                        self._stray_at = None  # what lay between two dumps is not the file's end
+                    else:
+                        if buf.startswith(END_MARKER, hit + 1, end):
+                            self._warn_at(
+                                base + hit + 1, "End marker without a Begin marker before it (two files joined, or a cut dump?); ignored"
+                            )
+                        else:
+                            self._note_stray(view, hit + 1, hit + 2, base)  # "---------- " that is no marker
+                        scan = _line_end(buf, hit + 1, end)
                     continue
                 body = buf.find(b"\n", begin, end) + 1 or end  # a Begin line without newline ends the file
                 names, values, bad, stop = self.scan(buf, self.wanted, self._last_names, body, end)
@@ -283,14 +303,44 @@ class _DumpReader:
                     begin = stop
                     continue
                 self._dump(names, values, bad, view[body:stop], base + body)
-                begin, scan = None, stop
+                begin, scan = None, _line_end(buf, stop, end)  # after the End marker line
         if begin is not None:
             kept = "; every complete dump was kept" if self.rows else ""  # none kept: read_stats says no dump is complete
             self._drop(base + begin, f"last dump is truncated (gem5 killed mid-dump?){kept}")
+        elif self._stray_at is not None and self.meta.dumps_in_file:
+            self._stray_tail(self._stray_at, base + end)
         elif getattr(f, "cut", False) and self.meta.dumps_in_file:  # a .gz cut between dumps: nothing dropped, but said
             self._warn_at(
                 base + end, "the gzip stream is cut off after the last complete dump (gem5 killed?); every complete dump was kept"
             )
+
+    def _note_stray(self, view: memoryview, start: int, stop: int, base: int) -> None:
+        """Remember the file offset of the first byte in ``view[start:stop]`` (text between or after dumps) that is
+        not white space: after the last dump, such bytes are reported, never dropped silently."""
+        if self._stray_at is not None or stop <= start:
+            return
+        text = bytes(view[start:stop])
+        kept = text.lstrip(b" \t\r\n")
+        if kept:
+            self._stray_at, self._stray_head = base + start + len(text) - len(kept), kept[:60]
+
+    def _stray_tail(self, offset: int, size: int) -> None:
+        """Bytes after the last complete dump that are no dump: a loss like a cut dump (CLI exit 3, --allow-partial)."""
+        head = self._stray_head
+        if not head.strip(b"\0"):
+            what = "zero bytes, what a crash leaves where gem5 had not yet written the rest of the file"
+        else:
+            first = head.split(b"\n")[0].decode("utf-8", "replace").strip()[:40]
+            what = f"text that is no stats dump ({first!r}...)"
+        kept = len(self.rows)
+        warnings.warn(
+            CutOffWarning(
+                f"{self.path}:{self._line_at(offset)}: {size - offset} byte(s) after the last complete dump "
+                f"(dump {self.meta.dumps_in_file - 1}) are {what}; whatever dumps they held are lost, the {kept} complete "
+                "dump(s) before them were read (give the whole stats.txt; --allow-partial, where a command has it, accepts the loss)"
+            ),
+            stacklevel=5,
+        )
 
     def _check_dumps(self) -> None:
         if self.meta.dumps_in_file > MAX_DUMPS:
@@ -368,6 +418,8 @@ class _DumpReader:
         values = np.frombuffer(raw_values, dtype=np.float64)
         if not self._check_dump(block, offset, names, values):
             return
+        if self.wanted is not None and (values < 0).any():  # the counters a model reads, and clocks: never negative
+            self._refuse_negative(block, offset, names, values)
         if names is not self._last_names and names != self._last_names:
             self._last_names = names
             self._last_cols = np.fromiter((self.columns.setdefault(n, len(self.columns)) for n in names), dtype=np.intp, count=len(names))
@@ -375,6 +427,17 @@ class _DumpReader:
         self.rows.append((self._last_cols, len(self.values)))
         self.values.frombytes(raw_values)
         self.kept_dumps.append(self.meta.dumps_in_file - 1)
+
+    def _refuse_negative(self, block: memoryview, offset: int, names: list[str], values: np.ndarray) -> None:
+        sim = {n for group in SIM_STATS.values() for n in group}  # their own checks (a dump with no time is skipped)
+        bad = next((i for i in np.flatnonzero(values < 0) if names[i] not in sim), None)
+        if bad is None:
+            return
+        line = self._line_at(self._offset_of(block, offset, names[bad]))
+        raise CosimError(
+            f"{self.path}:{line}: dump {self.meta.dumps_in_file - 1}: counter {names[bad]} is {values[bad]:g}; a count or "
+            "clock cannot be negative, so the file is corrupt or was edited: give the stats.txt gem5 wrote"
+        )
 
     def _finish_meta(self) -> None:
         cols = self.columns
@@ -388,38 +451,3 @@ class _DumpReader:
                 hit = np.flatnonzero(cols_idx == cols[name])
                 if hit.size and math.isfinite(value := self.values[start + hit[0]]) and value > 0:
                     self.meta.ticks_per_s = float(value)
-
-
-_GROUP = re.compile(rb"^(\S+?)\.(rob|iew|rename|fetch2)\.", re.MULTILINE)
-
-
-def cpu_stat_groups(path: str | Path, *, max_bytes: int = 64 << 20) -> dict[str, set[str]]:
-    """``{object path: stat groups}`` among rob, iew, rename (O3's stages) and fetch2 (Minor's) in the
-    first dump: which kind of CPU wrote it.  Reads in 1 MiB blocks, at most ``max_bytes``."""
-    found: dict[str, set[str]] = {}
-    tail = b""
-    try:
-        with _open(Path(path)) as f:
-            for _ in range(max(1, max_bytes >> 20)):
-                block = f.read(1 << 20)
-                if not block:
-                    break
-                text = tail + block
-                cut = text.rfind(b"\n") + 1
-                text, tail = text[:cut], text[cut:][-4096:]  # a line longer than that names no stat worth keeping
-                end = text.find(END_MARKER)
-                for m in _GROUP.finditer(text, 0, len(text) if end < 0 else end):
-                    found.setdefault(m[1].decode(errors="replace"), set()).add(m[2].decode())
-                if end >= 0:
-                    break
-    except (OSError, EOFError, zlib.error):
-        return {}  # the stats reader says what is wrong with the file
-    return found
-
-
-def _open(path: Path):
-    """The file as bytes; gem5 writes gzip when --stats-file ends in .gz, so that is read as it streams."""
-    f = open(path, "rb")
-    if f.peek(2)[:2] == b"\x1f\x8b":
-        return CutGzip(f)
-    return f
