@@ -1,5 +1,5 @@
 """Small helpers of the gem5 stats reader: opening a plain or gzip stats file, the end of a line, and which kinds of CPU
-and which kinds of CPU wrote a file (read from its first dump)."""
+wrote a file (read from its first dump)."""
 
 from __future__ import annotations
 
