@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _open_run, _pairs, add_config_options
+from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _open_run, _pairs, add_config_options, add_temperature_options
 from cosim.errors import CosimError
 
 _WHATIF_HELP = """\
@@ -62,6 +62,7 @@ def add_parsers(sub) -> None:
     )
     w.add_argument("-o", "--output", type=Path, default=Path("whatif.csv"), help="one row per configuration")
     w.add_argument("--plot", type=Path, help="Pareto plot (energy against runtime)")
+    add_temperature_options(w)
     _add_trust_flags(w, implausible=False)
     w.set_defaults(run=_cmd_whatif, voltage=[], voltage_model=False)
 
@@ -97,6 +98,7 @@ def add_parsers(sub) -> None:
         "else a scheduler address such as tcp://host:8786 (pip install 'cosim[distributed]')",
     )
     sw.add_argument("--allow-partial", action="store_true", help="exit 0 even if some runs failed")
+    add_temperature_options(sw)
     _add_trust_flags(sw)
     sw.set_defaults(run=_cmd_sweep)
 
@@ -237,6 +239,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         any_isa=args.any_isa,
         keep_implausible=args.keep_implausible,
         extrapolate=args.extrapolate,
+        temperature=(args.temperature, args.ambient_c, args.start_temperature_c),
     )
     runs = find_runs(args.runs)
     client = dask_client(args.scheduler, workers=max(1, args.workers)) if args.scheduler else None

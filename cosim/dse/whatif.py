@@ -97,6 +97,7 @@ from cosim.readers.gem5_config import Gem5Config
 from cosim.timeline.clusters import ClusterSpec, frequency_mhz, resolve_cluster
 from cosim.timeline.core_kind import other_core_kind
 from cosim.timeline.cycles import checked_cycles
+from cosim.timeline.temperature import WhatifTemperatures, whatif_temperature_c
 
 __all__ = ["ClusterActivity", "RecordedRun", "cluster_done_s", "dvfs_grid", "recorded_run", "whatif", "whatif_stats"]
 
@@ -222,6 +223,9 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 cores_factor(model, cluster.n_cpus),
                 _cluster_flags(cluster, model, unread_stores=unread_stores, unread_memory=memory_unread(stats, cluster)),
                 clocked_s(stats, cluster, generation=meta.generation, freq_mhz=freq),
+                spec.temperature_c,
+                spec.ambient_c,
+                spec.start_temperature_c,
             )
         )
     dram = dram_objects(config)
@@ -259,6 +263,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     done = [cluster_done_s(c, duration, alone=alone) for c in run.clusters]
     tail_s = ends[-1] - max(done, default=0.0)  # recorded time after every cluster had finished
     parts = []
+    heat = WhatifTemperatures()  # each cluster's die temperature per row, and its flags
     for c in run.clusters:
         f_new = grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)
         levels, index = np.unique(f_new, return_inverse=True)
@@ -316,11 +321,12 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         with np.errstate(divide="ignore", invalid="ignore"):
             cycles = np.where(clocked_s > 0, moved * levels[:, None] / (clocked_s * c.freq_mhz), 1.0)
         dyn_j = (c.dyn_coeff + c.cycle_coeff * cycles) * op.voltage_v[:, None] ** 2
-        model_static_w = static_at_w(c.model, levels, op.voltage_v)  # the static part of operating_point_power_w
+        temperature = whatif_temperature_c(c, levels, op.voltage_v, dyn_j.sum(axis=1), compute_s + wait_s, index, heat)
+        model_static_w = static_at_w(c.model, levels, op.voltage_v, temperature_c=temperature)  # as operating_point_power_w
         refuse_implausible_clocks(c.name, c.model, levels, op.voltage_v, model_static_w)
         static_w = model_static_w * c.cores_scale
         # the static power's slope in V [W/V], for the model's interval where the voltage is continued above the table
-        static_dv = static_form(c.model).dstatic_dv_w_per_v(levels, op.voltage_v)
+        static_dv = static_form(c.model).dstatic_dv_w_per_v(levels, op.voltage_v, temperature)
         parts.append(
             _ClusterPrediction(
                 name=c.name,
@@ -359,6 +365,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     # as recorded outlast the run), that work falls outside the windows: the average still bounds the peak
     out["peak_power_w"] = np.maximum(peak, out["avg_power_w"])
     out["edp_js"] = out["energy_j"] * out["runtime_s"]
+    out = out.assign(**heat.columns)
     # a clock outside the model's trained clocks is priced by its envelope's extrapolation: flagged
     out["extrapolated"] = np.any([outside_clocks(c.model, grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)) for c in run.clusters], axis=0)
     # the shift of the cluster that ends the run, or another's finish where gem5 writing fewer store lines whole
@@ -380,9 +387,9 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     model_w = np.sum([np.nan_to_num(half, nan=0.0) for half, _ in model_half.values()], axis=0) / runtime_s if model_half else 0.0
     out["peak_power_w_hi"] = out["peak_power_w"] + model_w
     extra = np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", "")
-    # a cluster never active above 1 % of an epoch (an idle OS in a full-system run) has no work to rescale: its
-    # <cluster>_runtime_s is 0 and it does not stretch the run
+    # a cluster never active above 1 % of an epoch (an idle OS in full-system) has no work: runtime 0, not stretching the run
     run_flags = ";".join([f"never_active:{name}" for name, last in finish.items() if last < 0] + [f for c in run.clusters for f in c.flags])
+    run_flags = ";".join(filter(None, [run_flags, *sorted(heat.flags)]))
     out["flags"] = [";".join(sorted(f for f in (*str(a).split(";"), b, run_flags) if f)) for a, b in zip(out["flags"], extra)]
     return out[
         [
@@ -400,7 +407,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
             "avg_power_w",
             "edp_js",
             "extrapolated",
-            *[c for c in out.columns if c.endswith(("_energy_j", "_runtime_s")) and c not in ("energy_j", "runtime_s")],
+            *[c for c in out.columns if c.endswith(("_energy_j", "_runtime_s", "_temperature_c")) and c not in ("energy_j", "runtime_s")],
             "flags",
         ]
     ]

@@ -1,0 +1,160 @@
+"""The leakage-temperature loop: a run priced at the die temperature its own power produces, epoch by epoch.
+
+Every pricing command goes through it (``cosim power``/``soc``/``explore`` by :mod:`cosim.timeline.cpu`, the
+what-if by :func:`point_temperature_c`).  Leakage depends on the die temperature, the temperature on the power:
+
+1. start: ``start_c`` when stated, else the steady state of the run's own mean power (the run taken as a slice of a
+   program that has been running: a gem5 run of milliseconds is far shorter than the die's time constant, so its
+   start decides its temperature), found by fixed point T = T_amb + R * P(T);
+2. each epoch's mean temperature from the one before by the node's exact exponential step at the epoch's power
+   (:func:`cosim.models.thermal.series_c`);
+3. the epochs' power re-priced at those temperatures, and 2-3 again until no epoch moves by more than
+   :data:`TOLERANCE_K` (the loop gain R * dP/dT is ~0.05 on the A15: a few rounds).
+
+A model with no temperature term prices the same power at any temperature: the loop then only reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cosim.errors import CosimError
+from cosim.models.thermal import Thermal, series_c, steady_c, step_c, thermal_for
+
+TOLERANCE_K = 1e-3  # the loop stops when no epoch's temperature moves by more [K]
+MAX_ROUNDS = 30  # a loop gain near 1 (a runaway) is refused, not priced
+#: die temperatures [°C] a start or ambient may state: a powered die above freezing, below any junction limit
+STATED_RANGE_C = (-20.0, 125.0)
+
+
+@dataclass(frozen=True)
+class Loop:
+    """How a cluster's temperature is found: its thermal constants, the ambient and start stated (None: default)."""
+
+    thermal: Thermal
+    ambient_c: float | None = None
+    start_c: float | None = None
+
+    @property
+    def ambient(self) -> float:
+        """The ambient used [°C]."""
+        return self.thermal.ambient_c if self.ambient_c is None else self.ambient_c
+
+
+def loop_for(model, *, temperature_c: float | None, ambient_c: float | None, start_c: float | None, where: str = "") -> Loop | None:
+    """The loop for a cluster priced by ``model``, or None where its temperature is not predicted: a stated die
+    temperature (``--temperature``) or no thermal constants for the model's cluster (no board's temperature)."""
+    for value, option in ((ambient_c, "--ambient-c"), (start_c, "--start-temperature-c")):
+        if value is not None and not STATED_RANGE_C[0] <= value <= STATED_RANGE_C[1]:
+            raise CosimError(f"{option} {value:g}: expected a temperature in °C, {STATED_RANGE_C[0]:g} to {STATED_RANGE_C[1]:g}")
+    if temperature_c is not None:
+        return None
+    thermal = thermal_for(model)
+    if thermal is None:
+        return None
+    return Loop(thermal=thermal, ambient_c=ambient_c, start_c=start_c)
+
+
+def loop_flags(loop: Loop | None) -> list[str]:
+    """The flags a predicted temperature puts on every row: ``temperature_predicted``, and ``ambient_default`` /
+    ``start_steady`` where the ambient or the start was not stated."""
+    if loop is None:
+        return []
+    return [
+        "temperature_predicted",
+        *(["ambient_default"] if loop.ambient_c is None else []),
+        *(["start_steady"] if loop.start_c is None else []),
+    ]
+
+
+def run_temperature_c(loop: Loop, price: Callable[[np.ndarray], np.ndarray], duration_s: np.ndarray, *, where: str) -> np.ndarray:
+    """Each epoch's mean die temperature [°C]: ``price(temperature_c)`` is the cluster's power [W] per epoch at a
+    temperature per epoch, ``duration_s`` each epoch's length [s]."""
+    dt = np.asarray(duration_s, dtype=float)
+    t = np.full(dt.shape, loop.start_c if loop.start_c is not None else loop.ambient)
+    start = loop.start_c
+    if start is None:  # the steady state of the run's mean power
+        start = _steady(loop, lambda temp: _mean_power(price(np.full(dt.shape, temp)), dt), where=where)
+        t[:] = start
+    for _ in range(MAX_ROUNDS):
+        new = series_c(loop.thermal, price(t), dt, start_c=start, ambient_c=loop.ambient)
+        moved = np.nanmax(np.abs(new - t)) if new.size else 0.0
+        t = new
+        if not moved > TOLERANCE_K:
+            return t
+    raise CosimError(
+        f"{where}: the die temperature does not settle (leakage rises faster with temperature than the package sheds it); "
+        "give --temperature C to price at a stated die temperature"
+    )
+
+
+def point_temperature_c(loop: Loop, power_at: Callable[[np.ndarray], np.ndarray], runtime_s: np.ndarray, *, where: str) -> np.ndarray:
+    """The what-if's temperature per point [°C]: one static power per point for its whole run, so one temperature, the
+    run's mean from the start at the point's mean power ``power_at(temperature_c)`` [W] over ``runtime_s`` [s]
+    (the exact step; fixed point in the leakage).  Vectorised over points."""
+    runtime = np.asarray(runtime_s, dtype=float)
+    if loop.start_c is None:
+        return _steady(loop, power_at, where=where, shape=runtime.shape)
+    t = np.full(runtime.shape, loop.start_c)
+    for _ in range(MAX_ROUNDS):
+        _, new = step_c(loop.thermal, loop.start_c, power_at(t), runtime, ambient_c=loop.ambient)
+        moved = float(np.nanmax(np.abs(new - t))) if new.size else 0.0
+        t = new
+        if not moved > TOLERANCE_K:
+            return t
+    raise CosimError(f"{where}: the die temperature does not settle; give --temperature C to price at a stated die temperature")
+
+
+def _steady(loop: Loop, power_at: Callable, *, where: str, shape: tuple = ()) -> np.ndarray:
+    t = np.full(shape, loop.ambient, dtype=float)
+    for _ in range(MAX_ROUNDS):
+        p = np.asarray(power_at(t), dtype=float)
+        new = steady_c(loop.thermal, np.where(np.isfinite(p), p, 0.0), ambient_c=loop.ambient)
+        moved = float(np.max(np.abs(new - t))) if np.size(new) else 0.0
+        t = np.asarray(new, dtype=float)
+        if not moved > TOLERANCE_K:
+            return t
+    raise CosimError(f"{where}: the die temperature does not settle; give --temperature C to price at a stated die temperature")
+
+
+def _mean_power(power_w: np.ndarray, duration_s: np.ndarray) -> float:
+    ok = np.isfinite(power_w) & np.isfinite(duration_s) & (duration_s > 0)
+    total = float(duration_s[ok].sum())
+    return float((power_w[ok] * duration_s[ok]).sum() / total) if total > 0 else 0.0
+
+
+@dataclass
+class WhatifTemperatures:
+    """What the what-if's temperatures add to its table: ``<cluster>_temperature_c`` per row [°C], and flags."""
+
+    columns: dict[str, np.ndarray] = field(default_factory=dict)
+    flags: set[str] = field(default_factory=set)
+
+
+def whatif_temperature_c(cluster, levels, voltage_v, dyn_j, runtime_s, index, notes: WhatifTemperatures):
+    """A what-if cluster's die temperature [°C] at each clock ``levels`` [MHz] (its voltage [V], dynamic energy [J]
+    and run time [s] there): the stated one, or the one each clock's own power produces over its run
+    (:func:`point_temperature_c`: one static power a point, so one temperature); None where neither (no thermal
+    constants for its model).  Its column (rows ``index``) and flags (``temperature_predicted:<cluster>``...) go to
+    ``notes``."""
+    from cosim.models.envelope import static_at_w
+
+    c = cluster
+    loop = loop_for(c.model, temperature_c=c.temperature_c, ambient_c=c.ambient_c, start_c=c.start_temperature_c)
+    temperature = c.temperature_c
+    if loop is not None:
+        run_s = np.maximum(np.asarray(runtime_s, dtype=float), 1e-30)
+        dyn_w = np.asarray(dyn_j, dtype=float) / run_s
+        temperature = point_temperature_c(
+            loop,
+            lambda t: dyn_w + static_at_w(c.model, levels, voltage_v, temperature_c=t) * c.cores_scale,
+            run_s,
+            where=f"cluster '{c.name}'",
+        )
+        notes.flags.update(f"{flag}:{c.name}" for flag in loop_flags(loop))
+    if temperature is not None:
+        notes.columns[f"{c.name}_temperature_c"] = np.broadcast_to(np.asarray(temperature, dtype=float), np.shape(levels))[index]
+    return temperature
