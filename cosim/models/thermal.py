@@ -114,19 +114,29 @@ def _read(path: Path) -> dict:
 
 def thermal_for(model, *, path: Path = THERMAL_FILE, fan: str | None = None) -> Thermal | None:
     """The thermal constants of the cluster ``model`` prices (by its name, ``applies_to`` in the file), or None where
-    no board's temperature decides them.  ``fan``: the session whose fan state to use (``armpm``: the ARMPM board's
-    fan held its die near 56 °C; default: the Powmon session's, whose die reached 87.6 °C with no hold)."""
-    data = _read(path)
-    for name, block in data.get("clusters", {}).items():
+    no board's temperature decides them (:func:`cluster_thermal`)."""
+    for name, block in _read(path).get("clusters", {}).items():
         if model.name in block.get("applies_to", ()):
-            fans = block.get("fan", {})
-            chosen = fans.get(fan or block.get("default_fan", ""), None)
-            return Thermal(
-                r_k_per_w=float(block["r_k_per_w"]["value"]),
-                tau_s=float(block["tau_s"]["value"]),
-                ambient_c=float(block["ambient_c"]["value"]),
-                fan_on_c=None if chosen is None else float(chosen["on_c"]),
-                fan_factor=1.0 if chosen is None else float(chosen["factor"]),
-                name=name,
-            )
+            return cluster_thermal(name, path=path, fan=fan)
     return None
+
+
+def cluster_thermal(name: str, *, path: Path = THERMAL_FILE, fan: str | None = None) -> Thermal:
+    """The constants of cluster ``name`` in the file (``xu3-a15``).  ``fan``: the session whose fan to use
+    (``armpm``: that board's fan held its die near its threshold; default ``powmon``, whose die reached 87.6 °C
+    with no hold)."""
+    block = _read(path).get("clusters", {}).get(name)
+    if block is None:
+        raise CosimError(f"{path}: no thermal constants for cluster '{name}'; restore the file from the cosim repository")
+    try:
+        chosen = block.get("fan", {}).get(fan or block.get("default_fan", ""))
+        return Thermal(
+            r_k_per_w=float(block["r_k_per_w"]["value"]),
+            tau_s=float(block["tau_s"]["value"]),
+            ambient_c=float(block["ambient_c"]["value"]),
+            fan_on_c=None if chosen is None else float(chosen["on_c"]),
+            fan_factor=1.0 if chosen is None else float(chosen["factor"]),
+            name=name,
+        )
+    except (KeyError, TypeError, ValueError):
+        raise CosimError(f"{path}: cluster '{name}' needs r_k_per_w, tau_s and ambient_c, each with a value (models/README.md)") from None
