@@ -483,6 +483,18 @@ def test_real_row_every_figure_by_hand(tmp_path, program, clock):
     parts = [got[k] for k in got if k.startswith("ln_event_")] + [got["ln_clock_voltage"], got["ln_interaction"]]
     assert got["ln_model"] + math.fsum(parts) == pytest.approx(got["ln_total"], abs=1e-9)  # the CSV's 9 digits
     assert row["model_board"] == "this board" and row["split"] == "train" and "powered_cores_differ" not in row["flags"]
+    # the board's mean die temperature over the same samples, from its raw lines
+    assert float(row["temp_board_c"]) == pytest.approx(sum(float(r["CPU(4) Temperature(C)"]) for r, _ in samples) / len(samples), rel=1e-9)
+    # the DVFS ratio the board measured: energy per instruction at another clock over this one's, from the raw lines
+    with open(tmp_path / "v-dvfs.csv", newline="") as f:
+        pairs = [r for r in csv.DictReader(f) if r["from_mhz"] == str(clock)]
+    assert len(pairs) == 2
+    for pair in pairs:
+        other = _raw_samples(program, int(float(pair["to_mhz"])))
+        inst_s = sum(float(r["INST_RETIRED"]) for r, _ in other) / sum(step - DEAD_TIME_S for _, step in other)
+        epi_other = sum(float(r["A15 Power(W)"]) for r, _ in other) / len(other) / inst_s * 1e9
+        assert float(pair["ratio_board"]) == pytest.approx(epi_other / got["epi_board_nj"], rel=1e-7)
+        assert float(pair["ratio_err_pct"]) == pytest.approx((float(pair["ratio_whatif"]) / float(pair["ratio_board"]) - 1) * 100, rel=1e-6)
 
 
 @needs_shared

@@ -217,6 +217,9 @@ def _temperature_note(spec, rows) -> str:
         return ""
     form = static_form(spec.model)
     if form.trained_temperature_c is None:
+        if spec.temperature_c is None and "temperature_predicted" in rows["flags"][0]:
+            t = rows["temperature_c"]
+            return f" [die {min(t):.1f}-{max(t):.1f} °C from its own power, reported only: the model has no temperature term]"
         return " [--temperature not used: the model has no temperature term]" if spec.temperature_c is not None else ""
     lo, hi = form.trained_temperature_c
     if spec.temperature_c is None and "temperature_predicted" in rows["flags"][0]:

@@ -85,6 +85,57 @@ def simulate(s: Session, *, ambient_c: float, r: float, tau: float, fan_on: floa
     return np.array(out)
 
 
+def simulate_two(s: Session, *, ambient_c: float, r: float, tau: float, r2: float, tau2: float) -> np.ndarray:
+    """:func:`simulate` with a second, independent node in series (R2 [K/W], tau2 [s]: a heat sink), no fan."""
+    t, p = s.time_s.tolist(), s.power_w.tolist()
+    out = [0.0] * len(t)
+    x1 = float(s.temperature_c[0]) - ambient_c  # the start's excess over the ambient, all in the first node
+    x2 = 0.0
+    for i in range(len(t)):
+        out[i] = ambient_c + x1 + x2
+        if i + 1 < len(t):
+            dt = t[i + 1] - t[i]
+            x1 = r * p[i + 1] + (x1 - r * p[i + 1]) * math.exp(-dt / tau)
+            x2 = r2 * p[i + 1] + (x2 - r2 * p[i + 1]) * math.exp(-dt / tau2)
+    return np.array(out)
+
+
+def compare_forms(sessions: list[Session], *, r: float) -> dict[str, float]:
+    """Training samples' MAE [K] of the forms tried, each fitted on them (R held): one node, two nodes, one node
+    with the fan.  What chose the form; the test programs play no part."""
+    from scipy.optimize import least_squares
+
+    def mae(resid) -> float:
+        return float(np.mean(np.abs(resid)))
+
+    n = len(sessions)
+    amb0 = [float(np.median(s.temperature_c)) - r * float(np.median(s.power_w)) for s in sessions]
+
+    def one(x):
+        return np.concatenate(
+            [
+                (simulate(s, ambient_c=a, r=r, tau=x[0], fan_on=None, fan_factor=1.0) - s.temperature_c)[s.train]
+                for s, a in zip(sessions, x[1:])
+            ]
+        )
+
+    def two(x):
+        return np.concatenate(
+            [(simulate_two(s, ambient_c=a, r=r, tau=x[0], r2=x[1], tau2=x[2]) - s.temperature_c)[s.train] for s, a in zip(sessions, x[3:])]
+        )
+
+    fit1 = least_squares(one, [10.0, *amb0], bounds=([0.5] + [0.0] * n, [300.0] + [80.0] * n), x_scale="jac", max_nfev=60)
+    fit2 = least_squares(
+        two, [3.0, 2.0, 100.0, *amb0], bounds=([0.5, 0.0, 5.0] + [0.0] * n, [300.0, 30.0, 5000.0] + [80.0] * n), x_scale="jac", max_nfev=60
+    )
+    fan = fit_dynamics(sessions, r=r)
+    return {
+        "one node": mae(one(fit1.x)),
+        f"two nodes (second: R2 {fit2.x[1]:.2f} K/W, tau2 {fit2.x[2]:.0f} s)": mae(two(fit2.x)),
+        f"one node + fan (on above {fan['fan_on_c']:g} °C)": score(sessions, fan, r=r)["train"]["mae_k"],
+    }
+
+
 def fit_steady(root: Path, *, boot: int = 200, seed: int = 0) -> dict:
     """T_amb [°C] and R [K/W] from Powmon's averages, each with a 95 % bootstrap interval by workload."""
     import pandas as pd
@@ -156,7 +207,7 @@ def score(sessions: list[Session], fitted: dict, *, r: float) -> dict:
         errs["test"].append(e[s.test])
         for p in np.unique(s.program[s.test]):
             by_program.setdefault(str(p), []).append(e[s.program == p])
-    out = {}
+    out: dict[str, dict] = {}
     for which, parts in errs.items():
         e = np.concatenate(parts)
         out[which] = {"mae_k": round(float(np.abs(e).mean()), 3), "bias_k": round(float(e.mean()), 3), "samples": int(e.size)}
@@ -176,8 +227,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("data", type=Path, help="../shared/data")
     parser.add_argument("-o", "--output", type=Path, default=Path("models/thermal-xu3.json"))
     parser.add_argument("--boot", type=int, default=20, help="bootstrap draws of the dynamics (each a full refit)")
+    parser.add_argument("--forms", action="store_true", help="print the training MAE of each form tried, and stop")
     args = parser.parse_args(argv)
     steady = fit_steady(args.data)
+    if args.forms:
+        for form, mae in compare_forms(read_sessions(args.data), r=steady["r_k_per_w"]["value"]).items():
+            print(f"{form}: training samples' MAE {mae:.3f} K")
+        return
     r = steady["r_k_per_w"]["value"]
     sessions = read_sessions(args.data)
     dyn = fit_dynamics(sessions, r=r)

@@ -202,7 +202,7 @@ def _cluster_timeline(
 
     # the die temperature: stated (--temperature), or the one the run's own power produces (the leakage loop)
     loop = loop_for(model, temperature_c=spec.temperature_c, ambient_c=spec.ambient_c, start_c=spec.start_temperature_c)
-    temperature = spec.temperature_c
+    temperature: float | np.ndarray | None = spec.temperature_c
     if loop is not None:
         temperature = run_temperature_c(
             loop, lambda t: _mix([p["power_w"] for p in price(t)], weights), duration, where=f"{meta.path}: cluster '{cluster.name}'"

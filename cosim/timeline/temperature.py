@@ -75,10 +75,11 @@ def run_temperature_c(loop: Loop, price: Callable[[np.ndarray], np.ndarray], dur
     temperature per epoch, ``duration_s`` each epoch's length [s]."""
     dt = np.asarray(duration_s, dtype=float)
     t = np.full(dt.shape, loop.start_c if loop.start_c is not None else loop.ambient)
-    start = loop.start_c
-    if start is None:  # the steady state of the run's mean power
-        start = _steady(loop, lambda temp: _mean_power(price(np.full(dt.shape, temp)), dt), where=where)
+    if loop.start_c is None:  # the steady state of the run's mean power
+        start = float(_steady(loop, lambda temp: _mean_power(price(np.full(dt.shape, temp)), dt), where=where))
         t[:] = start
+    else:
+        start = loop.start_c
     for _ in range(MAX_ROUNDS):
         new = series_c(loop.thermal, price(t), dt, start_c=start, ambient_c=loop.ambient)
         moved = np.nanmax(np.abs(new - t)) if new.size else 0.0

@@ -5,7 +5,9 @@ prices it) gives the run's energy at every clock the board ran; with the same in
 per instruction at f2 over that at f1 is its energy ratio E(f2) / E(f1).  The board's ratio is its measured energy per
 instruction at f2 over f1 (power over its instruction rate, :mod:`cosim.validate.compare`).  The ratio is what a
 DVFS decision uses (which clock costs less energy per instruction), so its error is the decision's error:
-``ratio_err_pct`` = 100 * (what-if ratio / board ratio - 1), one row per program, model and clock pair.
+``ratio_err_pct`` = 100 * (what-if ratio / board ratio - 1), one row per program, model and clock pair, split into
+the what-if's own part (against gem5's run at f2, priced as ``cosim power`` prices it: ``whatif_vs_gem5_pct``) and
+gem5 + the model's (that run against the board: ``gem5_vs_board_pct``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def dvfs_rows(rows: list[dict], runs: dict[tuple[str, float], Path]) -> list[dic
             for f2 in others:
                 board = found[(program, f2)]["epi_board_nj"] / row["epi_board_nj"]
                 sim = energy[f2] / energy[f1] if energy else float("nan")
+                gem5 = found[(program, f2)]["epi_gem5_nj"] / row["epi_gem5_nj"]  # gem5's own run at f2 over f1, priced
                 out.append(
                     {
                         "model": model,
@@ -42,7 +45,11 @@ def dvfs_rows(rows: list[dict], runs: dict[tuple[str, float], Path]) -> list[dic
                         "to_mhz": f2,
                         "ratio_board": board,
                         "ratio_whatif": sim,
+                        "ratio_gem5": gem5,
                         "ratio_err_pct": 100 * (sim / board - 1) if math.isfinite(sim) and board > 0 else float("nan"),
+                        # the error's two parts: the what-if against gem5's own run at f2, and gem5 + the model against the board
+                        "whatif_vs_gem5_pct": 100 * (sim / gem5 - 1) if math.isfinite(sim) and gem5 > 0 else float("nan"),
+                        "gem5_vs_board_pct": 100 * (gem5 / board - 1) if gem5 > 0 and board > 0 else float("nan"),
                         "gem5_run": str(runs[(program, f1)]),
                         "not_priced": why,
                     }
@@ -88,6 +95,10 @@ def dvfs_summary(rows: list[dict], model: str) -> list[dict]:
                 "mean_abs_err_pct": float(np.mean(np.abs(err))),
                 "bias_pct": float(np.mean(err)),
                 "max_abs_err_pct": float(np.max(np.abs(err))),
+                "ratio_of_means_err_pct": 100
+                * (np.mean([r["ratio_whatif"] for r in part]) / np.mean([r["ratio_board"] for r in part]) - 1),
+                "whatif_vs_gem5_abs_pct": float(np.nanmean([abs(r["whatif_vs_gem5_pct"]) for r in part])),
+                "gem5_vs_board_abs_pct": float(np.nanmean([abs(r["gem5_vs_board_pct"]) for r in part])),
             }
         )
     return out

@@ -97,7 +97,7 @@ def _constants(thermal: Thermal) -> str:
     return f"R {thermal.r_k_per_w:.2f} K/W, tau {thermal.tau_s:.1f} s, {fan}"
 
 
-def temperature_summary(rows: list[dict]) -> dict[str, dict[str, float]]:
+def temperature_summary(rows: list[dict]) -> dict[str, dict]:
     """MAE and bias [K] of ``temp_pred_c`` against ``temp_board_c``, and the worst program, for train and test rows."""
     out = {}
     for which in ("train", "test", ""):
