@@ -101,3 +101,17 @@ def test_die_temperature_on_the_held_out_programs_is_within_the_goal():
     assert err.size > 20_000
     assert np.mean(np.abs(err)) < 1.5
     assert abs(np.mean(err)) < 0.5
+
+
+@needs_shared
+def test_the_whatif_at_the_recorded_clock_has_the_timelines_temperature(tmp_path):
+    """One run, two ways: cosim power's epoch-by-epoch loop and the what-if's one temperature per point agree at the
+    recorded clock (a one-dump run: the same steady state of the same power)."""
+    run = GEM5_RUNS / "cosim-v24-se-o3-600MHz"
+    power, what = tmp_path / "p.csv", tmp_path / "w.csv"
+    assert run_cosim("power", run, "--model", "cortex-a15-walker2017", "-o", power).returncode == 0
+    result = run_cosim("whatif", run, "--model", "cortex-a15-walker2017", "--freqs", "cpu_clk_domain=600", "-o", what)
+    assert result.returncode == 0, result.stderr
+    timeline, row = pd.read_csv(power).iloc[0], pd.read_csv(what).iloc[0]
+    assert row["cpu_clk_domain_temperature_c"] == pytest.approx(timeline["temperature_c"], abs=0.01)
+    assert "temperature_predicted:cpu_clk_domain" in row["flags"]

@@ -321,7 +321,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         with np.errstate(divide="ignore", invalid="ignore"):
             cycles = np.where(clocked_s > 0, moved * levels[:, None] / (clocked_s * c.freq_mhz), 1.0)
         dyn_j = (c.dyn_coeff + c.cycle_coeff * cycles) * op.voltage_v[:, None] ** 2
-        temperature = whatif_temperature_c(c, levels, op.voltage_v, dyn_j.sum(axis=1), compute_s + wait_s, index, heat)
+        temperature = whatif_temperature_c(c, levels, op.voltage_v, dyn_j.sum(axis=1), compute_s + wait_s + tail_s, index, heat)
         model_static_w = static_at_w(c.model, levels, op.voltage_v, temperature_c=temperature)  # as operating_point_power_w
         refuse_implausible_clocks(c.name, c.model, levels, op.voltage_v, model_static_w)
         static_w = model_static_w * c.cores_scale

@@ -28,6 +28,7 @@ TOLERANCE_K = 1e-3  # the loop stops when no epoch's temperature moves by more [
 MAX_ROUNDS = 30  # a loop gain near 1 (a runaway) is refused, not priced
 #: die temperatures [°C] a start or ambient may state: a powered die above freezing, below any junction limit
 STATED_RANGE_C = (-20.0, 125.0)
+RUNAWAY_C = 1000.0  # a die the loop puts above this has no steady state the form describes: refused
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ def run_temperature_c(loop: Loop, price: Callable[[np.ndarray], np.ndarray], dur
     for _ in range(MAX_ROUNDS):
         new = series_c(loop.thermal, price(t), dt, start_c=start, ambient_c=loop.ambient)
         moved = np.nanmax(np.abs(new - t)) if new.size else 0.0
+        if not np.all(np.isnan(new) | (new < RUNAWAY_C)):
+            break
         t = new
         if not moved > TOLERANCE_K:
             return t
@@ -103,6 +106,8 @@ def point_temperature_c(loop: Loop, power_at: Callable[[np.ndarray], np.ndarray]
     for _ in range(MAX_ROUNDS):
         _, new = step_c(loop.thermal, loop.start_c, power_at(t), runtime, ambient_c=loop.ambient)
         moved = float(np.nanmax(np.abs(new - t))) if new.size else 0.0
+        if not np.all(np.isnan(new) | (new < RUNAWAY_C)):
+            break
         t = new
         if not moved > TOLERANCE_K:
             return t
@@ -113,7 +118,9 @@ def _steady(loop: Loop, power_at: Callable, *, where: str, shape: tuple = ()) ->
     t = np.full(shape, loop.ambient, dtype=float)
     for _ in range(MAX_ROUNDS):
         p = np.asarray(power_at(t), dtype=float)
-        new = steady_c(loop.thermal, np.where(np.isfinite(p), p, 0.0), ambient_c=loop.ambient)
+        new = steady_c(loop.thermal, np.where(np.isnan(p), 0.0, p), ambient_c=loop.ambient)
+        if not np.all(np.isfinite(new) & (new < RUNAWAY_C)):
+            break
         moved = float(np.max(np.abs(new - t))) if np.size(new) else 0.0
         t = np.asarray(new, dtype=float)
         if not moved > TOLERANCE_K:
@@ -137,7 +144,7 @@ class WhatifTemperatures:
 
 def whatif_temperature_c(cluster, levels, voltage_v, dyn_j, runtime_s, index, notes: WhatifTemperatures):
     """A what-if cluster's die temperature [°C] at each clock ``levels`` [MHz] (its voltage [V], dynamic energy [J]
-    and run time [s] there): the stated one, or the one each clock's own power produces over its run
+    and run time [s] there: until it finishes, plus the recorded time after every cluster had): the stated one, or the one each clock's own power produces over its run
     (:func:`point_temperature_c`: one static power a point, so one temperature); None where neither (no thermal
     constants for its model).  Its column (rows ``index``) and flags (``temperature_predicted:<cluster>``...) go to
     ``notes``."""
@@ -147,8 +154,8 @@ def whatif_temperature_c(cluster, levels, voltage_v, dyn_j, runtime_s, index, no
     loop = loop_for(c.model, temperature_c=c.temperature_c, ambient_c=c.ambient_c, start_c=c.start_temperature_c)
     temperature = c.temperature_c
     if loop is not None:
-        run_s = np.maximum(np.asarray(runtime_s, dtype=float), 1e-30)
-        dyn_w = np.asarray(dyn_j, dtype=float) / run_s
+        run_s = np.asarray(runtime_s, dtype=float)
+        dyn_w = np.divide(np.asarray(dyn_j, dtype=float), run_s, out=np.zeros(np.shape(run_s)), where=run_s > 0)
         temperature = point_temperature_c(
             loop,
             lambda t: dyn_w + static_at_w(c.model, levels, voltage_v, temperature_c=t) * c.cores_scale,
