@@ -51,7 +51,7 @@ def hot_rows(data: Path) -> dict[str, np.ndarray | float]:
         full[hot] = t
         return price(full)
 
-    predicted_c = point_temperature_c(loop, power_at, np.full(int(hot.sum()), 30.0), where="Powmon 4 x 1800 MHz")
+    predicted_c = point_temperature_c(loop, power_at, np.full(int(hot.sum()), 30.0))
     full = np.full(len(table), curve_c)
     full[hot] = predicted_c
     at_loop = price(full)

@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 from helpers import GEM5_RUNS, REPO, needs_shared, run_cosim
 
-from cosim.errors import CosimError
 from cosim.models.thermal import Thermal, series_c, steady_c, step_c
 from cosim.timeline.temperature import Loop, point_temperature_c, run_temperature_c
 
@@ -46,20 +45,23 @@ def test_the_loop_finds_the_steady_state_of_a_leakage_that_grows_with_temperatur
         return 2.0 + 0.02 * (np.asarray(t) - 50.0) + 0.0 * np.asarray(t)
 
     loop = Loop(thermal=NODE)
-    t = run_temperature_c(loop, price, np.full(100, 1e-3), where="test")
+    t = run_temperature_c(loop, price, np.full(100, 1e-3))
     assert t == pytest.approx(np.full(100, (40 + 5 * (2 - 0.02 * 50)) / (1 - 5 * 0.02)), abs=2e-3)
     # from a stated cold start, 0.1 s of 1 ms epochs warm exponentially: d(T - T_ss)/dt = -(1 - R g)(T - T_ss) / tau,
     # the loop gain R g = 0.1 lengthens tau by 1 / 0.9; the last epoch's mean is its middle's, 99.5 ms in
-    cold = run_temperature_c(Loop(thermal=NODE, start_c=40.0), price, np.full(100, 1e-3), where="test")
+    cold = run_temperature_c(Loop(thermal=NODE, start_c=40.0), price, np.full(100, 1e-3))
     tau_eff = 4.0 / (1 - 5 * 0.02)
     t_ss = 50.0
     assert cold[-1] == pytest.approx(t_ss + (40 - t_ss) * math.exp(-0.0995 / tau_eff), abs=2e-4)
     assert np.all(np.diff(cold) > 0)
 
 
-def test_a_leakage_runaway_is_refused_in_one_line():
-    with pytest.raises(CosimError, match="does not settle"):
-        point_temperature_c(Loop(thermal=NODE), lambda t: 2.0 + 0.25 * (np.asarray(t) - 50.0), np.ones(1), where="test")
+def test_a_leakage_runaway_has_no_temperature_and_a_settling_point_beside_it_keeps_its_own():
+    # loop gain R g = 5 * 0.25 > 1 at the first point: no steady state; 5 * 0.02 at the second: (40 + 5) / 0.9 = 50 °C
+    gain = np.array([0.25, 0.02])
+    t = point_temperature_c(Loop(thermal=NODE), lambda t: 2.0 + gain * (np.asarray(t) - 50.0), np.ones(2))
+    assert np.isnan(t[0]) and t[1] == pytest.approx(50.0, abs=2e-3)
+    assert run_temperature_c(Loop(thermal=NODE), lambda t: 2.0 + 0.25 * (np.asarray(t) - 50.0), np.full(3, 1e-3)) is None
 
 
 @needs_shared

@@ -37,7 +37,7 @@ from cosim.timeline.core_kind import core_kind_mismatch, other_kind_epochs
 from cosim.timeline.cpu_flags import flag_cumulative, flag_text, warn_clock_change, warn_wake_credit
 from cosim.timeline.cycles import checked_cycles, idle_cpus, powered_cores
 from cosim.timeline.model_checks import check_cpu_types, check_isa, check_operating_point
-from cosim.timeline.temperature import loop_flags, loop_for, run_temperature_c
+from cosim.timeline.temperature import loop_flags, loop_for, run_temperature_c, warn_temperature_not_settled
 from cosim.timeline.wake import credited_eph, wake_credit
 
 if TYPE_CHECKING:
@@ -202,11 +202,13 @@ def _cluster_timeline(
 
     # the die temperature: stated (--temperature), or the one the run's own power produces (the leakage loop)
     loop = loop_for(model, temperature_c=spec.temperature_c, ambient_c=spec.ambient_c, start_c=spec.start_temperature_c)
+    has_loop = loop is not None
     temperature: float | np.ndarray | None = spec.temperature_c
     if loop is not None:
-        temperature = run_temperature_c(
-            loop, lambda t: _mix([p["power_w"] for p in price(t)], weights), duration, where=f"{meta.path}: cluster '{cluster.name}'"
-        )
+        temperature = run_temperature_c(loop, lambda t: _mix([p["power_w"] for p in price(t)], weights), duration)
+        if temperature is None:  # a leakage runaway (a clock far beyond the model's band): priced as fitted, flagged
+            warn_temperature_not_settled(cluster.name, model.name)
+            loop = None
     parts = price(temperature)
     power = {k: _mix([p[k] for p in parts], weights) for k in parts[0] if k not in ("dpower_dv_w_per_v", "off_curve_half_width_w")}
     missing = ~np.isfinite(power["power_w"])  # nan or inf in the stats: no value, not a huge one
@@ -339,7 +341,9 @@ def _cluster_timeline(
     for i in np.flatnonzero(off_curve):  # a voltage off the model's V-f curve: priced by its static form, widened
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "voltage_off_curve"]))
     heat = temperature_flags(model, temperature, rows)
-    extra_heat = ";".join(loop_flags(loop))
+    extra_heat = ";".join(loop_flags(loop)) or (
+        "temperature_not_settled" if loop is None and spec.temperature_c is None and has_loop else ""
+    )
     out["flags"] = np.array([";".join(filter(None, [f, h, extra_heat])) for f, h in zip(out["flags"], heat)], dtype=object)
     for i in np.flatnonzero(change.split | change.unplaced):
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "clock_change_split" if change.split[i] else "clock_change_unplaced"]))

@@ -71,61 +71,79 @@ def loop_flags(loop: Loop | None) -> list[str]:
     ]
 
 
-def run_temperature_c(loop: Loop, price: Callable[[np.ndarray], np.ndarray], duration_s: np.ndarray, *, where: str) -> np.ndarray:
+def run_temperature_c(loop: Loop, price: Callable[[np.ndarray], np.ndarray], duration_s: np.ndarray) -> np.ndarray | None:
     """Each epoch's mean die temperature [°C]: ``price(temperature_c)`` is the cluster's power [W] per epoch at a
-    temperature per epoch, ``duration_s`` each epoch's length [s]."""
+    temperature per epoch, ``duration_s`` each epoch's length [s].  None where it does not settle (a leakage runaway:
+    no steady state the form describes; the caller prices without the loop and flags it)."""
     dt = np.asarray(duration_s, dtype=float)
-    t = np.full(dt.shape, loop.start_c if loop.start_c is not None else loop.ambient)
     if loop.start_c is None:  # the steady state of the run's mean power
-        start = float(_steady(loop, lambda temp: _mean_power(price(np.full(dt.shape, temp)), dt), where=where))
-        t[:] = start
+        start = float(_steady(loop, lambda temp: np.full(np.shape(temp), _mean_power(price(np.full(dt.shape, temp)), dt)), shape=()))
+        if not np.isfinite(start):
+            return None
     else:
         start = loop.start_c
+    t = np.full(dt.shape, start)
     for _ in range(MAX_ROUNDS):
         new = series_c(loop.thermal, price(t), dt, start_c=start, ambient_c=loop.ambient)
-        moved = np.nanmax(np.abs(new - t)) if new.size else 0.0
         if not np.all(np.isnan(new) | (new < RUNAWAY_C)):
-            break
+            return None
+        moved = np.nanmax(np.abs(new - t)) if new.size else 0.0
         t = new
         if not moved > TOLERANCE_K:
             return t
-    raise CosimError(
-        f"{where}: the die temperature does not settle (leakage rises faster with temperature than the package sheds it); "
-        "give --temperature C to price at a stated die temperature"
-    )
+    return None
 
 
-def point_temperature_c(loop: Loop, power_at: Callable[[np.ndarray], np.ndarray], runtime_s: np.ndarray, *, where: str) -> np.ndarray:
+def point_temperature_c(loop: Loop, power_at: Callable[[np.ndarray], np.ndarray], runtime_s: np.ndarray) -> np.ndarray:
     """The what-if's temperature per point [°C]: one static power per point for its whole run, so one temperature, the
     run's mean from the start at the point's mean power ``power_at(temperature_c)`` [W] over ``runtime_s`` [s]
-    (the exact step; fixed point in the leakage).  Vectorised over points."""
+    (the exact step; fixed point in the leakage).  Vectorised over points; nan where it does not settle."""
     runtime = np.asarray(runtime_s, dtype=float)
     if loop.start_c is None:
-        return _steady(loop, power_at, where=where, shape=runtime.shape)
-    t = np.full(runtime.shape, loop.start_c)
-    for _ in range(MAX_ROUNDS):
-        _, new = step_c(loop.thermal, loop.start_c, power_at(t), runtime, ambient_c=loop.ambient)
-        moved = float(np.nanmax(np.abs(new - t))) if new.size else 0.0
-        if not np.all(np.isnan(new) | (new < RUNAWAY_C)):
-            break
-        t = new
-        if not moved > TOLERANCE_K:
-            return t
-    raise CosimError(f"{where}: the die temperature does not settle; give --temperature C to price at a stated die temperature")
+        return _steady(loop, power_at, shape=runtime.shape)
+    start = loop.start_c
+
+    def step(t):
+        return step_c(loop.thermal, start, power_at(t), runtime, ambient_c=loop.ambient)[1]
+
+    return _settle(step, np.full(runtime.shape, start))
 
 
-def _steady(loop: Loop, power_at: Callable, *, where: str, shape: tuple = ()) -> np.ndarray:
-    t = np.full(shape, loop.ambient, dtype=float)
-    for _ in range(MAX_ROUNDS):
+def _steady(loop: Loop, power_at: Callable, *, shape: tuple = ()) -> np.ndarray:
+    def step(t):
         p = np.asarray(power_at(t), dtype=float)
-        new = steady_c(loop.thermal, np.where(np.isnan(p), 0.0, p), ambient_c=loop.ambient)
-        if not np.all(np.isfinite(new) & (new < RUNAWAY_C)):
+        return steady_c(loop.thermal, np.where(np.isnan(p), 0.0, p), ambient_c=loop.ambient)
+
+    return _settle(step, np.full(shape, loop.ambient, dtype=float))
+
+
+def _settle(step: Callable[[np.ndarray], np.ndarray], t: np.ndarray) -> np.ndarray:
+    """The fixed point t = step(t), element by element; nan where it runs away or does not settle in
+    :data:`MAX_ROUNDS` rounds (a runaway is held at :data:`RUNAWAY_C` meanwhile, so nothing overflows)."""
+    t = np.asarray(t, dtype=float)
+    for _ in range(MAX_ROUNDS):
+        new = np.minimum(np.asarray(step(t), dtype=float), RUNAWAY_C)
+        moved = np.abs(new - t)
+        t = new
+        if not np.any(moved > TOLERANCE_K):
             break
-        moved = float(np.max(np.abs(new - t))) if np.size(new) else 0.0
-        t = np.asarray(new, dtype=float)
-        if not moved > TOLERANCE_K:
-            return t
-    raise CosimError(f"{where}: the die temperature does not settle; give --temperature C to price at a stated die temperature")
+    return np.where((moved > TOLERANCE_K) | (t >= RUNAWAY_C) | ~np.isfinite(t), np.nan, t)
+
+
+def warn_temperature_not_settled(cluster: str, model: str) -> None:
+    """Say once that a cluster's die temperature found no steady state (its rows flagged ``temperature_not_settled``)."""
+    import warnings
+
+    from cosim.errors import CosimWarning
+
+    warnings.warn(
+        CosimWarning(
+            f"cluster '{cluster}': its die temperature does not settle ({model}'s leakage rises faster with temperature "
+            "than the package sheds it): static power priced at the model's training temperature, rows flagged "
+            "temperature_not_settled; give --temperature C to price at a stated one"
+        ),
+        stacklevel=4,
+    )
 
 
 def _mean_power(power_w: np.ndarray, duration_s: np.ndarray) -> float:
@@ -157,12 +175,15 @@ def whatif_temperature_c(cluster, levels, voltage_v, dyn_j, runtime_s, index, no
         run_s = np.asarray(runtime_s, dtype=float)
         dyn_w = np.divide(np.asarray(dyn_j, dtype=float), run_s, out=np.zeros(np.shape(run_s)), where=run_s > 0)
         temperature = point_temperature_c(
-            loop,
-            lambda t: dyn_w + static_at_w(c.model, levels, voltage_v, temperature_c=t) * c.cores_scale,
-            run_s,
-            where=f"cluster '{c.name}'",
+            loop, lambda t: dyn_w + static_at_w(c.model, levels, voltage_v, temperature_c=t) * c.cores_scale, run_s
         )
         notes.flags.update(f"{flag}:{c.name}" for flag in loop_flags(loop))
+        runaway = np.isnan(temperature)
+        if runaway.any():  # no steady state the form describes: those clocks are priced at the model's curve, flagged
+            from cosim.models.static_form import static_form
+
+            temperature = np.where(runaway, static_form(c.model).curve_temperature(levels), temperature)
+            notes.flags.add(f"temperature_not_settled:{c.name}")
     if temperature is not None:
         notes.columns[f"{c.name}_temperature_c"] = np.broadcast_to(np.asarray(temperature, dtype=float), np.shape(levels))[index]
     return temperature
