@@ -117,3 +117,17 @@ def test_the_whatif_at_the_recorded_clock_has_the_timelines_temperature(tmp_path
     timeline, row = pd.read_csv(power).iloc[0], pd.read_csv(what).iloc[0]
     assert row["cpu_clk_domain_temperature_c"] == pytest.approx(timeline["temperature_c"], abs=0.01)
     assert "temperature_predicted:cpu_clk_domain" in row["flags"]
+
+
+@needs_shared
+def test_an_ambient_no_die_has_is_refused_in_one_line_and_sweep_states_its_own(tmp_path):
+    run = GEM5_RUNS / "cosim-v24-se-o3-600MHz"
+    result = run_cosim("power", run, "--model", "cortex-a15-walker2017", "--ambient-c", "500", "-o", tmp_path / "p.csv")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--ambient-c 500" in result.stderr
+    out = tmp_path / "s.csv"
+    result = run_cosim("sweep", run, "--model", "cortex-a15-walker2017", "--ambient-c", "30", "-o", out)
+    cool = pd.read_csv(out).iloc[0]
+    assert result.returncode == 0, result.stderr
+    result = run_cosim("sweep", run, "--model", "cortex-a15-walker2017", "--ambient-c", "60", "-o", out)
+    assert result.returncode == 0, result.stderr
+    assert pd.read_csv(out).iloc[0]["energy_j"] > cool["energy_j"]  # hotter room, more leakage
