@@ -219,7 +219,8 @@ def _temperature_note(spec, rows) -> str:
     if form.trained_temperature_c is None:
         if spec.temperature_c is None and "temperature_predicted" in rows["flags"][0]:
             t = rows["temperature_c"]
-            return f" [die {min(t):.1f}-{max(t):.1f} °C from its own power, reported only: the model has no temperature term]"
+            span = f"{min(t):.1f} °C" if f"{min(t):.1f}" == f"{max(t):.1f}" else f"{min(t):.1f}-{max(t):.1f} °C"
+            return f" [die {span} from its own power, reported only: the model has no temperature term]"
         return " [--temperature not used: the model has no temperature term]" if spec.temperature_c is not None else ""
     lo, hi = form.trained_temperature_c
     if spec.temperature_c is None and "temperature_predicted" in rows["flags"][0]:
