@@ -131,3 +131,23 @@ def test_an_ambient_no_die_has_is_refused_in_one_line_and_sweep_states_its_own(t
     result = run_cosim("sweep", run, "--model", "cortex-a15-walker2017", "--ambient-c", "60", "-o", out)
     assert result.returncode == 0, result.stderr
     assert pd.read_csv(out).iloc[0]["energy_j"] > cool["energy_j"]  # hotter room, more leakage
+
+
+def test_whatif_points_beyond_the_trained_temperatures_are_flagged():
+    """A busy A15 cluster at 200-1800 MHz: its predicted die temperature rises with the clock; the points hotter than
+    the temperatures walker2017's term was fitted on (its file's trained_c) carry temperature_outside_training:big."""
+    from cosim import load_model
+    from cosim.dse.whatif import ClusterActivity, RecordedRun, whatif
+
+    model = load_model("cortex-a15-walker2017")
+    n = 50
+    duration = np.full(n, 1e-3)
+    busy = duration * 0.9
+    big = ClusterActivity("big", model, np.full(n, 1800.0), np.full(n, 5e-3), np.full(n, 1e-4), busy, busy * 0.1)
+    table = whatif(RecordedRun(duration, [big]), pd.DataFrame({"big_freq_mhz": [200.0, 1000.0, 1800.0]}))
+    t = table["big_temperature_c"].to_numpy()
+    assert np.all(np.diff(t) > 0)
+    hi = model.raw["static_form"]["temperature"]["trained_c"][1]
+    flagged = table["flags"].str.contains("temperature_outside_training:big").to_numpy()
+    assert (flagged == (t > hi)).all() and flagged.any()
+    assert table["flags"].str.contains("temperature_predicted:big").all()

@@ -386,7 +386,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     # it, as kernel-choose caps on; the what-if's own peak error (down to -15.4 % on the workload suite) is not in it
     model_w = np.sum([np.nan_to_num(half, nan=0.0) for half, _ in model_half.values()], axis=0) / runtime_s if model_half else 0.0
     out["peak_power_w_hi"] = out["peak_power_w"] + model_w
-    extra = np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", "")
+    extra = heat.row_flags(np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", ""))
     # a cluster never active above 1 % of an epoch (an idle OS in full-system) has no work: runtime 0, not stretching the run
     run_flags = ";".join([f"never_active:{name}" for name, last in finish.items() if last < 0] + [f for c in run.clusters for f in c.flags])
     run_flags = ";".join(filter(None, [run_flags, *sorted(heat.flags)]))

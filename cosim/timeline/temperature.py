@@ -158,6 +158,14 @@ class WhatifTemperatures:
 
     columns: dict[str, np.ndarray] = field(default_factory=dict)
     flags: set[str] = field(default_factory=set)
+    outside: dict[str, np.ndarray] = field(default_factory=dict)  # cluster -> rows outside its trained temperatures
+
+    def row_flags(self, flags: np.ndarray) -> np.ndarray:
+        """``flags`` (one string a row) with ``temperature_outside_training:<cluster>`` added where it applies."""
+        out = np.asarray(flags, dtype=object).copy()
+        for name, rows in self.outside.items():
+            out[rows] = [";".join(filter(None, [f, f"temperature_outside_training:{name}"])) for f in out[rows]]
+        return out
 
 
 def whatif_temperature_c(cluster, levels, voltage_v, dyn_j, runtime_s, index, notes: WhatifTemperatures):
@@ -167,6 +175,7 @@ def whatif_temperature_c(cluster, levels, voltage_v, dyn_j, runtime_s, index, no
     constants for its model).  Its column (rows ``index``) and flags (``temperature_predicted:<cluster>``...) go to
     ``notes``."""
     from cosim.models.envelope import static_at_w
+    from cosim.models.static_form import static_form
 
     c = cluster
     loop = loop_for(c.model, temperature_c=c.temperature_c, ambient_c=c.ambient_c, start_c=c.start_temperature_c)
@@ -180,10 +189,12 @@ def whatif_temperature_c(cluster, levels, voltage_v, dyn_j, runtime_s, index, no
         notes.flags.update(f"{flag}:{c.name}" for flag in loop_flags(loop))
         runaway = np.isnan(temperature)
         if runaway.any():  # no steady state the form describes: those clocks are priced at the model's curve, flagged
-            from cosim.models.static_form import static_form
-
             temperature = np.where(runaway, static_form(c.model).curve_temperature(levels), temperature)
             notes.flags.add(f"temperature_not_settled:{c.name}")
     if temperature is not None:
-        notes.columns[f"{c.name}_temperature_c"] = np.broadcast_to(np.asarray(temperature, dtype=float), np.shape(levels))[index]
+        per_row = np.broadcast_to(np.asarray(temperature, dtype=float), np.shape(levels))[index]
+        notes.columns[f"{c.name}_temperature_c"] = per_row
+        trained = static_form(c.model).trained_temperature_c
+        if trained is not None and ((per_row < trained[0]) | (per_row > trained[1])).any():
+            notes.outside[c.name] = (per_row < trained[0]) | (per_row > trained[1])
     return temperature
