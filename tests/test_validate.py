@@ -501,8 +501,19 @@ def test_real_row_every_figure_by_hand(tmp_path, program, clock):
 def test_every_real_row_decomposes_exactly_and_the_interval_is_calibrated_without_its_program(tmp_path):
     from cosim.validate import validate
 
-    rows = [{k: str(v) for k, v in r.items()} for r in validate(CBENCH, XU3_RUNS, split=SPLIT, models=("cortex-a15-armpm-xu3",)).rows]
+    result = validate(CBENCH, XU3_RUNS, split=SPLIT, models=("cortex-a15-armpm-xu3",))
+    rows = [{k: str(v) for k, v in r.items()} for r in result.rows]
     assert len(rows) == 33
+    # validation.md's die-temperature and DVFS figures, recomputed
+    from cosim.validate.dvfs import dvfs_summary
+    from cosim.validate.thermal import temperature_summary
+
+    heat = temperature_summary(result.temperatures)
+    assert (round(heat["train"]["mae_k"], 2), round(heat["test"]["mae_k"], 2)) == (1.46, 1.60)
+    pairs = dvfs_summary(result.dvfs, "cortex-a15-armpm-xu3")
+    assert [round(p["mean_abs_err_pct"], 1) for p in (pairs[0], pairs[4])] == [2.7, 6.8]  # 1000->1500, 2000->1000
+    assert max(abs(p["ratio_of_means_err_pct"]) for p in pairs) < 2.75
+    assert max(p["whatif_vs_gem5_abs_pct"] for p in pairs) < 0.75
     for r in rows:  # in memory: exactly, to float rounding
         parts = [float(r[k]) for k in r if k.startswith("ln_event_")] + [float(r["ln_clock_voltage"]), float(r["ln_interaction"])]
         assert float(r["ln_model"]) + float(r["ln_activity"]) == pytest.approx(float(r["ln_total"]), abs=1e-15)
