@@ -344,6 +344,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         )
     # the run ends with its last cluster, then the recorded time after every cluster had finished
     runtime_s = np.max([p.runtime_s for p in parts], axis=0) + tail_s if parts else np.full(len(grid), ends[-1])
+    parts = heat.per_row(parts, runtime_s)  # each row's die temperature at its own mean power over the whole run
     out = grid.copy()
     out["runtime_s"] = runtime_s
     model_half = {}

@@ -159,6 +159,46 @@ class WhatifTemperatures:
     columns: dict[str, np.ndarray] = field(default_factory=dict)
     flags: set[str] = field(default_factory=set)
     outside: dict[str, np.ndarray] = field(default_factory=dict)  # cluster -> rows outside its trained temperatures
+    loops: dict[str, tuple] = field(default_factory=dict)  # cluster -> (loop, model, levels, voltage, index, scale)
+
+    def per_row(self, parts: list, runtime_s: np.ndarray) -> list:
+        """The what-if's cluster predictions with each row's static power at the die temperature the row's own mean
+        power produces over the whole run (``runtime_s`` [s]: every cluster stays powered until the run ends, as
+        cosim power's timeline prices the same run), its interval's static part with it."""
+        from cosim.models.envelope import static_at_w
+        from cosim.models.static_form import static_form
+
+        out = []
+        for p in parts:
+            if p.name not in self.loops:
+                out.append(p)
+                continue
+            loop, model, levels, voltage, index, scale = self.loops[p.name]
+            f, v, dyn_w = levels[index], voltage[index], p.dyn_j.sum(axis=1) / runtime_s
+            t = point_temperature_c(
+                loop, lambda t, f=f, v=v, d=dyn_w, m=model, k=scale: d + static_at_w(m, f, v, temperature_c=t) * k, runtime_s
+            )
+            runaway = np.isnan(t)
+            if runaway.any():  # no steady state the form describes: priced at the model's curve, flagged
+                t = np.where(runaway, static_form(model).curve_temperature(f), t)
+                self.flags.add(f"temperature_not_settled:{p.name}")
+            self._record(p.name, model, t)
+            static_w = static_at_w(model, f, v, temperature_c=t) * scale
+            static_dv = static_form(model).dstatic_dv_w_per_v(f, v, t) * scale
+            lv, vv, vu, _, _, _ = p.model_part
+            u = None if vu is None else np.asarray(vu)[index]
+            rows = np.arange(len(index))
+            out.append(p._replace(static_w=static_w, model_part=(lv[index], vv[index], u, static_w, static_dv, rows)))
+        return out
+
+    def _record(self, name: str, model, per_row: np.ndarray) -> None:
+        from cosim.models.static_form import static_form
+
+        self.columns[f"{name}_temperature_c"] = per_row
+        trained = static_form(model).trained_temperature_c
+        self.outside.pop(name, None)
+        if trained is not None and ((per_row < trained[0]) | (per_row > trained[1])).any():
+            self.outside[name] = (per_row < trained[0]) | (per_row > trained[1])
 
     def row_flags(self, flags: np.ndarray) -> np.ndarray:
         """``flags`` (one string a row) with ``temperature_outside_training:<cluster>`` added where it applies."""
@@ -187,14 +227,11 @@ def whatif_temperature_c(cluster, levels, voltage_v, dyn_j, runtime_s, index, no
             loop, lambda t: dyn_w + static_at_w(c.model, levels, voltage_v, temperature_c=t) * c.cores_scale, run_s
         )
         notes.flags.update(f"{flag}:{c.name}" for flag in loop_flags(loop))
+        notes.loops[c.name] = (loop, c.model, np.asarray(levels), np.asarray(voltage_v), index, c.cores_scale)
         runaway = np.isnan(temperature)
         if runaway.any():  # no steady state the form describes: those clocks are priced at the model's curve, flagged
             temperature = np.where(runaway, static_form(c.model).curve_temperature(levels), temperature)
             notes.flags.add(f"temperature_not_settled:{c.name}")
     if temperature is not None:
-        per_row = np.broadcast_to(np.asarray(temperature, dtype=float), np.shape(levels))[index]
-        notes.columns[f"{c.name}_temperature_c"] = per_row
-        trained = static_form(c.model).trained_temperature_c
-        if trained is not None and ((per_row < trained[0]) | (per_row > trained[1])).any():
-            notes.outside[c.name] = (per_row < trained[0]) | (per_row > trained[1])
+        notes._record(c.name, c.model, np.broadcast_to(np.asarray(temperature, dtype=float), np.shape(levels))[index])
     return temperature
