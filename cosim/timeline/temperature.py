@@ -175,9 +175,7 @@ class WhatifTemperatures:
                 continue
             loop, model, levels, voltage, index, scale = self.loops[p.name]
             f, v, dyn_w = levels[index], voltage[index], p.dyn_j.sum(axis=1) / runtime_s
-            t = point_temperature_c(
-                loop, lambda t, f=f, v=v, d=dyn_w, m=model, k=scale: d + static_at_w(m, f, v, temperature_c=t) * k, runtime_s
-            )
+            t = point_temperature_c(loop, _power_at(model, f, v, dyn_w, scale), runtime_s)
             runaway = np.isnan(t)
             if runaway.any():  # no steady state the form describes: priced at the model's curve, flagged
                 t = np.where(runaway, static_form(model).curve_temperature(f), t)
@@ -206,6 +204,13 @@ class WhatifTemperatures:
         for name, rows in self.outside.items():
             out[rows] = [";".join(filter(None, [f, f"temperature_outside_training:{name}"])) for f in out[rows]]
         return out
+
+
+def _power_at(model, freq_mhz: np.ndarray, voltage_v: np.ndarray, dyn_w: np.ndarray, scale: float) -> Callable[[np.ndarray], np.ndarray]:
+    """A cluster's mean power [W] as a function of its die temperature [°C]: dynamic ``dyn_w`` plus its static form."""
+    from cosim.models.envelope import static_at_w
+
+    return lambda t: dyn_w + static_at_w(model, freq_mhz, voltage_v, temperature_c=t) * scale
 
 
 def whatif_temperature_c(cluster, levels, voltage_v, dyn_j, runtime_s, index, notes: WhatifTemperatures):
