@@ -464,8 +464,10 @@ def _memories(system) -> list:
 def static_form_expr(model: dict, f_mhz: str) -> str:
     """The model file's static form, a*f*V^2 + b*V*e^(k*(V - 1)) [W], as a MathExpr of ``voltage`` and the clock
     ``f_mhz`` [MHz] (positive constants only: MathExpr reads no signs).  Its temperature term, where the file states
-    one, is left at the board's temperature along its curve (factor 1), as cosim power prices with no --temperature.
-    Raises ExpressionError where the file has none."""
+    one, is left at the board's temperature along its curve (factor 1): MathExpr's ``temp`` (what a gem5 ThermalModel
+    drives) is not read, as the curve's temperature depends on the clock and an undriven ``temp`` would price leakage
+    at its initial value; ``cosim power`` on the stats prices it at the temperature the run's own power produces
+    (docs/explanation/thermal.md).  Raises ExpressionError where the file has none."""
     form = model.get("static_form")
     keys = ("a_w_per_mhz_v2", "b_w_per_v", "k_per_v")
     if not isinstance(form, dict) or not all(isinstance(form.get(k), (int, float)) and form[k] >= 0 for k in keys):
