@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from helpers import GEM5_RUNS, REPO, needs_shared, run_cosim
 
+from cosim.errors import CosimError
 from cosim.models.thermal import Thermal, series_c, steady_c, step_c
 from cosim.timeline.temperature import Loop, point_temperature_c, run_temperature_c
 
@@ -151,3 +152,11 @@ def test_whatif_points_beyond_the_trained_temperatures_are_flagged():
     flagged = table["flags"].str.contains("temperature_outside_training:big").to_numpy()
     assert (flagged == (t > hi)).all() and flagged.any()
     assert table["flags"].str.contains("temperature_predicted:big").all()
+
+
+def test_a_stated_die_temperature_and_a_predicted_ones_options_are_refused_together():
+    from cosim import load_model
+    from cosim.timeline.temperature import loop_for
+
+    with pytest.raises(CosimError, match="give one or the others"):
+        loop_for(load_model("cortex-a15-walker2017"), temperature_c=60.0, ambient_c=30.0, start_c=None)

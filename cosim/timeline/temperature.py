@@ -11,7 +11,9 @@ what-if by :func:`point_temperature_c`).  Leakage depends on the die temperature
 3. the epochs' power re-priced at those temperatures, and 2-3 again until no epoch moves by more than
    :data:`TOLERANCE_K` (the loop gain R * dP/dT is ~0.05 on the A15: a few rounds).
 
-A model with no temperature term prices the same power at any temperature: the loop then only reports it.
+A model with no temperature term prices the same power at any temperature: the loop then only reports it.  Where
+the loop never settles (a leakage runaway, R * dP/dT >= 1) there is no temperature: the caller prices at the model's
+training temperature and flags ``temperature_not_settled``.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from cosim.errors import CosimError
 from cosim.models.thermal import Thermal, series_c, steady_c, step_c, thermal_for
 
 TOLERANCE_K = 1e-3  # the loop stops when no epoch's temperature moves by more [K]
-MAX_ROUNDS = 30  # a loop gain near 1 (a runaway) is refused, not priced
+MAX_ROUNDS = 30  # a loop gain near 1 (a runaway) gets no temperature: priced at the training one, flagged
 #: die temperatures [°C] a start or ambient may state: a powered die above freezing, below any junction limit
 STATED_RANGE_C = (-20.0, 125.0)
-RUNAWAY_C = 1000.0  # a die the loop puts above this has no steady state the form describes: refused
+RUNAWAY_C = 1000.0  # a die the loop puts above this has no steady state the form describes (a runaway)
 
 
 @dataclass(frozen=True)
@@ -45,9 +47,13 @@ class Loop:
         return self.thermal.ambient_c if self.ambient_c is None else self.ambient_c
 
 
-def loop_for(model, *, temperature_c: float | None, ambient_c: float | None, start_c: float | None, where: str = "") -> Loop | None:
+def loop_for(model, *, temperature_c: float | None, ambient_c: float | None, start_c: float | None) -> Loop | None:
     """The loop for a cluster priced by ``model``, or None where its temperature is not predicted: a stated die
     temperature (``--temperature``) or no thermal constants for the model's cluster (no board's temperature)."""
+    if temperature_c is not None and (ambient_c is not None or start_c is not None):
+        raise CosimError(
+            "--temperature states the die temperature, --ambient-c and --start-temperature-c predict it: give one or the others"
+        )
     for value, option in ((ambient_c, "--ambient-c"), (start_c, "--start-temperature-c")):
         if value is not None and not STATED_RANGE_C[0] <= value <= STATED_RANGE_C[1]:
             raise CosimError(f"{option} {value:g}: expected a temperature in °C, {STATED_RANGE_C[0]:g} to {STATED_RANGE_C[1]:g}")
