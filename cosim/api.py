@@ -139,6 +139,9 @@ def sweep(
     any_isa: bool = False,
     keep_implausible: bool = False,
     extrapolate: bool = False,
+    temperature_c: float | None = None,
+    ambient_c: float | None = None,
+    start_temperature_c: float | None = None,
     progress: bool = False,
     client=None,
 ) -> pd.DataFrame:
@@ -159,7 +162,12 @@ def sweep(
     if named and len(models) not in (1, len(named)):
         raise CosimError(f"{len(models)} --model for {len(named)} --cluster: give one model, or one per cluster in order")
     spec = SweepSpec(
-        models=models, clusters=tuple(named.items()), any_isa=any_isa, keep_implausible=keep_implausible, extrapolate=extrapolate
+        models=models,
+        clusters=tuple(named.items()),
+        any_isa=any_isa,
+        keep_implausible=keep_implausible,
+        extrapolate=extrapolate,
+        temperature=(temperature_c, ambient_c, start_temperature_c),
     )
     paths = [Path(runs)] if isinstance(runs, (str, Path)) else [Path(r) for r in runs]
     table = price_all(find_runs(paths), spec, workers=max(1, workers), progress=progress, client=client)

@@ -85,6 +85,8 @@ def open_run(
     powered_cores: Mapping[str, int] | None = None,
     cpu_types: Mapping[str, str] | None = None,
     temperature_c: float | None = None,
+    ambient_c: float | None = None,
+    start_temperature_c: float | None = None,
 ) -> Run:
     """Resolve the gem5 run at ``path`` (output folder or stats file) for pricing.
 
@@ -103,8 +105,12 @@ def open_run(
     voltage_model
         Voltage under load from the model's voltage model (Walker et al. Section VIII).
     temperature_c
-        Die temperature [°C] for the static power of models with a temperature term; None: the training board's at
-        each clock (:mod:`cosim.models.static_form`).
+        Die temperature [°C] for the static power of models with a temperature term; None: the temperature the run's
+        own power produces, epoch by epoch, where the model's cluster has thermal constants
+        (:mod:`cosim.timeline.temperature`), else the training board's at each clock (:mod:`cosim.models.static_form`).
+    ambient_c, start_temperature_c
+        The thermal loop's ambient [°C] and the die's temperature at the run's start [°C]; None: the thermal
+        constants' ambient, and steady state at the run's mean power (rows flagged ``ambient_default``, ``start_steady``).
     powered_cores
         ``{cluster name: cores}`` the physical cluster powers where the run simulates fewer (one gem5 CPU standing
         for a board's four-core cluster): static power is that of this many cores.  Default: the CPUs simulated.
@@ -183,6 +189,8 @@ def open_run(
             voltage_model=voltage_model,
             powered_cores=powered.get(name),
             temperature_c=temperature_c,
+            ambient_c=ambient_c,
+            start_temperature_c=start_temperature_c,
         )
         for i, (name, cpu_path) in enumerate(pairs)
     )

@@ -468,7 +468,9 @@ def static_form_expr(model: dict, f_mhz: str) -> str:
     ``reference_c`` (b at a fixed die temperature), the leakage carries e^(kappa*(T_curve(f) - reference_c)),
     T_curve the file's ``curve_mhz_c`` interpolated (held at its ends) written with MathExpr's operators alone
     (ramp(x) = (x + (x*x)^0.5) / 2); without one, the factor is 1.
-    Raises ExpressionError where the file has none."""
+    MathExpr's ``temp`` (what a gem5 ThermalModel drives) is not read: an undriven ``temp`` would price leakage at its
+    initial value; ``cosim power`` on the stats prices it at the temperature the run's own power produces
+    (docs/explanation/thermal.md).  Raises ExpressionError where the file has none.\"\"\"
     form = model.get("static_form")
     keys = ("a_w_per_mhz_v2", "b_w_per_v", "k_per_v")
     if not isinstance(form, dict) or not all(isinstance(form.get(k), (int, float)) and form[k] >= 0 for k in keys):

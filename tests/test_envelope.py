@@ -281,7 +281,9 @@ def test_the_big_clusters_static_power_is_the_published_polynomial_scaled_to_its
     out = tmp_path / "p.csv"
     models = ("--model", "cortex-a15-walker2017", "--cluster", "bigCluster=system.bigCluster")
     models += ("--model", "cortex-a7-gemstone2018", "--cluster", "littleCluster=system.littleCluster")
-    result = cosim("power", run, *models, "-o", out)
+    # the polynomial holds the board's die temperature at 1800 MHz (Powmon's rows there), not the run's own
+    board_c = float(pd.read_csv(POWMON, sep="\t").query("`Frequency A15` == 1800")["Average Temperature A15"].mean())
+    result = cosim("power", run, *models, "--temperature", f"{board_c:.4f}", "-o", out)
     assert result.returncode == 0, result.stderr
     big = pd.read_csv(out).query("cluster == 'bigCluster'")
     assert (big["n_cpus"] == 2).all()

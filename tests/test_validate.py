@@ -490,14 +490,37 @@ def test_real_row_every_figure_by_hand(tmp_path, program, clock):
     parts = [got[k] for k in got if k.startswith("ln_event_")] + [got["ln_clock_voltage"], got["ln_interaction"]]
     assert got["ln_model"] + math.fsum(parts) == pytest.approx(got["ln_total"], abs=1e-9)  # the CSV's 9 digits
     assert row["model_board"] == "this board" and row["split"] == "train" and "powered_cores_differ" not in row["flags"]
+    # the board's mean die temperature over the same samples, from its raw lines
+    assert float(row["temp_board_c"]) == pytest.approx(sum(float(r["CPU(4) Temperature(C)"]) for r, _ in samples) / len(samples), rel=1e-9)
+    # the DVFS ratio the board measured: energy per instruction at another clock over this one's, from the raw lines
+    with open(tmp_path / "v-dvfs.csv", newline="") as f:
+        pairs = [r for r in csv.DictReader(f) if r["from_mhz"] == str(clock)]
+    assert len(pairs) == 2
+    for pair in pairs:
+        other = _raw_samples(program, int(float(pair["to_mhz"])))
+        inst_s = sum(float(r["INST_RETIRED"]) for r, _ in other) / sum(step - DEAD_TIME_S for _, step in other)
+        epi_other = sum(float(r["A15 Power(W)"]) for r, _ in other) / len(other) / inst_s * 1e9
+        assert float(pair["ratio_board"]) == pytest.approx(epi_other / got["epi_board_nj"], rel=1e-7)
+        assert float(pair["ratio_err_pct"]) == pytest.approx((float(pair["ratio_whatif"]) / float(pair["ratio_board"]) - 1) * 100, rel=1e-6)
 
 
 @needs_shared
 def test_every_real_row_decomposes_exactly_and_the_interval_is_calibrated_without_its_program(tmp_path):
     from cosim.validate import validate
 
-    rows = [{k: str(v) for k, v in r.items()} for r in validate(CBENCH, XU3_RUNS, split=SPLIT, models=("cortex-a15-armpm-xu3",)).rows]
+    result = validate(CBENCH, XU3_RUNS, split=SPLIT, models=("cortex-a15-armpm-xu3",))
+    rows = [{k: str(v) for k, v in r.items()} for r in result.rows]
     assert len(rows) == 33
+    # validation.md's die-temperature and DVFS figures, recomputed
+    from cosim.validate.dvfs import dvfs_summary
+    from cosim.validate.thermal import temperature_summary
+
+    heat = temperature_summary(result.temperatures)
+    assert (round(heat["train"]["mae_k"], 2), round(heat["test"]["mae_k"], 2)) == (1.46, 1.60)
+    pairs = dvfs_summary(result.dvfs, "cortex-a15-armpm-xu3")
+    assert [round(p["mean_abs_err_pct"], 1) for p in (pairs[0], pairs[4])] == [2.7, 6.8]  # 1000->1500, 2000->1000
+    assert max(abs(p["ratio_of_means_err_pct"]) for p in pairs) < 2.75
+    assert max(p["whatif_vs_gem5_abs_pct"] for p in pairs) < 0.75
     for r in rows:  # in memory: exactly, to float rounding
         parts = [float(r[k]) for k in r if k.startswith("ln_event_")] + [float(r["ln_clock_voltage"]), float(r["ln_interaction"])]
         assert float(r["ln_model"]) + float(r["ln_activity"]) == pytest.approx(float(r["ln_total"]), abs=1e-15)

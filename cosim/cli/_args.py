@@ -33,6 +33,30 @@ def _add_trust_flags(p: argparse.ArgumentParser, *, isa: bool = True, implausibl
     )
 
 
+def add_temperature_options(p: argparse.ArgumentParser, *, stated: bool = True) -> None:
+    """--temperature, --ambient-c and --start-temperature-c: the die temperature static power is priced at."""
+    if stated:
+        p.add_argument(
+            "--temperature",
+            type=float,
+            metavar="C",
+            help="die temperature [°C] for static power, instead of the one the run's own power produces (flagged outside "
+            "the model's trained temperatures)",
+        )
+    p.add_argument(
+        "--ambient-c",
+        type=float,
+        metavar="C",
+        help="ambient of the thermal loop [°C] (default: the Powmon session's, models/thermal-xu3.json; rows flagged ambient_default)",
+    )
+    p.add_argument(
+        "--start-temperature-c",
+        type=float,
+        metavar="C",
+        help="die temperature at the run's start [°C] (default: steady state at the run's mean power; rows flagged start_steady)",
+    )
+
+
 def add_config_options(p: argparse.ArgumentParser) -> None:
     """--config, and --cpu-type for a run whose output has no config file."""
     p.add_argument("--config", type=Path, help="config.ini or config.json (default: beside stats.txt)")
@@ -71,6 +95,8 @@ def _open_run(args: argparse.Namespace):
         voltages=voltages,
         voltage_model=getattr(args, "voltage_model", False),
         temperature_c=getattr(args, "temperature", None),
+        ambient_c=getattr(args, "ambient_c", None),
+        start_temperature_c=getattr(args, "start_temperature_c", None),
         powered_cores={k: _cores(k, v) for k, v in _pairs(getattr(args, "powered_cores", []), "--powered-cores").items()},
         cpu_types=_pairs(getattr(args, "cpu_type", []), "--cpu-type"),
     )

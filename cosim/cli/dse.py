@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _open_run, _pairs, add_config_options
+from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _open_run, _pairs, add_config_options, add_temperature_options
 from cosim.errors import CosimError
 
 _WHATIF_HELP = """\
@@ -63,6 +63,7 @@ def add_parsers(sub) -> None:
     )
     w.add_argument("-o", "--output", type=Path, default=Path("whatif.csv"), help="one row per configuration")
     w.add_argument("--plot", type=Path, help="Pareto plot (energy against runtime)")
+    add_temperature_options(w)
     _add_trust_flags(w, implausible=False)
     w.set_defaults(run=_cmd_whatif, voltage=[], voltage_model=False)
 
@@ -104,6 +105,7 @@ def add_parsers(sub) -> None:
         "design; 'none': every run on one front)",
     )
     sw.add_argument("--allow-partial", action="store_true", help="exit 0 even if some runs failed")
+    add_temperature_options(sw)
     _add_trust_flags(sw)
     sw.set_defaults(run=_cmd_sweep)
 
@@ -238,6 +240,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             any_isa=args.any_isa,
             keep_implausible=args.keep_implausible,
             extrapolate=args.extrapolate,
+            temperature_c=args.temperature,
+            ambient_c=args.ambient_c,
+            start_temperature_c=args.start_temperature_c,
             # on a terminal progress is shown unasked: a sweep of many runs takes a while
             progress=args.progress or sys.stderr.isatty(),
             client=client,

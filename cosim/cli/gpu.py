@@ -56,7 +56,7 @@ example:
 
 
 def add_parsers(sub) -> None:
-    from cosim.cli._args import _add_trust_flags, add_config_options  # cosim.cli calls this while building its parser
+    from cosim.cli._args import _add_trust_flags, add_config_options, add_temperature_options  # called while building the parser
 
     g = sub.add_parser(
         "gpu",
@@ -99,6 +99,7 @@ def add_parsers(sub) -> None:
     s.add_argument("--cluster", action="append", default=[], metavar="NAME=PATH")
     s.add_argument("--voltage", action="append", default=[], metavar="NAME=VOLTS")
     s.add_argument("--voltage-model", action="store_true")
+    add_temperature_options(s)
     s.add_argument("--gpu-offset-s", type=float, default=0.0, help="time of the first GPU launch on the gem5 time axis [s]")
     _add_trust_flags(s)
     _gpu_args(s)

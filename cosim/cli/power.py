@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _open_run, _pairs, add_config_options
+from cosim.cli._args import EXIT_PARTIAL, _add_trust_flags, _open_run, _pairs, add_config_options, add_temperature_options
 from cosim.errors import CosimError
 
 
@@ -33,13 +33,7 @@ def add_parsers(sub) -> None:
         metavar="NAME=VOLTS",
         help="use this voltage [V] for cluster NAME instead of the model's V-f table",
     )
-    p.add_argument(
-        "--temperature",
-        type=float,
-        metavar="CELSIUS",
-        help="die temperature [°C] for the static power of models with a temperature term (default: the training board's "
-        "at each clock, as the model was fitted; flagged outside the trained temperatures)",
-    )
+    add_temperature_options(p)
     p.add_argument(
         "--voltage-model",
         action="store_true",
@@ -218,14 +212,28 @@ def _ptrace_rows(stats, run, timeline, args: argparse.Namespace):
 
 def _temperature_note(spec, rows) -> str:
     """What temperature the cluster's static power is priced at, as " [...]" ("" for a model with no term and none given)."""
+    import numpy as np
+
     from cosim.models.static_form import static_form
 
     if spec is None:
         return ""
     form = static_form(spec.model)
     if form.trained_temperature_c is None:
+        if spec.temperature_c is None and "temperature_predicted" in rows["flags"][0]:
+            t = rows["temperature_c"]
+            span = f"{min(t):.1f} °C" if f"{min(t):.1f}" == f"{max(t):.1f}" else f"{min(t):.1f}-{max(t):.1f} °C"
+            return f" [die {span} from its own power, reported only: the model has no temperature term]"
         return " [--temperature not used: the model has no temperature term]" if spec.temperature_c is not None else ""
     lo, hi = form.trained_temperature_c
+    if spec.temperature_c is None and "temperature_predicted" in rows["flags"][0]:
+        t = rows["temperature_c"]
+        span = f"{min(t):.1f} °C" if f"{min(t):.1f}" == f"{max(t):.1f}" else f"{min(t):.1f}-{max(t):.1f} °C"
+        curve = form.curve_temperature(rows["freq_mhz"])
+        return (
+            f" [static at {span}: the die temperature its own power produces (models/thermal-xu3.json; the training "
+            f"board's mean at this clock {float(np.mean(curve)):.1f} °C); --temperature sets another]"
+        )
     if spec.temperature_c is None:
         t = form.curve_temperature(rows["freq_mhz"])
         span = f"{min(t):.1f} °C" if f"{min(t):.1f}" == f"{max(t):.1f}" else f"{min(t):.1f}-{max(t):.1f} °C"

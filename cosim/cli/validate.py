@@ -88,6 +88,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print(f"{args.measured} against {args.runs}: {len(rows)} program x clock x model row(s) -> {args.output}")
     for model in result.models:
         _print_model(result, model)
+    _print_temperature(result)
+    if result.dvfs:
+        dvfs_path = args.output.with_name(f"{args.output.stem}-dvfs{args.output.suffix}")
+        write_table({k: np.array([r[k] for r in result.dvfs]) for k in result.dvfs[0]}, dvfs_path)
+        for model in dict.fromkeys(r["model"] for r in result.dvfs):
+            _print_dvfs(result, model, dvfs_path)
     for line in result.excluded:
         print(f"  left out: {line}")
     for line in result.one_side:
@@ -187,6 +193,42 @@ def _print_model(result, model: str) -> None:
         print(
             f"  flag powered_cores_differ: gem5 powers {', '.join(map(str, differ))} core(s) where the board powers 4 (the swap ln_powered_cores)"
         )
+
+
+def _print_temperature(result) -> None:
+    """The thermal model against the board's die temperature: training and test rows apart."""
+    from cosim.validate.thermal import temperature_summary
+
+    if not result.temperatures:
+        return
+    print(f"die temperature, the thermal model on the board's measured power ({result.temperature_note}):")
+    first = [r for r in result.rows if r["model"] == result.models[0]]  # one model's rows: the board's are the same in each
+    for rows, what in ((first, "rows with a gem5 run"), (result.temperatures, "every board program x clock")):
+        for which, s in temperature_summary(rows).items():
+            print(
+                f"  {what}, {which}: temp_pred_c - temp_board_c MAE {s['mae_k']:.2f} K, bias {s['bias_k']:+.2f} K over "
+                f"{s['rows']} row(s); worst {s['worst']}"
+            )
+
+
+def _print_dvfs(result, model: str, path) -> None:
+    """The DVFS energy ratios per clock pair: what the what-if says from one clock's run against the board."""
+    from cosim.validate.dvfs import dvfs_summary
+
+    print(f"DVFS energy ratios E/inst(f2) / E/inst(f1), {model}: the what-if from the gem5 run at f1 against the board -> {path}")
+    print(
+        f"  {'split':<8} {'f1->f2 MHz':>11} {'rows':>4} {'board':>6} {'what-if':>7} {'mean|err|':>9} {'bias':>7} {'max|err|':>8} "
+        f"{'of means':>8}  mean|err| parts: what-if vs gem5 at f2, gem5 vs board"
+    )
+    for s in dvfs_summary(result.dvfs, model):
+        print(
+            f"  {s['split']:<8} {s['from_mhz']:>5g}->{s['to_mhz']:<5g} {s['rows']:>4d} {s['ratio_board']:>6.3f} {s['ratio_whatif']:>7.3f} "
+            f"{s['mean_abs_err_pct']:>8.2f}% {s['bias_pct']:>+6.2f}% {s['max_abs_err_pct']:>7.2f}% {s['ratio_of_means_err_pct']:>+7.2f}%  "
+            f"{s['whatif_vs_gem5_abs_pct']:.2f} %, {s['gem5_vs_board_abs_pct']:.2f} %"
+        )
+    refused = [r for r in result.dvfs if r["model"] == model and r["not_priced"]]
+    if refused:
+        print(f"  {len(refused)} pair(s) the what-if refused, e.g. {refused[0]['program']}: {refused[0]['not_priced']}")
 
 
 def _num(value: float, digits: int) -> str:

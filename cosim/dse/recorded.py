@@ -55,6 +55,11 @@ class ClusterActivity:
     # the time its busiest CPU was clocked per epoch [s]: its CPU_CYCLES (0x11) count / f, stalls included, WFI and
     # a halted CPU not (counters/maps: numCycles bounded by the ON residency); None: its busy time
     clocked_s: np.ndarray | None = None
+    # the die temperature [°C] stated (--temperature), else the thermal loop's ambient and start [°C] (None: defaults):
+    # each point's temperature is the one its own power produces (cosim.timeline.temperature.point_temperature_c)
+    temperature_c: float | None = None
+    ambient_c: float | None = None
+    start_temperature_c: float | None = None
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ class SweepSpec:
     any_isa: bool = False
     keep_implausible: bool = False
     extrapolate: bool = False
+    temperature: tuple[float | None, float | None, float | None] = (None, None, None)  # stated die, ambient, start [°C]
 
 
 #: how deep below a given folder a sweep looks for runs: PROGRAM/CLOCK/ (as ``cosim validate`` reads them) is 2
@@ -177,7 +178,15 @@ def run_row(folder: Path, spec: SweepSpec) -> dict:
     from cosim.run import open_run
 
     try:
-        run = open_run(folder, models=spec.models, clusters=dict(spec.clusters))
+        die, ambient, start = spec.temperature
+        run = open_run(
+            folder,
+            models=spec.models,
+            clusters=dict(spec.clusters),
+            temperature_c=die,
+            ambient_c=ambient,
+            start_temperature_c=start,
+        )
         return {
             **summarize_run(run, any_isa=spec.any_isa, keep_implausible=spec.keep_implausible, extrapolate=spec.extrapolate),
             "error": "",

@@ -97,6 +97,7 @@ from cosim.readers.gem5_config import Gem5Config
 from cosim.timeline.clusters import ClusterSpec, frequency_mhz, resolve_cluster
 from cosim.timeline.core_kind import other_core_kind
 from cosim.timeline.cycles import checked_cycles
+from cosim.timeline.temperature import WhatifTemperatures, whatif_temperature_c
 from cosim.timeline.trust import isa_flags, whatif_cluster_flags
 
 __all__ = ["ClusterActivity", "RecordedRun", "cluster_done_s", "dvfs_grid", "recorded_run", "whatif", "whatif_stats"]
@@ -228,6 +229,9 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 + run_flags
                 + whatif_cluster_flags(stats, cluster, model),
                 clocked_s(stats, cluster, generation=meta.generation, freq_mhz=freq),
+                spec.temperature_c,
+                spec.ambient_c,
+                spec.start_temperature_c,
             )
         )
     dram = dram_objects(config)
@@ -265,6 +269,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     done = [cluster_done_s(c, duration, alone=alone) for c in run.clusters]
     tail_s = ends[-1] - max(done, default=0.0)  # recorded time after every cluster had finished
     parts = []
+    heat = WhatifTemperatures()  # each cluster's die temperature per row, and its flags
     for c in run.clusters:
         f_new = grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)
         levels, index = np.unique(f_new, return_inverse=True)
@@ -322,11 +327,12 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         with np.errstate(divide="ignore", invalid="ignore"):
             cycles = np.where(clocked_s > 0, moved * levels[:, None] / (clocked_s * c.freq_mhz), 1.0)
         dyn_j = (c.dyn_coeff + c.cycle_coeff * cycles) * op.voltage_v[:, None] ** 2
-        model_static_w = static_at_w(c.model, levels, op.voltage_v)  # the static part of operating_point_power_w
+        temperature = whatif_temperature_c(c, levels, op.voltage_v, dyn_j.sum(axis=1), compute_s + wait_s + tail_s, index, heat)
+        model_static_w = static_at_w(c.model, levels, op.voltage_v, temperature_c=temperature)  # as operating_point_power_w
         refuse_implausible_clocks(c.name, c.model, levels, op.voltage_v, model_static_w)
         static_w = model_static_w * c.cores_scale
         # the static power's slope in V [W/V], for the model's interval where the voltage is continued above the table
-        static_dv = static_form(c.model).dstatic_dv_w_per_v(levels, op.voltage_v)
+        static_dv = static_form(c.model).dstatic_dv_w_per_v(levels, op.voltage_v, temperature)
         parts.append(
             _ClusterPrediction(
                 name=c.name,
@@ -344,6 +350,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
         )
     # the run ends with its last cluster, then the recorded time after every cluster had finished
     runtime_s = np.max([p.runtime_s for p in parts], axis=0) + tail_s if parts else np.full(len(grid), ends[-1])
+    parts = heat.per_row(parts, runtime_s)  # each row's die temperature at its own mean power over the whole run
     out = grid.copy()
     out["runtime_s"] = runtime_s
     model_half = {}
@@ -365,6 +372,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     # as recorded outlast the run), that work falls outside the windows: the average still bounds the peak
     out["peak_power_w"] = np.maximum(peak, out["avg_power_w"])
     out["edp_js"] = out["energy_j"] * out["runtime_s"]
+    out = out.assign(**heat.columns)
     # a clock outside the model's trained clocks is priced by its envelope's extrapolation: flagged
     out["extrapolated"] = np.any([outside_clocks(c.model, grid[f"{c.name}_freq_mhz"].to_numpy(dtype=float)) for c in run.clusters], axis=0)
     # the shift of the cluster that ends the run, or another's finish where gem5 writing fewer store lines whole
@@ -385,10 +393,10 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
     # it, as kernel-choose caps on; the what-if's own peak error (down to -15.4 % on the workload suite) is not in it
     model_w = np.sum([np.nan_to_num(half, nan=0.0) for half, _ in model_half.values()], axis=0) / runtime_s if model_half else 0.0
     out["peak_power_w_hi"] = out["peak_power_w"] + model_w
-    extra = np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", "")
-    # a cluster never active above 1 % of an epoch (an idle OS in a full-system run) has no work to rescale: its
-    # <cluster>_runtime_s is 0 and it does not stretch the run
+    extra = heat.row_flags(np.where(out["extrapolated"].to_numpy(dtype=bool), "extrapolated", ""))
+    # a cluster never active above 1 % of an epoch (an idle OS in full-system) has no work: runtime 0, not stretching the run
     run_flags = ";".join([f"never_active:{name}" for name, last in finish.items() if last < 0] + [f for c in run.clusters for f in c.flags])
+    run_flags = ";".join(filter(None, [run_flags, *sorted(heat.flags)]))
     out["flags"] = [";".join(sorted({f for f in (*str(a).split(";"), b, *run_flags.split(";")) if f})) for a, b in zip(out["flags"], extra)]
     return out[
         [
@@ -406,7 +414,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
             "avg_power_w",
             "edp_js",
             "extrapolated",
-            *[c for c in out.columns if c.endswith(("_energy_j", "_runtime_s")) and c not in ("energy_j", "runtime_s")],
+            *[c for c in out.columns if c.endswith(("_energy_j", "_runtime_s", "_temperature_c")) and c not in ("energy_j", "runtime_s")],
             "flags",
         ]
     ]

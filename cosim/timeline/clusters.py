@@ -31,7 +31,10 @@ class ClusterSpec:
     voltage_model: bool = False  # voltage under load from the model's voltage model (Walker Section VIII)
     # cores the physical cluster powers where the run simulates fewer (its static power); None: the CPUs simulated
     powered_cores: int | None = None
-    temperature_c: float | None = None  # die temperature [°C]; None: the training board's along the model's curve
+    temperature_c: float | None = None  # die temperature [°C]; None: predicted from the run's power where the
+    # model's cluster has thermal constants (cosim.timeline.temperature), else the training board's along its curve
+    ambient_c: float | None = None  # the thermal loop's ambient [°C]; None: its default (flagged ambient_default)
+    start_temperature_c: float | None = None  # the die at the run's start [°C]; None: steady at its mean power
 
     def __repr__(self) -> str:  # one line, the model by name (its file is kilobytes)
         where = f"CPUs under {self.path}" if self.path is not None else "CPUs of its clock domain"

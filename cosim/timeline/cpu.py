@@ -24,7 +24,7 @@ from cosim.models.envelope import (
     operating_point_power_w,
     powered_cores_assumed,
     refuse_beyond_band,
-    temperature_flag,
+    temperature_flags,
     voltage_off_curve,
 )
 from cosim.models.modelfile import operating_point
@@ -38,6 +38,7 @@ from cosim.timeline.core_kind import core_kind_mismatch, other_kind_epochs
 from cosim.timeline.cpu_flags import flag_cumulative, flag_text, warn_clock_change, warn_wake_credit
 from cosim.timeline.cycles import checked_cycles, idle_cpus, powered_cores
 from cosim.timeline.model_checks import check_cpu_types, check_operating_point
+from cosim.timeline.temperature import loop_flags, loop_for, run_temperature_c, warn_temperature_not_settled
 from cosim.timeline.trust import cluster_flags, isa_flags, refuse_rates, refuse_unpriceable
 from cosim.timeline.wake import credited_eph, wake_credit
 
@@ -192,13 +193,26 @@ def _cluster_timeline(
     # per-core static parts follow the cores powered, shared ones do not (dynamic already sums the present cores)
     powered = powered_cores(stats, cluster, spec.powered_cores, path=meta.path)
     scale = cores_factor(model, powered)
-    parts = [
-        operating_point_power_w(
-            model, eph=rates.eph, freq_mhz=f, voltage_v=o.voltage_v, temperature_c=spec.temperature_c, static_scale=scale
-        )
-        for f, _, o in ops
-    ]
     weights = [w for _, w, _ in ops]  # each operating point's share of the epoch
+
+    def price(temperature_c):
+        return [
+            operating_point_power_w(
+                model, eph=rates.eph, freq_mhz=f, voltage_v=o.voltage_v, temperature_c=temperature_c, static_scale=scale
+            )
+            for f, _, o in ops
+        ]
+
+    # the die temperature: stated (--temperature), or the one the run's own power produces (the leakage loop)
+    loop = loop_for(model, temperature_c=spec.temperature_c, ambient_c=spec.ambient_c, start_c=spec.start_temperature_c)
+    has_loop = loop is not None
+    temperature: float | np.ndarray | None = spec.temperature_c
+    if loop is not None:
+        temperature = run_temperature_c(loop, lambda t: _mix([p["power_w"] for p in price(t)], weights), duration)
+        if temperature is None:  # a leakage runaway (a clock far beyond the model's band): priced as fitted, flagged
+            warn_temperature_not_settled(cluster.name, model.name)
+            loop = None
+    parts = price(temperature)
     power = {k: _mix([p[k] for p in parts], weights) for k in parts[0] if k not in ("dpower_dv_w_per_v", "off_curve_half_width_w")}
     missing = ~np.isfinite(power["power_w"])  # nan or inf in the stats: no value, not a huge one
     for values in power.values():
@@ -218,6 +232,8 @@ def _cluster_timeline(
         "power_w": power["power_w"],
         "dynamic_w": power["dynamic_w"],
         "static_w": power["static_w"],
+        # the die temperature priced at [°C]: predicted, stated, or the training board's along the curve (nan: none)
+        "temperature_c": _temperature_column(model, temperature, ticked_mhz, rows),
     }
     halves = []
     for (f, _, o), p in zip(ops, parts):
@@ -244,7 +260,7 @@ def _cluster_timeline(
                     eph={**rates.eph, "0x11": eph},
                     freq_mhz=f,
                     voltage_v=o.voltage_v,
-                    temperature_c=spec.temperature_c,
+                    temperature_c=temperature,
                     static_scale=scale,
                 )
                 for f, _, o in ops
@@ -336,9 +352,11 @@ def _cluster_timeline(
     warn_wake_credit(credit, credited, epochs, cluster)
     for i in np.flatnonzero(off_curve):  # a voltage off the model's V-f curve: priced by its static form, widened
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "voltage_off_curve"]))
-    heat = temperature_flag(model, spec.temperature_c)
-    if heat:
-        out["flags"] = np.array([";".join(filter(None, [f, heat])) for f in out["flags"]], dtype=object)
+    heat = temperature_flags(model, temperature, rows)
+    extra_heat = ";".join(loop_flags(loop)) or (
+        "temperature_not_settled" if loop is None and spec.temperature_c is None and has_loop else ""
+    )
+    out["flags"] = np.array([";".join(filter(None, [f, h, extra_heat])) for f, h in zip(out["flags"], heat)], dtype=object)
     for i in np.flatnonzero(change.split | change.unplaced):
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "clock_change_split" if change.split[i] else "clock_change_unplaced"]))
     if nan_input.any():
@@ -356,3 +374,13 @@ def _mix(values: list[np.ndarray], weights: list[np.ndarray]) -> np.ndarray:
     """Per epoch, the operating points' values weighted by their shares of it (a part with no share adds nothing, nan
     included)."""
     return np.asarray(sum(np.where(w > 0, w * v, 0.0) for v, w in zip(values, weights)), dtype=float)
+
+
+def _temperature_column(model, temperature, freq_mhz: np.ndarray, rows: int) -> np.ndarray:
+    """The die temperature [°C] each row is priced at: the given or predicted one, else the model's training board's
+    at the row's clock (nan for a model that states none)."""
+    if temperature is not None:
+        return np.broadcast_to(np.asarray(temperature, dtype=float), rows).copy()
+    from cosim.models.static_form import static_form
+
+    return np.asarray(static_form(model).curve_temperature(freq_mhz), dtype=float)

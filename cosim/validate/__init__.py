@@ -41,7 +41,29 @@ def validate(measured, runs, *, split=None, models: tuple[str, ...] = ()) -> Val
     # one warning per cause, not one per run: 33 runs at three clocks say the same three things
     for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, CosimWarning)):
         warnings.warn(CosimWarning(f"{message} (gem5 runs under {runs})"), stacklevel=2)
-    return compare(board, sims, split=read_split(split) if split is not None else None, board_cluster=label, board_file=str(measured))
+    split_map = read_split(split) if split is not None else None
+    result = compare(board, sims, split=split_map, board_cluster=label, board_file=str(measured))
+    return _with_temperature_and_dvfs(result, measured, split_map)
+
+
+def _with_temperature_and_dvfs(result: Validation, measured, split_map) -> Validation:
+    """The rows with the board's and the thermal model's die temperature, every board row's, and the DVFS ratios."""
+    import dataclasses
+    import math
+    from pathlib import Path
+
+    from cosim.validate.dvfs import dvfs_rows
+    from cosim.validate.thermal import board_temperatures
+
+    temps, note = board_temperatures(measured, split_map)
+    for r in result.rows:
+        r["temp_board_c"], r["temp_pred_c"] = temps.get((r["program"], r["clock_mhz"]), (math.nan, math.nan))
+    every = [
+        {"program": p, "clock_mhz": c, "split": (split_map or {}).get(p, ""), "temp_board_c": b, "temp_pred_c": t}
+        for (p, c), (b, t) in temps.items()
+    ]
+    runs = {(r["program"], r["clock_mhz"]): Path(r["gem5_run"]) for r in result.rows if not r["not_priced"]}
+    return dataclasses.replace(result, temperatures=every, temperature_note=note, dvfs=dvfs_rows(result.rows, runs))
 
 
 def _tty() -> bool:

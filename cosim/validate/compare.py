@@ -48,6 +48,10 @@ class Validation:
     excluded: list[str] = field(default_factory=list)  # one line each: left out, and why
     events: tuple[str, ...] = ()  # the events compared per cycle
     intervals: dict = field(default_factory=dict)  # model -> BoardInterval calibrated on all its training programs
+    # the thermal model on every board row (program, clock, split, temp_board_c, temp_pred_c) and how it was run
+    temperatures: list[dict] = field(default_factory=list)
+    temperature_note: str = ""
+    dvfs: list[dict] = field(default_factory=list)  # DVFS energy ratios, what-if against board (cosim.validate.dvfs)
 
     def summary(self, model: str | None = None, split: str | None = None) -> dict[str, float]:
         """Over the priced rows (of ``model`` when given; of the ``split``, ``train`` or ``test``, when given): MAPE
