@@ -470,7 +470,7 @@ def static_form_expr(model: dict, f_mhz: str) -> str:
     (ramp(x) = (x + (x*x)^0.5) / 2); without one, the factor is 1.
     MathExpr's ``temp`` (what a gem5 ThermalModel drives) is not read: an undriven ``temp`` would price leakage at its
     initial value; ``cosim power`` on the stats prices it at the temperature the run's own power produces
-    (docs/explanation/thermal.md).  Raises ExpressionError where the file has none.\"\"\"
+    (docs/explanation/thermal.md).  Raises ExpressionError where the file has none."""
     form = model.get("static_form")
     keys = ("a_w_per_mhz_v2", "b_w_per_v", "k_per_v")
     if not isinstance(form, dict) or not all(isinstance(form.get(k), (int, float)) and form[k] >= 0 for k in keys):
