@@ -1,6 +1,35 @@
 """The gem5 statistics the DVFS what-if reads: L2 misses (reads and stores), L1 miss latency, an O3 core's stall and
 no-commit cycles, the L2's own cycles per miss and the DRAM channels; and every such stat's full name for a
-filtered parse (:func:`whatif_stats`)."""
+filtered parse (:func:`whatif_stats`).
+
+What is memory time in the what-if (:mod:`cosim.dse.whatif`), from gem5's own statistics
+(docs/explanation/whatif.md has the suite that checks each step):
+- an L2 miss spends tag_latency + response_latency cycles of the L2 (and one
+  each way on its bus) on the cluster's clock; only the rest (memory bus, DRAM)
+  is fixed;
+- O3 (busy includes its waits): its L2 read-miss latency (loads one after the
+  other; stores retire into the store queue) plus the cycles rename was blocked
+  by a full load or store queue or its L1D by busy MSHRs (overlapping misses,
+  stores draining), at most the cycles it committed nothing (where the two
+  overlap: memory-level parallelism) and at most busy_c; sums, so one dump of
+  several phases gets each phase's memory time (stats without the commit counts:
+  the larger of the two).  Of that, the L2's own cycles of its read and its
+  store misses (ReadExReq: a store stream drains through them, and gem5's
+  store-miss latency falls by those cycles as the clock rises) run on the
+  cluster clock; misses in flight together overlap them too: the on-clock part
+  is the L2 cycles times memory time / the misses' summed latency;
+- Minor (its waits are its pipeline's idle cycles): the load-miss part of wait_c (its L1s'
+  read-miss latency) splits as that latency does between the cluster clock (L2
+  hits, the L2's own cycles) and the fixed part.  Its store buffer drains its
+  misses in order, so their latency is a floor under its busy time and the
+  drains it explains; above the floor only the core time that did not overlap
+  them scales (the floor's L2 cycles too).  Other drains stay fixed.  Misses to
+  different lines overlap as far as its memory slots allow (the only CPU on its
+  memory), and only load waits that leave a slot free hide them (at most the
+  epoch's time): cosim/dse/minor_waits.py.
+gem5's DRAM access latency per read moved by at most 5 % between the suite's
+clock pairs, so the fixed part is not rescaled for DRAM queueing.
+"""
 
 from __future__ import annotations
 

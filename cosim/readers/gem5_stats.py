@@ -22,7 +22,6 @@ import numpy as np
 from cosim.errors import CosimError, CosimWarning, CutOffWarning
 from cosim.progress import reporter
 from cosim.readers._files import CutGzip
-from cosim.readers._stats_files import cpu_stat_groups  # noqa: F401 - its old home
 from cosim.readers._stats_files import line_end as _line_end
 from cosim.readers._stats_files import open_stats as _open
 from cosim.readers._statscan_py import BEGIN_MARKER, END_MARKER, MARKER_LINE, next_marker
@@ -125,11 +124,9 @@ NOT_STATS = {
 
 
 def not_stats_error(path: str | Path, found: str) -> CosimError:
-    """A file with no gem5 statistics in it (``found``: a key of :data:`NOT_STATS`), said the same way by this reader
-    and by :mod:`cosim.run`."""
-    return CosimError(
-        f"{path}: {NOT_STATS[found]}, so it is not a gem5 stats.txt; give a gem5 output folder (m5out/) or the stats.txt in it"
-    )
+    """A file with no gem5 statistics (``found``: a key of :data:`NOT_STATS`), said alike here and by :mod:`cosim.run`."""
+    msg = f"{path}: {NOT_STATS[found]}, so it is not a gem5 stats.txt; give a gem5 output folder (m5out/) or the stats.txt in it"
+    return CosimError(msg)
 
 
 _warned_slow = False

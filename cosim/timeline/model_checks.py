@@ -53,7 +53,7 @@ def check_cpu_types(config: Gem5Config, clusters: Sequence[ClusterSpec], stats_p
     """
     from pathlib import Path
 
-    from cosim.readers.gem5_stats import cpu_stat_groups
+    from cosim.readers._stats_files import cpu_stat_groups
 
     if not Path(stats_path).is_file():
         return
