@@ -117,6 +117,11 @@ def test_several_workloads_are_one_more_parameter_and_samples_are_seeded(tmp_pat
         (lambda t: t.replace('"5"]', '"5"]').replace('workload = ["', 'workload = ["/no/prog", "'), "gem5.workload"),
         (lambda t: t + '[models]\nbig = ["system.bigCluster", "cortex-a15-walkr2017"]\n', "models.big: .*cortex-a15-walkr2017"),
         (lambda t: t.replace("[gem5]", "[gem5]\nx = 1").replace("x = 1", ""), None),
+        (lambda t: t + "[thermal]\nfan = 1\n", "unknown key 'thermal.fan'"),
+        (lambda t: t + '[thermal]\nambient_c = "hot"\n', "thermal.ambient_c = 'hot'; expected a temperature in °C"),
+        (lambda t: t + "[thermal]\nstart_temperature_c = 400\n", "thermal.start_temperature_c = 400"),
+        (lambda t: t + "[thermal]\ntemperature_c = 50\nambient_c = 20\n", "temperature_c states the die temperature"),
+        (lambda t: t + "[thermal]\nambient_c = 20\nstart_temperature_c = 30.5\n", None),
     ],
 )
 def test_bad_design_files_are_refused_in_one_line(tmp_path, edit, message):

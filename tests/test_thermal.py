@@ -160,3 +160,16 @@ def test_a_stated_die_temperature_and_a_predicted_ones_options_are_refused_toget
 
     with pytest.raises(CosimError, match="give one or the others"):
         loop_for(load_model("cortex-a15-walker2017"), temperature_c=60.0, ambient_c=30.0, start_c=None)
+
+
+def test_a_study_prices_its_points_at_the_design_files_ambient():
+    """explore's [thermal] reaches the loop as cosim power's --ambient-c does: a cooler ambient leaks less (leakage
+    rises with temperature: physics, not a recorded number), and the stated ambient is no longer flagged a default."""
+    from cosim.explore.price import price_point
+
+    run = REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz"
+    default, _ = price_point(run, {})
+    cool, _ = price_point(run, {}, thermal={"ambient_c": 20.0, "start_temperature_c": 20.0})
+    assert "ambient_default" in default["flags"] and "ambient_default" not in cool["flags"]
+    assert "start_steady" not in cool["flags"]
+    assert 0 < cool["energy_j"] < default["energy_j"]

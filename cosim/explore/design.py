@@ -21,7 +21,9 @@ from cosim.errors import CosimError
 
 #: the key of the parameter that a list of workloads becomes
 WORKLOAD = "workload"
-_TABLES = {"gem5", "parameters", "models", "sample"}
+_TABLES = {"gem5", "parameters", "models", "sample", "thermal"}
+#: [thermal]: the die temperature static power is priced at, as cosim power's options of the same names
+_THERMAL_KEYS = {"ambient_c", "start_temperature_c", "temperature_c"}
 _GEM5_KEYS = {"binary", "config", "args", "workload"}
 _SAMPLE_KEYS = {"method", "n", "seed"}
 SAMPLE_METHODS = ("grid", "random", "sobol", "lhs")
@@ -43,6 +45,7 @@ class Design:
     method: str = "grid"
     n: int | None = None
     seed: int = 0
+    thermal: dict[str, float] = field(default_factory=dict)  # open_run's temperature_c / ambient_c / start_temperature_c [°C]
 
     def space(self) -> dict[str, tuple[Value, ...]]:
         """Every axis of the study, the workload last when there are several."""
@@ -60,7 +63,7 @@ class Design:
             "workload": [list(w) for w in self.workloads] if len(self.workloads) == 1 else None,
             "axes": list(self.space()),
             "models": {k: list(v) for k, v in sorted(self.models.items())},
-        }
+        } | ({"thermal": dict(sorted(self.thermal.items()))} if self.thermal else {})  # absent: a study made before [thermal]
         return hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -111,10 +114,27 @@ def load_design(path: str | Path, *, missing: list[str] | None = None) -> Design
     seed = sample.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise CosimError(f"{path}: sample.seed must be an integer")
-    design = Design(path, binary, config, args, workloads, parameters, models, method, n, seed)
+    thermal = _thermal(path, data.get("thermal", {}))
+    design = Design(path, binary, config, args, workloads, parameters, models, method, n, seed, thermal)
     if not design.space():
         raise CosimError(f"{path}: the grid is empty: give [parameters] with at least one option and its values, or several workloads")
     return design
+
+
+def _thermal(path: Path, table: dict) -> dict[str, float]:
+    """[thermal]: a stated die temperature, or the thermal loop's ambient and start [°C] (docs/explanation/thermal.md)."""
+    from cosim.timeline.temperature import STATED_RANGE_C
+
+    _no_unknown(path, "thermal.", table, _THERMAL_KEYS)
+    lo, hi = STATED_RANGE_C
+    for key, value in table.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not lo <= value <= hi:
+            raise CosimError(f"{path}: thermal.{key} = {value!r}; expected a temperature in °C, {lo:g} to {hi:g}")
+    if "temperature_c" in table and len(table) > 1:
+        raise CosimError(
+            f"{path}: thermal.temperature_c states the die temperature, ambient_c and start_temperature_c predict it: give one or the others"
+        )
+    return {key: float(value) for key, value in table.items()}
 
 
 def _no_unknown(path: Path, prefix: str, table: dict, known: set[str]) -> None:

@@ -157,6 +157,7 @@ class Driver:
             models=self.design.models,
             dvfs=self.options.dvfs,
             extrapolate=self.options.extrapolate,
+            thermal=self.design.thermal,
         )
 
     def record(self, trial, result: dict[str, Any] | None, why: str) -> str:

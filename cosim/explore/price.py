@@ -15,12 +15,12 @@ CLUSTER_COLUMNS = ("freq_mhz", "avg_power_w", "peak_power_w")
 RESULT_COLUMNS = ("runtime_s", "energy_j", "edp_js", "avg_power_w", "peak_power_w", "peak_power_w_hi")
 
 
-def _open(folder: Path, models: dict[str, tuple[str, str]]):
+def _open(folder: Path, models: dict[str, tuple[str, str]], thermal: dict[str, float]):
     from cosim.run import open_run
 
     if models:
-        return open_run(folder, models=tuple(m for _, m in models.values()), clusters={n: p for n, (p, _) in models.items()})
-    return open_run(folder)
+        return open_run(folder, models=tuple(m for _, m in models.values()), clusters={n: p for n, (p, _) in models.items()}, **thermal)
+    return open_run(folder, **thermal)
 
 
 #: a study's own ways out of a refusal of a clock beyond a model's band or of an implausible epoch, in place of
@@ -38,12 +38,18 @@ EXPLORE_IMPLAUSIBLE_WAYS_OUT = (
 
 
 def price_point(
-    folder: Path, models: dict[str, tuple[str, str]], *, dvfs: bool = False, extrapolate: bool = False
+    folder: Path,
+    models: dict[str, tuple[str, str]],
+    *,
+    dvfs: bool = False,
+    extrapolate: bool = False,
+    thermal: dict[str, float] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The point's result columns, and with ``dvfs`` one predicted row per V-f combination of its clusters' models.
 
     ``extrapolate``: clocks beyond a model's band are priced by its physical extrapolation (rows flagged
-    ``extrapolated``), as ``cosim power --extrapolate``.  Raises :class:`~cosim.errors.CosimError` when cosim refuses
+    ``extrapolated``), as ``cosim power --extrapolate``.  ``thermal``: the design's ``[thermal]`` (``temperature_c``, or
+    ``ambient_c`` and ``start_temperature_c`` [°C]), as cosim power's options of the same names.  Raises :class:`~cosim.errors.CosimError` when cosim refuses
     the run (the point is then ``refused``); the message names the ways out a study offers.
     """
     from cosim.dse.sweep import summarize_run
@@ -52,7 +58,7 @@ def price_point(
     from cosim.timeline.cpu import IMPLAUSIBLE_WAYS_OUT
     from cosim.timeline.trust import RATE_WAYS_OUT
 
-    run = _open(Path(folder), models)
+    run = _open(Path(folder), models, dict(thermal or {}))
     _refuse_a_loss(run.stats_path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # what cosim worked around is in the flags column

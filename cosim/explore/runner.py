@@ -16,7 +16,7 @@ import shutil
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ class Task:
     models: dict[str, tuple[str, str]]
     dvfs: bool = False
     extrapolate: bool = False  # price clocks beyond a model's band (flagged extrapolated), as cosim power --extrapolate
+    thermal: dict[str, float] = field(default_factory=dict)  # the design's [thermal]: open_run's temperature options [°C]
 
 
 def die_with_parent() -> None:
@@ -90,7 +91,7 @@ def _price(folder: Path, task: Task) -> dict[str, Any]:
     from cosim.explore.price import LostDumps, price_point
 
     try:
-        values, predicted = price_point(folder, task.models, dvfs=task.dvfs, extrapolate=task.extrapolate)
+        values, predicted = price_point(folder, task.models, dvfs=task.dvfs, extrapolate=task.extrapolate, thermal=task.thermal)
     except LostDumps as e:  # gem5 did not write all its stats: a failure, which --retry-failed runs again
         return {"status": "failed", "reason": str(e).replace(str(folder), task.point), "values": {}, "predicted": []}
     except CosimError as e:

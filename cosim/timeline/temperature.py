@@ -189,10 +189,12 @@ class WhatifTemperatures:
             self._record(p.name, model, t)
             static_w = static_at_w(model, f, v, temperature_c=t) * scale
             static_dv = static_form(model).dstatic_dv_w_per_v(f, v, t) * scale
-            lv, vv, vu, _, _, _ = p.model_part
+            lv, vv, vu = p.model_part[:3]
             u = None if vu is None else np.asarray(vu)[index]
             rows = np.arange(len(index))
-            out.append(p._replace(static_w=static_w, model_part=(lv[index], vv[index], u, static_w, static_dv, rows)))
+            # the part's cores scale (its interval widens by the assumed per-core share) stays after the six
+            part = (lv[index], vv[index], u, static_w, static_dv, rows, *p.model_part[6:])
+            out.append(p._replace(static_w=static_w, model_part=part))
         return out
 
     def _record(self, name: str, model, per_row: np.ndarray) -> None:
