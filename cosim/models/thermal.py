@@ -33,6 +33,7 @@ import numpy as np
 from cosim.errors import CosimError
 
 THERMAL_FILE = Path(__file__).resolve().parents[2] / "models" / "thermal-xu3.json"
+THERMAL_SCHEMA = "cosim-thermal/1"  # the file's "schema": thermal constants, not a model file (models/README.md)
 
 
 @dataclass(frozen=True)
