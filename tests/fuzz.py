@@ -146,6 +146,34 @@ def _read(name: str):
     return setup
 
 
+def _sample(name: str):
+    """``cosim read`` on one of tests/test_gpu_readers.py's samples of today's logs (tegrastats, amd-smi and loggers'
+    CSVs, ncu's text report: layouts as the public logs named there print them), by its name in that file."""
+
+    def setup(folder: Path):
+        import test_gpu_readers
+
+        path = folder / name
+        path.write_text(getattr(test_gpu_readers, name.split(".")[0].upper()))
+        return path, ["read", path, "-o", folder / "out.csv"], folder / "out.csv"
+
+    return setup
+
+
+def _tegrastats_energy(folder: Path):
+    """``cosim gpu-energy`` of the 3-kernel trace against a tegrastats log (the AGX Orin sample's two lines
+    alternated over 6 s, one a second as tegrastats stamps them): the Jetson power-log path."""
+    from test_gpu_readers import TEGRA_ORIN
+
+    first, second = TEGRA_ORIN.splitlines()
+    lines = [(first if k % 2 == 0 else second)[19:] for k in range(6)]
+    log = folder / "tegrastats.log"
+    log.write_text("".join(f"07-21-2025 16:33:{42 + k:02d}{line}\n" for k, line in enumerate(lines)))
+    trace = folder / "trace.csv"
+    shutil.copy(GPU_DATA / "nsys-cuda-gpu-trace-3-kernels.csv", trace)
+    return log, ["gpu-energy", log, trace, "-o", folder / "out.csv"], folder / "out.csv"
+
+
 def _gpgpusim_priced(folder: Path):
     path = folder / "run.log"
     shutil.copy(GPU_DATA / "gpgpusim-3.2-gtx480-backprop.log", path)
@@ -345,6 +373,12 @@ TARGETS = {
         Target("read-accelwattch-hw-power", _read("accelwattch-hw-power-validation-volta.csv")),
         Target("read-nvidia-smi", _read("nvidia-smi-lms50-3-kernels.csv")),
         Target("read-nsys-trace", _read("nsys-cuda-gpu-trace-3-kernels.csv")),
+        Target("read-tegrastats", _sample("tegra_orin.log")),
+        Target("read-tegrastats-no-times", _sample("tegra_nano.txt")),
+        Target("read-power-csv-amd-smi", _sample("amd_smi.csv")),
+        Target("read-power-csv-iso", _sample("iso_csv.csv")),
+        Target("read-ncu-text", _sample("ncu_text.txt")),
+        Target("gpu-energy-tegrastats", _tegrastats_energy),
         Target("gpu-energy-log", _gpu_energy("log")),
         Target("gpu-energy-trace", _gpu_energy("trace")),
         Target("gpgpusim-priced", _gpgpusim_priced),

@@ -58,3 +58,35 @@ def test_every_line_is_complete_and_wrapped_never_cut_and_no_empty_kind():
         source = source.get("citation", "") if isinstance(source, dict) else source
         block = _block(result.stdout, data.get("name", path.stem)).split("  source:", 1)[1]
         assert " ".join(block.split()) == " ".join(source.split()), path.name  # the file's own words, to the end
+
+
+def test_a_non_model_file_in_models_is_listed_as_what_it_is_and_refused_as_a_model():
+    """The thermal constants sit beside the model files: `cosim models` names them as such, and --model refuses them
+    by their schema, and the hint for a missing model lists only the models a reader takes."""
+    result = run_cosim("models")
+    assert "thermal-xu3  (thermal constants (no power))" in result.stdout
+    refused = run_cosim("power", REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz", "--model", "thermal-xu3")
+    assert refused.returncode == 2 and "schema is 'cosim-thermal/1'" in refused.stderr
+    missing = run_cosim("power", REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz", "--model", "no-such-model")
+    hint = missing.stderr.split("shipped model:", 1)[1]
+    cpu = [p.stem for p in MODELS if json.loads(p.read_text()).get("schema") == "cosim-model/1"]
+    assert missing.returncode == 2 and sorted(hint.strip().split(", ")) == sorted(cpu), missing.stderr
+
+
+def test_an_installed_cosim_finds_its_thermal_constants(tmp_path):
+    """Installed, models/ is the package's _models (pyproject): the thermal file was looked for in the repository's
+    models/ alone, so an installed cosim refused every A15 run ("cannot read the thermal constants")."""
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copytree(REPO / "cosim", tmp_path / "cosim", ignore=shutil.ignore_patterns("__pycache__", "_models"))
+    shutil.copytree(REPO / "models", tmp_path / "cosim" / "_models")
+    code = "import cosim; from cosim.models.modelfile import load_model; from cosim.models.thermal import thermal_for; "
+    code += "print(cosim.__file__); print(thermal_for(load_model('cortex-a15-walker2017')).r_k_per_w)"
+    # -E -s, not -I: the copy is found from the working folder, before the editable install
+    out = subprocess.run([sys.executable, "-E", "-s", "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    r = json.loads((REPO / "models" / "thermal-xu3.json").read_text())["clusters"]["xu3-a15"]["r_k_per_w"]["value"]
+    assert out.returncode == 0, out.stderr
+    where, got = out.stdout.split()
+    assert where == str(tmp_path / "cosim" / "__init__.py") and float(got) == r

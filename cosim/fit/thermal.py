@@ -23,9 +23,16 @@ from pathlib import Path
 
 import numpy as np
 
+from cosim.models.thermal import THERMAL_SCHEMA
+
 _POWMON = "gemstone/sample-input-data/asrtpm-A15-powmon-data.csv"
 _SESSIONS = "armpm/Concatenated_Data/{PARSEC,cBench}/*.data (the *_truncated copy left out)"
 FAN_GRID_C = tuple(range(52, 61))  # fan thresholds tried [°C]
+_SOURCE = (
+    "cosim's own fit (python -m cosim.fit.thermal ../shared/data) of two public ODROID-XU3 logs: GemStone's Powmon "
+    "data (mattw200/gemstone-applypower, asrtpm-A15-powmon-data.csv) and ARMPM's PARSEC and cBench sessions "
+    "(kranik/ARMPM_BUILDMODEL)"
+)
 
 
 @dataclass
@@ -274,8 +281,10 @@ def main(argv: list[str] | None = None) -> None:
         "bootstrap": f"by workload (Powmon, 200 draws) and by training program (ARMPM, {args.boot} draws), 95 % percentile",
     }
     out = {
+        "schema": THERMAL_SCHEMA,  # not a model file: `cosim models` lists it as what it is, --model refuses it
         "about": "Die temperature of the ODROID-XU3's A15 cluster from its power: fitted by `python -m cosim.fit.thermal "
         f"../shared/data` on {_POWMON} and {_SESSIONS}",
+        "source": _SOURCE,
         "clusters": {"xu3-a15": block},
     }
     tmp = args.output.with_suffix(".tmp")

@@ -101,4 +101,17 @@ def _entry(stem: str, data: dict[str, Any]) -> ModelEntry:
         levels = data["levels_mhz"]
         clocks = "; ".join(f"{k} {v['min']:g}-{v['max']:g} ({v['count']} levels)" for k, v in levels.items())
         return ModelEntry(name, "DVFS levels (no power)", "CPU, GPU, EMC clocks", data["board"], clocks, "", "", str(data["source"]))
+    if schema == "cosim-thermal/1":  # not a model: the constants of the leakage-temperature loop (cosim.models.thermal)
+        clusters = data.get("clusters", {})
+        applies = sorted({m for block in clusters.values() for m in block.get("applies_to", ())})
+        return ModelEntry(
+            name,
+            "thermal constants (no power)",
+            f"die temperature of cluster {', '.join(clusters)}, for {', '.join(applies)}",
+            "ODROID-XU3 (Exynos 5422)",
+            "",
+            "",
+            "",
+            _citation(data),
+        )
     return ModelEntry(name, schema or "unknown", "", "", "", "", "", _citation(data))

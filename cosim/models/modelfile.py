@@ -7,6 +7,7 @@ the model was trained with, the training V-f range and fit statistics.  See
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -78,12 +79,28 @@ def shipped_models_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "models"
 
 
+@functools.lru_cache(maxsize=8)
+def shipped_of_schema(schemas: tuple[str, ...]) -> tuple[str, ...]:
+    """The shipped files (by stem) whose ``schema`` is one of ``schemas``: the models a reader of them can take
+    (``models/`` also holds files that are not models, such as the thermal constants)."""
+    found = []
+    for path in sorted(shipped_models_dir().glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("schema") in schemas:
+            found.append(path.stem)
+    return tuple(found)
+
+
 def read_model_json(path: str | Path, *, schema: str | tuple[str, ...], kind: str) -> tuple[Path, dict]:
     """Resolve a model file (a bare name means a shipped model), parse its JSON and check its schema (or one of several)."""
     path = Path(path)
     if not path.exists() and path.parent == Path(".") and (shipped_models_dir() / f"{path.stem}.json").exists():
         path = shipped_models_dir() / f"{path.stem}.json"
-    shipped = ", ".join(sorted(p.stem for p in shipped_models_dir().glob("*.json")))
+    allowed = (schema,) if isinstance(schema, str) else tuple(schema)
+    shipped = ", ".join(shipped_of_schema(allowed))  # the shipped files this reader takes, not every JSON in models/
     text = read_text(path, missing_hint=f"give a model file or a shipped model: {shipped}")
     try:
         data = json.loads(text)
@@ -92,7 +109,6 @@ def read_model_json(path: str | Path, *, schema: str | tuple[str, ...], kind: st
     except RecursionError:  # nested deeper than Python's parser goes: no file cosim reads is
         raise CosimError(f"{path}: JSON nested deeper than any model file is; give the file as written") from None
     got = data.get("schema") if isinstance(data, dict) else None
-    allowed = (schema,) if isinstance(schema, str) else schema
     if got not in allowed:
         raise CosimError(f"{path}: schema is {got!r}; a {kind} reads {' or '.join(map(repr, allowed))} (see models/README.md)")
     return path, data

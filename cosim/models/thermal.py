@@ -31,8 +31,10 @@ from pathlib import Path
 import numpy as np
 
 from cosim.errors import CosimError
+from cosim.models.modelfile import shipped_models_dir
 
-THERMAL_FILE = Path(__file__).resolve().parents[2] / "models" / "thermal-xu3.json"
+THERMAL_FILE = shipped_models_dir() / "thermal-xu3.json"  # beside the model files, in the repository or installed
+THERMAL_SCHEMA = "cosim-thermal/1"  # the file's "schema": thermal constants, not a model file (models/README.md)
 
 
 @dataclass(frozen=True)
