@@ -450,18 +450,20 @@ def test_whatif_rows_say_when_a_model_prices_the_other_kind_of_core():
 def test_the_energy_interval_carries_the_power_models_own_error():
     """The what-if's energy interval holds the model's error against hardware too: Walker's A15 model has an SER of
     0.0517 W (the paper's Table III), so a row's interval is at least +-2 x 0.0517 W over its runtime, the what-if's
-    own part (gem5 under the same model) adding in quadrature."""
+    own part (gem5 under the same model) adding in quadrature.  At one stated die temperature (the thermal loop would
+    predict each row's own), so the static power below is the one each row is priced at."""
     run_dir = Path(__file__).parent.parent / "traces" / "cosim-v24-se-biglittle-1800-1400MHz"
     config = read_config(run_dir / "config.ini")
-    specs = [ClusterSpec(n, p, load_model(m)) for n, p, m in SPECS]
+    t_c = 50.0  # [°C]: the A15 file's reference temperature (the A7's file has no temperature term)
+    specs = [ClusterSpec(n, p, load_model(m), temperature_c=t_c) for n, p, m in SPECS]
     stats = read_stats(run_dir / "stats.txt.gz")
     grid = pd.DataFrame({"big_freq_mhz": [1000.0, 1800.0, 2000.0], "little_freq_mhz": [1400.0] * 3})
     table = whatif(recorded_run(stats, config, specs), grid, extrapolate=True)
     # two of the four cores powered: the assumed per-core share (0.75, interval 0.5-1.0) adds S * (1 - 2/4) * 0.25,
-    # S the four-core static power at the clock's curve voltage (issue 50, item 3)
+    # S the four-core static power at the clock's curve voltage and the stated temperature (issue 50, item 3)
     model = load_model("cortex-a15-walker2017")
     f = np.array([1000.0, 1800.0, 2000.0])
-    assumed_w = static_at_w(model, f, curve_voltage_v(model, f)) * 0.5 * 0.25
+    assumed_w = static_at_w(model, f, curve_voltage_v(model, f), temperature_c=t_c) * 0.5 * 0.25
     # gemstone's A7 publishes no SER; its file states a relative one from held-out data (issue 50, item 4): its part
     # is 2 x ser_rel x its power, plus the same assumed-share term, added linearly to the A15's
     little = load_model("cortex-a7-gemstone2018")

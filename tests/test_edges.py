@@ -129,8 +129,8 @@ TWO = (*BIG, "--model", "cortex-a7-gemstone2018", "--cluster", "little=system.li
 def test_a_clock_change_inside_an_epoch_is_split_from_the_cycles_gem5_counted(tmp_path):
     """Epoch 1 is gem5's 100 us at 1000 MHz then 100 us at 1798.56 MHz (a 556 ps period): its big cores counted
     100,000 + 179,856 cycles, not the 359,712 of 200 us at its end clock.  Half its time was at each clock (gem5's
-    simTicks: 1e8 + 1e8), so its static power is the mean of the A15's at (1000 MHz, 0.9437 V) and (1800 MHz,
-    1.1741 V), times 0.625 for 2 of 4 cores; epochs 0 and 2 stay at their one clock."""
+    simTicks: 1e8 + 1e8), so its static power is the mean of the A15's at (1000 MHz, 0.9437 V) and (1798.56 MHz,
+    1.1741 V: the 1800 MHz table point's), times 0.625 for 2 of 4 cores; epochs 0 and 2 stay at their one clock."""
     out = tmp_path / "p.csv"
     # at one stated die temperature (the thermal loop would give each epoch its own): the training board's at 1000 MHz
     curve = dict(map(tuple, A15.raw["static_form"]["temperature"]["curve_mhz_c"]))
@@ -139,18 +139,17 @@ def test_a_clock_change_inside_an_epoch_is_split_from_the_cycles_gem5_counted(tm
     assert result.returncode == 0, result.stderr
     assert "the clock changed inside epoch 1, from 1000 to 1798.56 MHz after 50.0% of it" in result.stderr
     big = pd.read_csv(out).query("cluster == 'big'").set_index("epoch")
-    s = static_power_w(np.array([1000.0, 1800.0]), np.array([0.9437, TOP_V]), A15.static)
-    # the polynomial holds the board's temperature at each clock (the model file's curve); at 1000 MHz's, the leakage
-    # part b V e^(k (V - 1)) of the 1800 MHz point is e^(kappa (T_1000 - T_1800)) of itself (the file's form)
+    # the model file's static form by hand, S = a f V^2 + b V e^(k (V - 1)) e^(kappa (T - T_ref)), at the stated T
     form = A15.raw["static_form"]
-    kappa = form["temperature"]["kappa_per_k"]
-    leak_1800 = form["b_w_per_v"] * TOP_V * np.exp(form["k_per_v"] * (TOP_V - 1))
-    s[1] -= leak_1800 * (1 - np.exp(kappa * (t_c - curve[1800.0])))
-    # the published polynomial at the two table points, within the form's fit there (2 mW; a share 10 % off moves it 35 mW)
-    assert big.loc[1, "static_w"] == pytest.approx(0.625 * (0.5 * s[0] + 0.5 * s[1]), abs=0.002)
-    assert big.loc[0, "static_w"] == pytest.approx(0.625 * s[0], abs=0.002) and big.loc[2, "static_w"] == pytest.approx(
-        0.625 * s[1], abs=0.002
-    )
+    # gem5's clocks: 1000 MHz and its 556 ps period (1798.56 MHz), priced at the table's 1800 MHz point's voltage
+    f, v = np.array([1000.0, 1e6 / 556]), np.array([0.9437, TOP_V])
+    heat = math.exp(form["temperature"]["kappa_per_k"] * (t_c - form["temperature"]["reference_c"]))
+    s = form["a_w_per_mhz_v2"] * f * v**2 + form["b_w_per_v"] * v * np.exp(form["k_per_v"] * (v - 1)) * heat
+    # at 1000 MHz the stated T is the board's there, where the form is the published polynomial within its fit (2 mW)
+    assert s[0] == pytest.approx(static_power_w(f[:1], v[:1], A15.static)[0], abs=0.002)
+    assert big.loc[1, "static_w"] == pytest.approx(0.625 * (0.5 * s[0] + 0.5 * s[1]), rel=1e-6)
+    assert big.loc[0, "static_w"] == pytest.approx(0.625 * s[0], rel=1e-6)
+    assert big.loc[2, "static_w"] == pytest.approx(0.625 * s[1], rel=1e-6)
     # the clock the cores ticked at on average: 279,856 cycles in 200 us
     assert big.loc[1, "freq_mhz"] == pytest.approx(279_856 / 200, rel=1e-5)
     assert "clock_change_split" in big.loc[1, "flags"] and "clock_change_split" not in big.loc[2, "flags"]
@@ -243,15 +242,27 @@ def test_a_switcheroo_runs_pricing_and_messages_agree_per_cpu(tmp_path):
 
 
 def test_power_cap_compares_the_peaks_upper_end(tmp_path):
-    """--power-cap 1.15 W: the fastest clock whose peak plus the A15 model's +-2 SER (2 x 0.05165 W, its published
-    fit) stays under the cap, not the fastest whose point estimate does (kernel-choose caps the same way)."""
+    """--power-cap 1.15 W: the fastest clock whose peak plus the A15 model's interval stays under the cap, not the
+    fastest whose point estimate does (kernel-choose caps the same way).  The interval at the trained clocks, on the
+    V-f table: +-2 SER (2 x 0.05165 W, its published fit) plus the assumed per-core share's spread, as the demo's big
+    cluster powers 2 of the A15's 4 cores: the four-core static power x (1 - 2/4) x max(0.75 - 0.5, 1.0 - 0.75), the
+    static power S = a f V^2 + b V e^(k (V - 1)) e^(kappa (T - T_ref)) at one stated die temperature (the thermal loop
+    would predict each row's own), all from models/cortex-a15-walker2017.json by hand."""
+    t_c = 50.0  # stated: the file's reference temperature
     out = tmp_path / "w.csv"
-    result = cosim("whatif", DEMO, *BIG, "--power-cap", "1.15", "-o", out)
+    result = cosim("whatif", DEMO, *BIG, "--power-cap", "1.15", "--temperature", str(t_c), "-o", out)
     assert result.returncode == 0, result.stderr
     w = pd.read_csv(out)
-    inside = w["big_freq_mhz"] <= 1800  # the trained clocks: the interval is 2 SER there
-    assert (w.loc[inside, "peak_power_w_hi"] - w.loc[inside, "peak_power_w"]).to_numpy() == pytest.approx(2 * 0.05165, abs=1e-4)
-    surely = w[w["peak_power_w"] + 2 * 0.05165 <= 1.15]
+    inside = w["big_freq_mhz"] <= 1800  # the trained clocks: no extrapolation part there
+    form = A15.raw["static_form"]
+    table = dict(map(tuple, A15.raw["vf_table"]["points_mhz_v"]))
+    f = w["big_freq_mhz"].to_numpy(dtype=float)
+    v = np.array([table.get(x, np.nan) for x in f])
+    heat = math.exp(form["temperature"]["kappa_per_k"] * (t_c - form["temperature"]["reference_c"]))
+    s4 = form["a_w_per_mhz_v2"] * f * v**2 + form["b_w_per_v"] * v * np.exp(form["k_per_v"] * (v - 1)) * heat
+    half = 2 * 0.05165 + s4 * (1 - 2 / 4) * 0.25
+    assert (w.loc[inside, "peak_power_w_hi"] - w.loc[inside, "peak_power_w"]).to_numpy() == pytest.approx(half[inside], abs=1e-4)
+    surely = w[w["peak_power_w"] + half <= 1.15]
     point = w[w["peak_power_w"] <= 1.15]
     assert surely["big_freq_mhz"].max() < point["big_freq_mhz"].max()  # the case: the point estimate alone would pick faster
     assert f"big {surely.loc[surely['runtime_s'].idxmin(), 'big_freq_mhz']:g} MHz" in result.stdout

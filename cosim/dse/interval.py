@@ -186,11 +186,21 @@ def model_half_width_j(model, part: tuple, dyn_j: np.ndarray, runtime_s: np.ndar
     levels, voltage_v, voltage_u_v, static_w, static_dv, index = part[:6]
     scale = part[6] if len(part) > 6 else 1.0  # the cores present: the assumed per-core share widens the interval
     f, v = levels[index], voltage_v[index]
+    # the die temperature its static power is priced at (None: the curve's), per clock level or one for all
+    heat = part[7] if len(part) > 7 else None
+    temperature = None if heat is None else np.broadcast_to(np.asarray(heat, dtype=float), np.shape(levels))[index]
     power_w = dyn_j / runtime_s + static_w[index]
     slope_w_per_v = 2.0 * dyn_j / runtime_s / v + static_dv[index]  # dynamic power goes with V^2
     u = np.zeros(len(index)) if voltage_u_v is None else np.asarray(voltage_u_v)[index]
     half_w = interval_half_width_w(
-        model, freq_mhz=f, power_w=power_w, dpower_dv_w_per_v=slope_w_per_v, voltage_u_v=u, voltage_v=v, static_scale=scale
+        model,
+        freq_mhz=f,
+        power_w=power_w,
+        dpower_dv_w_per_v=slope_w_per_v,
+        voltage_u_v=u,
+        voltage_v=v,
+        static_scale=scale,
+        temperature_c=temperature,
     )
     return half_w * runtime_s, interval_flags(model, f)
 

@@ -320,7 +320,7 @@ def whatif(run: RecordedRun, grid: pd.DataFrame, *, extrapolate: bool = False) -
                 shift_s=(shift_s + whole_line)[:, index],
                 whole_line_s=whole_line[:, index],
                 cycle_j=(whole_line * cycle_w)[:, index],
-                model_part=(levels, op.voltage_v, op.voltage_u_v, static_w, static_dv * c.cores_scale, index, c.cores_scale),
+                model_part=(levels, op.voltage_v, op.voltage_u_v, static_w, static_dv * c.cores_scale, index, c.cores_scale, temperature),
             )
         )
     # the run ends with its last cluster, then the recorded time after every cluster had finished

@@ -15,7 +15,7 @@ CLUSTER_COLUMNS = ("freq_mhz", "avg_power_w", "peak_power_w")
 RESULT_COLUMNS = ("runtime_s", "energy_j", "edp_js", "avg_power_w", "peak_power_w", "peak_power_w_hi")
 
 
-def _open(folder: Path, models: dict[str, tuple[str, str]], thermal: dict[str, float]):
+def _open(folder: Path, models: dict[str, tuple[str, str]], thermal: dict[str, Any]):
     from cosim.run import open_run
 
     if models:

@@ -311,9 +311,12 @@ def interval_half_width_w(
     voltage_u_v: np.ndarray,
     voltage_v: np.ndarray | None = None,
     static_scale: float = 1.0,
+    temperature_c: float | np.ndarray | None = None,
 ) -> np.ndarray:
     """The prediction interval's half-width [W]: 2 x the model's SER plus what extrapolation adds (in clock, and in
-    voltage where ``voltage_v`` is given: :func:`off_curve_half_width_w`, scaled by ``static_scale``).
+    voltage where ``voltage_v`` is given: :func:`off_curve_half_width_w`, scaled by ``static_scale``), plus the
+    assumed per-core share's spread of the static power priced at ``temperature_c`` [°C] (None: the training board's
+    at each clock), the same static power the row carries (:func:`powered_cores_half_width_w`).
 
     A model that publishes no SER has no interval inside its trained clocks and on its curve (nan), but its
     extrapolated rows (outside its clocks, or off its curve) still carry the extrapolation's own part, so they are
@@ -327,7 +330,9 @@ def interval_half_width_w(
     if voltage_v is not None:
         extra = extra + static_scale * off_curve_half_width_w(model, freq_mhz=freq_mhz, voltage_v=voltage_v)
         extrapolated = extrapolated | voltage_off_curve(model, freq_mhz, voltage_v)
-    extra = extra + powered_cores_half_width_w(model, freq_mhz=freq_mhz, voltage_v=voltage_v, static_scale=static_scale)
+    extra = extra + powered_cores_half_width_w(
+        model, freq_mhz=freq_mhz, voltage_v=voltage_v, static_scale=static_scale, temperature_c=temperature_c
+    )
     if model.ser_w is not None:
         return 2.0 * model.ser_w + extra
     rel = relative_ser(model)
@@ -395,10 +400,11 @@ def per_core_static_interval(model) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def powered_cores_half_width_w(model, *, freq_mhz, voltage_v, static_scale: float) -> np.ndarray | float:
+def powered_cores_half_width_w(model, *, freq_mhz, voltage_v, static_scale: float, temperature_c=None) -> np.ndarray | float:
     """What the assumed per-core share adds to the interval [W] where a cluster's powered cores differ from the
     model's (``static_scale`` ≠ 1): the static power's spread over the share's interval.  The scale is
-    1 − phi(1 − n/N), so 1 − n/N = (1 − scale)/phi and the spread is S·|1 − n/N|·max(phi − lo, hi − phi)."""
+    1 − phi(1 − n/N), so 1 − n/N = (1 − scale)/phi and the spread is S·|1 − n/N|·max(phi − lo, hi − phi), S the
+    four-core static power at the die temperature the row is priced at (``temperature_c`` [°C]; None: the curve's)."""
     if static_scale == 1.0 or voltage_v is None:
         return 0.0
     phi = per_core_static_fraction(model)
@@ -406,7 +412,7 @@ def powered_cores_half_width_w(model, *, freq_mhz, voltage_v, static_scale: floa
     if phi == 0:
         return 0.0
     share = abs(1.0 - static_scale) / phi
-    return static_at_w(model, freq_mhz, voltage_v) * share * max(phi - lo, hi - phi)
+    return static_at_w(model, freq_mhz, voltage_v, temperature_c=temperature_c) * share * max(phi - lo, hi - phi)
 
 
 def powered_cores_assumed(model, n_cpus: int) -> bool:

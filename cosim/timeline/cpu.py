@@ -247,6 +247,7 @@ def _cluster_timeline(
                 voltage_u_v=v_u,
                 voltage_v=o.voltage_v,
                 static_scale=scale,
+                temperature_c=temperature,  # the per-core share's spread of the static power this row carries
             )
         )
     half = _mix(halves, weights)

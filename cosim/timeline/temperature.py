@@ -192,8 +192,10 @@ class WhatifTemperatures:
             lv, vv, vu = p.model_part[:3]
             u = None if vu is None else np.asarray(vu)[index]
             rows = np.arange(len(index))
-            # the part's cores scale (its interval widens by the assumed per-core share) stays after the six
-            part = (lv[index], vv[index], u, static_w, static_dv, rows, *p.model_part[6:])
+            # the part's cores scale (its interval widens by the assumed per-core share) stays; the share's spread is
+            # taken of the static power at the row's own temperature
+            scale_ = p.model_part[6] if len(p.model_part) > 6 else 1.0
+            part = (lv[index], vv[index], u, static_w, static_dv, rows, scale_, t)
             out.append(p._replace(static_w=static_w, model_part=part))
         return out
 
