@@ -194,6 +194,29 @@ def fill_pages(pages=None) -> list[str]:
     return changed
 
 
+def readme_demo_lines() -> tuple[str, str]:
+    """README's ``cosim demo`` lines (the text block after "`cosim demo` prints"), and the ones it must show: the
+    tutorial's checked ``cosim demo`` output without its first line (the run's description, which README says above)."""
+    demo = next(b for b in blocks("tutorial.md") if b.text.strip().startswith("cosim demo") and b.output is not None)
+    readme = (REPO / "README.md").read_text()
+    in_readme = readme.split("`cosim demo` prints", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    return in_readme, "".join(normalised(demo.output).splitlines(keepends=True)[1:])
+
+
+def fill_readme_demo() -> bool:
+    """Write the tutorial's ``cosim demo`` output (run and written by :func:`fill_pages`) into README; True if changed."""
+    shown_now, printed = readme_demo_lines()
+    if shown_now == printed:
+        return False
+    path = REPO / "README.md"
+    head, tail = path.read_text().split("`cosim demo` prints", 1)
+    before, rest = tail.split("```text\n", 1)
+    path.write_text(head + "`cosim demo` prints" + before + "```text\n" + printed + rest[len(shown_now) :])
+    return True
+
+
 if __name__ == "__main__":  # python docs/_runnable.py [PAGE ...]: write the shown outputs into the pages
     for page in fill_pages(sys.argv[1:] or None):
         print(f"docs/{page}")
+    if fill_readme_demo():
+        print("README.md (cosim demo's lines, from tutorial.md's)")

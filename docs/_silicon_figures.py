@@ -2,6 +2,7 @@
 
     python docs/_silicon_figures.py              # runs cosim validate as the docs give it, prints every figure
     python docs/_silicon_figures.py --write      # also re-records docs/explanation/silicon/xu3-a15-mibench-train.csv
+                                                 # and writes every quoted figure (CLAIMS) into its text
 
 The board is ARMPM's ODROID-XU3 (cBench log), split by ARMPM's own ``cbench_split.data``: its training programs fitted
 the board's model (``models/cortex-a15-armpm-xu3.json``) and chose its events; 11 of them have gem5 runs
@@ -16,6 +17,7 @@ programs (15) are scored only with the board's own counters (the model on the bo
 from __future__ import annotations
 
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -33,29 +35,91 @@ COMMAND = (
     "../shared/data/gem5/xu3-mibench-train --split ../shared/data/armpm/cbench_split.data " + " ".join(f"--model {m}" for m in MODELS)
 )
 
-# (file, text before the figure, figure, digits): the text must read "<before><figure at digits> %"
+# (file, text before the figure, figure, digits): the text must read "<before><figure at digits> %", where ``{x}`` in
+# ``before`` stands for any figure (a figure of the same table row, itself claimed); a figure named "..., signed" is
+# written with its sign (+1.0 %, −2.3 %)
+_G, _W = "| `cortex-a15-gemstone2018` | ", "| `cortex-a15-walker2017` | "
 CLAIMS = (
     ("README.md", "GemStone's (fitted on another XU3), is ", "gemstone2018 board rates, table V, all 33", 1),
     ("README.md", "activity and ", "gemstone2018 gem5 + cosim power, 33 training rows", 1),
     ("README.md", "model fitted on the training split is ", "armpm-xu3 board rates, test split (45 rows)", 1),
     ("README.md", "(on its own training programs ", "armpm-xu3 board rates, 33 training rows", 1),
     ("README.md", "and through gem5 ", "armpm-xu3 gem5 + cosim power, 33 training rows", 1),
-    ("docs/explanation/methodology.md", "| `cortex-a15-gemstone2018` | ", "gemstone2018 board rates, table V, 1000+1500 (choose)", 1),
-    ("docs/explanation/methodology.md", "(signed +0.6 %) | ", "gemstone2018 board rates, table V, 2000 (held out)", 1),
-    ("docs/explanation/methodology.md", "(+1.0 %) | ", "gemstone2018 gem5 + cosim power, 33 training rows", 1),
-    ("docs/explanation/methodology.md", "| `cortex-a15-walker2017` | ", "walker2017 board rates, table V, 1000+1500 (choose)", 1),
-    ("docs/explanation/methodology.md", "(−7.1 %) | ", "walker2017 board rates, table V, 2000 (held out)", 1),
-    ("docs/explanation/methodology.md", "(−3.9 %) | ", "walker2017 gem5 + cosim power, 33 training rows", 1),
+    ("docs/explanation/methodology.md", _G, "gemstone2018 board rates, table V, 1000+1500 (choose)", 1),
+    ("docs/explanation/methodology.md", _G + "{x} (signed ", "gemstone2018 board rates, table V, 1000+1500 (choose), signed", 1),
+    ("docs/explanation/methodology.md", _G + "{x} (signed {x}) | ", "gemstone2018 board rates, table V, 2000 (held out)", 1),
+    ("docs/explanation/methodology.md", _G + "{x} (signed {x}) | {x} (", "gemstone2018 board rates, table V, 2000 (held out), signed", 1),
+    ("docs/explanation/methodology.md", _G + "{x} (signed {x}) | {x} ({x}) | ", "gemstone2018 gem5 + cosim power, 33 training rows", 1),
+    (
+        "docs/explanation/methodology.md",
+        _G + "{x} (signed {x}) | {x} ({x}) | {x} (",
+        "gemstone2018 gem5 + cosim power, 33 training rows, signed",
+        1,
+    ),
+    ("docs/explanation/methodology.md", _W, "walker2017 board rates, table V, 1000+1500 (choose)", 1),
+    ("docs/explanation/methodology.md", _W + "{x} (", "walker2017 board rates, table V, 1000+1500 (choose), signed", 1),
+    ("docs/explanation/methodology.md", _W + "{x} ({x}) | ", "walker2017 board rates, table V, 2000 (held out)", 1),
+    ("docs/explanation/methodology.md", _W + "{x} ({x}) | {x} (", "walker2017 board rates, table V, 2000 (held out), signed", 1),
+    ("docs/explanation/methodology.md", _W + "{x} ({x}) | {x} ({x}) | ", "walker2017 gem5 + cosim power, 33 training rows", 1),
+    ("docs/explanation/methodology.md", _W + "{x} ({x}) | {x} ({x}) | {x} (", "walker2017 gem5 + cosim power, 33 training rows, signed", 1),
+    (
+        "docs/explanation/methodology.md",
+        "At the board's voltage the ranking turns, ",
+        "gemstone2018 board rates, board V, 1000+1500 (choose)",
+        1,
+    ),
+    (
+        "docs/explanation/methodology.md",
+        "At the board's voltage the ranking turns, {x} against ",
+        "walker2017 board rates, board V, 1000+1500 (choose)",
+        1,
+    ),
+    (
+        "docs/explanation/methodology.md",
+        "both, on the choosing rows and on the held-out ones. walker2017's bias on the board's rates (",
+        "walker2017 board rates, table V, all 33, signed",
+        1,
+    ),
+    ("docs/explanation/methodology.md", "offsets gem5's excess activity (", "walker2017 gem5 activity, 33 training rows, signed", 1),
     ("docs/explanation/envelope.md", "| 1000 + 1500 MHz (decide) | ", "gemstone2018 board rates, table V, 1000+1500 (choose)", 2),
+    ("docs/explanation/envelope.md", "| 1000 + 1500 MHz (decide) | {x} (", "gemstone2018 board rates, table V, 1000, signed", 1),
+    ("docs/explanation/envelope.md", "| 1000 + 1500 MHz (decide) | {x} ({x} / ", "gemstone2018 board rates, table V, 1500, signed", 1),
+    (
+        "docs/explanation/envelope.md",
+        "| 1000 + 1500 MHz (decide) | {x} ({x} / {x} signed) | ",
+        "gemstone2018 board rates, board V, 1000+1500 (choose)",
+        2,
+    ),
+    (
+        "docs/explanation/envelope.md",
+        "| 1000 + 1500 MHz (decide) | {x} ({x} / {x} signed) | {x} (",
+        "gemstone2018 board rates, board V, 1000, signed",
+        1,
+    ),
+    (
+        "docs/explanation/envelope.md",
+        "| 1000 + 1500 MHz (decide) | {x} ({x} / {x} signed) | {x} ({x} / ",
+        "gemstone2018 board rates, board V, 1500, signed",
+        1,
+    ),
     ("docs/explanation/envelope.md", "| 2000 MHz (score) | **", "gemstone2018 board rates, table V, 2000 (held out)", 2),
-    ("docs/explanation/envelope.md", "(+1.0 %) | ", "gemstone2018 board rates, board V, 2000 (held out)", 2),
+    ("docs/explanation/envelope.md", "| 2000 MHz (score) | **{x}** (", "gemstone2018 board rates, table V, 2000 (held out), signed", 1),
+    ("docs/explanation/envelope.md", "| 2000 MHz (score) | **{x}** ({x}) | ", "gemstone2018 board rates, board V, 2000 (held out)", 2),
+    (
+        "docs/explanation/envelope.md",
+        "| 2000 MHz (score) | **{x}** ({x}) | {x} (",
+        "gemstone2018 board rates, board V, 2000 (held out), signed",
+        1,
+    ),
     ("docs/explanation/limits.md", "the model on the board's rates is ", "gemstone2018 board rates, table V, 2000 (held out)", 2),
     ("docs/explanation/limits.md", "off at the table's voltage and ", "gemstone2018 board rates, board V, 2000 (held out)", 1),
 )
+_FIGURE = r"[−+-]?\d+(?:\.\d+)? %"
 
 
 # what the rows behind each kind of figure did: (key fragment, rows, what those rows chose)
 ROLES = (
+    ("gem5 activity", "the 33 rows of the 11 training programs gem5 ran", "as gem5 + cosim power"),
     ("gem5 + cosim power", "the 33 rows of the 11 training programs gem5 ran (test programs: no gem5 run)",
      "the board's model (fit, events) and the interval; for another board's model, the default among the A15 models"),
     ("board rates, 33 training", "the same 33 training rows, the board's own counters",
@@ -75,6 +139,8 @@ def figures_table(figures: dict[str, float]) -> str:
         where.setdefault(name, []).append(f"`{file}`")
     lines = ["| figure | value | rows | what those rows chose | quoted in |", "|---|---|---|---|---|"]
     for name, value in figures.items():
+        if name.endswith(", signed") and name not in where:
+            continue
         rows, chose = next(((r, c) for key, r, c in ROLES if key in name), ("", ""))
         shown = f"{value:.2f} %" if math.isfinite(value) else "needs ../shared (the board's log)"
         lines.append(f"| {name} | {shown} | {rows} | {chose} | {', '.join(dict.fromkeys(where.get(name, []))) or '–'} |")
@@ -101,6 +167,10 @@ def _mape(errors: list[float]) -> float:
     return sum(abs(e) for e in errors) / len(errors) if errors else float("nan")
 
 
+def _mean(errors: list[float]) -> float:
+    return sum(errors) / len(errors) if errors else float("nan")
+
+
 def from_validation(rows: list[dict]) -> dict[str, float]:
     """The figures of a ``cosim validate`` table (its rows as :func:`cosim.validate.interval.read_validation` reads
     them) [%]: per model its gem5 + cosim power MAPE, and the model on the board's rates at the board's voltage and
@@ -114,12 +184,27 @@ def from_validation(rows: list[dict]) -> dict[str, float]:
         out[f"{short} board rates, {len(mine)} training rows"] = _mape(
             [100 * (r["power_model_board_w"] / r["power_board_w"] - 1) for r in mine]
         )
+        out[f"{short} gem5 + cosim power, {len(mine)} training rows, signed"] = _mean([r["power_err_pct"] for r in mine])
+        # gem5's activity alone: gem5 + cosim's price over the model's on the board's rates at gem5's clock and the table
+        # voltage (e^(ln_total - ln_model - ln_clock_voltage)), so the model's own error on the board is not in it
+        out[f"{short} gem5 activity, {len(mine)} training rows, signed"] = _mean(
+            [100 * (math.exp(r["ln_total"] - r["ln_model"] - r["ln_clock_voltage"]) - 1) for r in mine]
+        )
         for name, factor in (("board V", lambda r: 1.0), ("table V", lambda r: math.exp(r["ln_clock_voltage"]))):
             err = {id(r): 100 * (r["power_model_board_w"] * factor(r) / r["power_board_w"] - 1) for r in mine}
             if name == "table V":  # at the board's voltage this is "board rates, 33 training rows" above
                 out[f"{short} board rates, {name}, all {len(mine)}"] = _mape(list(err.values()))
-            out[f"{short} board rates, {name}, 1000+1500 (choose)"] = _mape([err[id(r)] for r in mine if r["clock_mhz"] < 1750])
-            out[f"{short} board rates, {name}, 2000 (held out)"] = _mape([err[id(r)] for r in mine if r["clock_mhz"] >= 1750])
+                out[f"{short} board rates, {name}, all {len(mine)}, signed"] = _mean(list(err.values()))
+            for rows_name, chosen in (
+                ("1000+1500 (choose)", [err[id(r)] for r in mine if r["clock_mhz"] < 1750]),
+                ("2000 (held out)", [err[id(r)] for r in mine if r["clock_mhz"] >= 1750]),
+            ):
+                out[f"{short} board rates, {name}, {rows_name}"] = _mape(chosen)
+                out[f"{short} board rates, {name}, {rows_name}, signed"] = _mean(chosen)
+            for clock in (1000, 1500):
+                out[f"{short} board rates, {name}, {clock}, signed"] = _mean(
+                    [err[id(r)] for r in mine if abs(r["clock_mhz"] - clock) < 250]
+                )
         judged = [r for r in mine if math.isfinite(r["board_lo_w"])]
         if judged:
             out[f"{short} interval coverage, {len(judged)} training rows"] = (
@@ -172,14 +257,45 @@ def recompute(out: Path) -> dict[str, float]:
     return figures
 
 
+def as_quoted(value: float, name: str, digits: int) -> str:
+    """A figure as the text writes it: ``4.9 %``; a signed one ``+1.0 %`` / ``−2.3 %`` (a typographic minus)."""
+    return (f"{value:+.{digits}f} %" if name.endswith(", signed") else f"{value:.{digits}f} %").replace("-", "−")
+
+
+def _before(before: str) -> str:
+    """The regular expression of a claim's ``before``: ``{x}`` any figure, a space any run of white space."""
+    return r"\s+".join(re.escape(part).replace(re.escape("{x}"), _FIGURE) for part in before.split(" "))
+
+
 def quoted(figures: dict[str, float], root: Path = REPO) -> list[tuple[str, str, float, str | None]]:
     """Per claim: (file, figure, recomputed value, the text there or None where the file does not read it)."""
     out = []
     for file, before, name, digits in CLAIMS:
-        text = " ".join((root / file).read_text().split())
-        shown = f"{figures[name]:.{digits}f} %"
-        out.append((file, name, figures[name], shown if f"{before}{shown}" in text else None))
+        text = (root / file).read_text()
+        figure = as_quoted(figures[name], name, digits)
+        found = re.search(_before(before) + re.escape(figure).replace(r"\ ", r"\s+"), text)
+        out.append((file, name, figures[name], figure if found else None))
     return out
+
+
+def write_claims(figures: dict[str, float], root: Path = REPO) -> list[str]:
+    """Write each claimed figure into the text that quotes it (the text around it kept); the files changed."""
+    changed = []
+    for file in dict.fromkeys(c[0] for c in CLAIMS):
+        path = root / file
+        text = old = path.read_text()
+        for claim_file, before, name, digits in CLAIMS:
+            if claim_file != file:
+                continue
+            pattern = re.compile(f"({_before(before)}){_FIGURE}")
+            if not pattern.search(text):
+                raise SystemExit(f"{file}: no text reads {before!r} followed by a figure (claim {name!r})")
+            figure = as_quoted(figures[name], name, digits)
+            text = pattern.sub(lambda m, figure=figure: m.group(1) + figure, text, count=1)
+        if text != old:
+            path.write_text(text)
+            changed.append(file)
+    return changed
 
 
 if __name__ == "__main__":
@@ -196,3 +312,5 @@ if __name__ == "__main__":
         if "--write" in sys.argv:
             shutil.copyfile(table, RECORDED)
             print(f"written: {RECORDED}")
+            for file in write_claims(figures):
+                print(f"written: {file}")

@@ -111,7 +111,9 @@ def test_every_quoted_silicon_figure_is_the_recorded_tables():
     figures = from_validation(read_validation(RECORDED))
     checked = [(file, name, value, shown) for file, name, value, shown in quoted(figures | _absent_test_split(figures)) if name in figures]
     assert len(checked) == len(CLAIMS) - 1
-    assert [c for c in checked if c[3] is None] == [], "rerun: python docs/_silicon_figures.py, and quote what it prints"
+    assert [c for c in checked if c[3] is None] == [], (
+        "rerun: python docs/_silicon_figures.py --write (it writes each quoted figure into its text)"
+    )
 
 
 def _absent_test_split(figures: dict) -> dict:
@@ -149,4 +151,4 @@ def test_every_quoted_silicon_figure_is_the_recomputation(silicon):
     included (the board's model on its test programs' own counters)."""
     _, figures = silicon
     wrong = [(file, name, f"{value:.2f} %") for file, name, value, shown in quoted(figures) if shown is None]
-    assert wrong == [], "rerun: python docs/_silicon_figures.py, and quote what it prints"
+    assert wrong == [], "rerun: python docs/_silicon_figures.py --write (it writes each quoted figure into its text)"

@@ -85,12 +85,20 @@ def test_board_refuses_a_file_of_neither_format(tmp_path):
         read_board(path)
 
 
-def _model_power_w(eph: dict[str, float], f_mhz: float, v: float, model: str = "cortex-a15-gemstone2018", cores: int = 4) -> float:
+def _model_power_w(
+    eph: dict[str, float],
+    f_mhz: float,
+    v: float,
+    model: str = "cortex-a15-gemstone2018",
+    cores: int = 4,
+    temperature_c: float | None = None,
+) -> float:
     """Walker et al. Eq. 2's dynamic terms and the file's static form a*f*V^2 + b*V*e^(k(V - 1)), written out from the
     model file's coefficients (the form is within 2 % of the published polynomial at the table's points,
     tests/test_operating_point.py); static power of ``cores`` of the model's 4 as 1 - phi + phi * cores / 4 with phi the
     per-core share the model file states (1 at four cores).  Where b is stated at a reference die temperature (issue
-    50), the leakage is at the file's curve temperature at that clock (interpolated, held at its ends)."""
+    50), the leakage is at ``temperature_c`` [°C], or where none is given at the file's curve temperature at that clock
+    (interpolated, held at its ends)."""
     data = json.loads((REPO / "models" / f"{model}.json").read_text())
     dyn = sum(t["coefficient"] * sum(w * eph[e] for e, w in t["events"].items()) * v**2 * f_mhz for t in data["dynamic_terms"])
     form = data["static_form"]
@@ -98,7 +106,8 @@ def _model_power_w(eph: dict[str, float], f_mhz: float, v: float, model: str = "
     heat = 1.0
     if "reference_c" in term:
         clocks, temps = zip(*term["curve_mhz_c"])
-        heat = math.exp(term["kappa_per_k"] * (float(np.interp(f_mhz, clocks, temps)) - term["reference_c"]))
+        die_c = float(np.interp(f_mhz, clocks, temps)) if temperature_c is None else temperature_c
+        heat = math.exp(term["kappa_per_k"] * (die_c - term["reference_c"]))
     static = form["a_w_per_mhz_v2"] * f_mhz * v**2 + form["b_w_per_v"] * v * math.exp(form["k_per_v"] * (v - 1)) * heat
     return dyn + static * (1 if cores == 4 else _cores_scale(data, cores))
 
@@ -445,7 +454,7 @@ def test_real_row_every_figure_by_hand(tmp_path, program, clock):
     result = run_cosim("validate", CBENCH, runs, "--split", SPLIT, "--model", "cortex-a15-armpm-xu3", "-o", out)
     assert result.returncode == 0, result.stderr
     with open(out, newline="") as f:
-        (row,) = [r for r in csv.DictReader(f) if r["clock_mhz"] == str(clock)]
+        (row,) = [r for r in csv.DictReader(f) if float(r["clock_mhz"]) == clock]  # a clock column [MHz], compared as a number
     got = {k: float(v) for k, v in row.items() if k.startswith(("ln_", "power_", "epi_", "voltage_", "ipc_", "inst_"))}
     # the board, from its raw lines: power, power / current, counts over the steps less the dead time
     samples = _raw_samples(program, clock)
@@ -470,7 +479,16 @@ def test_real_row_every_figure_by_hand(tmp_path, program, clock):
     model = json.loads((REPO / "models" / "cortex-a15-armpm-xu3.json").read_text())
     v_table = dict(map(tuple, model["vf_table"]["points_mhz_v"]))[float(clock)]
     eph_gem5 = {e: n / seconds / 4 / f_gem5 for e, n in gem5.items()}
-    p_gem5 = _model_power_w(eph_gem5, f_gem5, v_table, model="cortex-a15-armpm-xu3")
+    # cosim power prices a gem5 run's leakage at the die temperature its own power produces: a run of milliseconds
+    # starts (and, with tau ~3 s, stays) at the steady state T = T_amb + R * P(T) of the thermal file's constants
+    # (no fan on the default board), solved here by fixed point
+    thermal = json.loads((REPO / "models" / "thermal-xu3.json").read_text())["clusters"]["xu3-a15"]
+    r_k_per_w, ambient_c = thermal["r_k_per_w"]["value"], thermal["ambient_c"]["value"]
+    die_c = ambient_c
+    for _ in range(100):
+        die_c = ambient_c + r_k_per_w * _model_power_w(eph_gem5, f_gem5, v_table, model="cortex-a15-armpm-xu3", temperature_c=die_c)
+    p_gem5 = _model_power_w(eph_gem5, f_gem5, v_table, model="cortex-a15-armpm-xu3", temperature_c=die_c)
+    assert ambient_c < die_c < ambient_c + r_k_per_w * 5  # a cluster of a few watts
     assert got["power_gem5_w"] == pytest.approx(p_gem5, rel=1e-6)
     # (cosim bounds numCycles by the cycles of the ON residency, one cycle fewer here: 1e-7)
     assert got["ipc_gem5"] == pytest.approx(gem5["0x08"] / gem5["0x11"], rel=1e-6)
@@ -494,7 +512,7 @@ def test_real_row_every_figure_by_hand(tmp_path, program, clock):
     assert float(row["temp_board_c"]) == pytest.approx(sum(float(r["CPU(4) Temperature(C)"]) for r, _ in samples) / len(samples), rel=1e-9)
     # the DVFS ratio the board measured: energy per instruction at another clock over this one's, from the raw lines
     with open(tmp_path / "v-dvfs.csv", newline="") as f:
-        pairs = [r for r in csv.DictReader(f) if r["from_mhz"] == str(clock)]
+        pairs = [r for r in csv.DictReader(f) if float(r["from_mhz"]) == clock]
     assert len(pairs) == 2
     for pair in pairs:
         other = _raw_samples(program, int(float(pair["to_mhz"])))
@@ -515,12 +533,25 @@ def test_every_real_row_decomposes_exactly_and_the_interval_is_calibrated_withou
     from cosim.validate.dvfs import dvfs_summary
     from cosim.validate.thermal import temperature_summary
 
+    # (the page quotes what this run gives; the independent truths are the board's temperatures and ratios from its raw
+    # lines, test_real_row_every_figure_by_hand): a change to the pricing that moves a figure must move the page too
+    page = " ".join((REPO / "docs" / "explanation" / "validation.md").read_text().split())
     heat = temperature_summary(result.temperatures)
-    assert (round(heat["train"]["mae_k"], 2), round(heat["test"]["mae_k"], 2)) == (1.46, 1.60)
+    signed = lambda x: f"{x:.2f}".replace("-", "−")  # noqa: E731
+    assert (
+        f"training rows {heat['train']['mae_k']:.2f} K, test rows {heat['test']['mae_k']:.2f} K "
+        f"(bias {signed(heat['train']['bias_k'])} / {signed(heat['test']['bias_k'])} K)"
+    ) in page
     pairs = dvfs_summary(result.dvfs, "cortex-a15-armpm-xu3")
-    assert [round(p["mean_abs_err_pct"], 1) for p in (pairs[0], pairs[4])] == [2.7, 6.8]  # 1000->1500, 2000->1000
-    assert max(abs(p["ratio_of_means_err_pct"]) for p in pairs) < 2.75
-    assert max(p["whatif_vs_gem5_abs_pct"] for p in pairs) < 0.75
+    assert len(pairs) == 6 and all(p["split"] == "train" for p in pairs)
+    lo, hi = min(pairs, key=lambda p: p["mean_abs_err_pct"]), max(pairs, key=lambda p: p["mean_abs_err_pct"])
+    own = [p["whatif_vs_gem5_abs_pct"] for p in pairs]
+    assert (
+        f"program {lo['mean_abs_err_pct']:.1f} % ({lo['from_mhz']:.0f}→{lo['to_mhz']:.0f} MHz) to {hi['mean_abs_err_pct']:.1f} % "
+        f"({hi['from_mhz']:.0f}→{hi['to_mhz']:.0f} MHz), the ratio of the means within "
+        f"{max(abs(p['ratio_of_means_err_pct']) for p in pairs):.1f} %; the what-if's own part is {min(own):.1f}–{max(own):.1f} %"
+    ) in page
+    assert ("is met by the ratio of the means on every clock pair" in page) == all(abs(p["ratio_of_means_err_pct"]) <= 2 for p in pairs)
     for r in rows:  # in memory: exactly, to float rounding
         parts = [float(r[k]) for k in r if k.startswith("ln_event_")] + [float(r["ln_clock_voltage"]), float(r["ln_interaction"])]
         assert float(r["ln_model"]) + float(r["ln_activity"]) == pytest.approx(float(r["ln_total"]), abs=1e-15)
