@@ -342,8 +342,23 @@ def _count(
                 continue
             taken.add((column, core))
             share = 1.0 / cluster.sharers(obj) if term.scope in _SHARED else 1.0
-            total += term.sign * share * np.asarray(stats[column])
+            total += term.sign * share * _nonnegative(stats, column)
     if not found_any:
         return None
     counted |= taken
     return np.minimum(total, bound) if bound is not None else total
+
+
+def _nonnegative(stats: StatsLike, column: str) -> np.ndarray:
+    """A counter's values per epoch; a negative count (a damaged file, a wrapped counter) is refused, never priced."""
+    values = np.asarray(stats[column], dtype=float)
+    bad = np.flatnonzero(values < 0)
+    if bad.size:
+        meta = stats.attrs.get("gem5")
+        path = getattr(meta, "path", None) or "stats.txt"
+        dumps = np.asarray(stats["epoch"]) if "epoch" in set(stats.columns) else np.arange(len(values))
+        raise CosimError(
+            f"{path}: dump {int(dumps[bad[0]])}: {column} is {values[bad[0]]:g}, and a count cannot be negative "
+            f"({bad.size} of {len(values)} dump(s) are); the file is damaged or the counter wrapped: run gem5 again for it"
+        )
+    return values

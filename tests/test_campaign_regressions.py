@@ -1,0 +1,73 @@
+"""Failures the independent reliability campaign (tests/campaign.py, issue 51) found, each kept fixed.
+
+Expected values are the mutation itself (the stat, dump and path the test damaged), never cosim's own output.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import shutil
+
+from helpers import REPO, run_cosim
+
+RUN = REPO / "tests" / "data" / "gem5-minor-sleep-1000MHz"
+
+
+def _one_error_line(stderr: str) -> str:
+    """The refusal: one ``cosim: error:`` line and no traceback."""
+    assert "Traceback" not in stderr and "internal error" not in stderr, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("cosim: error:")]
+    assert len(errors) == 1, stderr
+    return errors[0]
+
+
+def _copy_run(tmp_path, mutate=None):
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copyfile(RUN / "config.ini", run / "config.ini")
+    text = gzip.decompress((RUN / "stats.txt.gz").read_bytes()).decode()
+    (run / "stats.txt").write_text(mutate(text) if mutate else text)
+    return run
+
+
+def test_a_stats_file_that_is_a_loop_of_symbolic_links_is_refused_in_one_line(tmp_path):
+    # before: exit 4 "internal error: RuntimeError: Symlink loop from ..." (power and sweep)
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copyfile(RUN / "config.ini", run / "config.ini")
+    os.symlink("b.txt", run / "stats.txt")
+    os.symlink("stats.txt", run / "b.txt")
+    done = run_cosim("power", run / "stats.txt", "-o", tmp_path / "out.csv")
+    assert done.returncode == 2
+    line = _one_error_line(done.stderr)
+    assert str(run / "stats.txt") in line and "loop of symbolic links" in line
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_an_output_that_is_a_symbolic_link_to_itself_is_refused_in_one_line(tmp_path):
+    os.symlink("out.csv", tmp_path / "out.csv")
+    done = run_cosim("power", RUN, "-o", tmp_path / "out.csv")
+    assert done.returncode == 2
+    assert "loop of symbolic links" in _one_error_line(done.stderr)
+    assert os.readlink(tmp_path / "out.csv") == "out.csv"  # the user's link is left as it was
+
+
+def test_a_negative_cache_count_in_one_dump_is_refused_naming_the_stat_and_dump(tmp_path):
+    # before: exit 0, the dump priced with a negative L1D access count, no flag
+    stat = "system.bigCluster.cpus.dcache.overallAccesses::total"
+
+    def negative_in_dump_1(text: str) -> str:
+        begin = [m.start() for m in re.finditer("Begin Simulation Statistics", text)]
+        head, dump1, rest = text[: begin[1]], text[begin[1] : begin[2]], text[begin[2] :]
+        dump1 = re.sub(rf"(?m)^({re.escape(stat)}\s+)\d+", r"\g<1>-7", dump1)
+        return head + dump1 + rest
+
+    run = _copy_run(tmp_path, negative_in_dump_1)
+    before = (run / "stats.txt").read_bytes()
+    done = run_cosim("power", run, "-o", tmp_path / "out.csv")
+    assert done.returncode == 2
+    line = _one_error_line(done.stderr)
+    assert "dump 1:" in line and stat in line and "-7" in line and "negative" in line
+    assert (run / "stats.txt").read_bytes() == before and not (tmp_path / "out.csv").exists()
