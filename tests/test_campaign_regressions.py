@@ -10,7 +10,7 @@ import os
 import re
 import shutil
 
-from helpers import REPO, run_cosim
+from helpers import GEM5_RUNS, REPO, needs_shared, run_cosim
 
 RUN = REPO / "tests" / "data" / "gem5-minor-sleep-1000MHz"
 
@@ -71,3 +71,33 @@ def test_a_negative_cache_count_in_one_dump_is_refused_naming_the_stat_and_dump(
     line = _one_error_line(done.stderr)
     assert "dump 1:" in line and stat in line and "-7" in line and "negative" in line
     assert (run / "stats.txt").read_bytes() == before and not (tmp_path / "out.csv").exists()
+
+
+def _flags(path) -> set[str]:
+    import csv
+
+    with open(path, newline="") as f:
+        return {flag for row in csv.DictReader(f) for flag in row["flags"].split(";") if flag}
+
+
+@needs_shared
+def test_whatif_at_a_clock_below_the_trained_voltages_flags_the_voltage_as_power_does(tmp_path):
+    # before: power flags voltage_outside_training at 200 MHz, whatif --freqs 200 (the same operating point) did not.
+    # cortex-a15-gemstone2018 was trained at 0.912-1.183 V, its lowest V-f point 600 MHz at 0.912 V: a 200 MHz
+    # point below the table lies below 0.912 V, outside the trained voltages.
+    run = GEM5_RUNS / "cosim-v24-se-o3-200MHz"
+    done = run_cosim("whatif", run, "--freqs", "cpu_clk_domain=200", "-o", tmp_path / "w.csv")
+    assert done.returncode == 0, done.stderr
+    assert "voltage_outside_training:cpu_clk_domain" in _flags(tmp_path / "w.csv")
+
+
+@needs_shared
+def test_whatif_keeps_the_missing_terms_power_flags(tmp_path):
+    # before: power's rows carry missing_term:<event> (a term gem5 cannot count, input 0), whatif's rows did not
+    run = GEM5_RUNS / "cosim-v24-starter-se-atomic-4cores-1000MHz"
+    power = run_cosim("power", run, "-o", tmp_path / "p.csv")
+    whatif = run_cosim("whatif", run, "--freqs", "cpu_cluster=1000", "-o", tmp_path / "w.csv")
+    assert power.returncode == 0 and whatif.returncode == 0, power.stderr + whatif.stderr
+    missing = {f.split(":")[1] for f in _flags(tmp_path / "p.csv") if f.startswith("missing_term:")}
+    assert missing  # an atomic CPU's run: some of the A7 model's events have no gem5 count
+    assert {f.split(":")[1] for f in _flags(tmp_path / "w.csv") if f.startswith("missing_term:")} == missing
