@@ -891,7 +891,7 @@ def pair_case(d: Path, src: Path, opts, cmd) -> tuple[str, str]:
                 return "WRONG0", f"sweep priced at exit 0 what power refuses: {why[:200]}"
         return "right0", ""
     if ps:
-        missing = {f for f in ps["flags"] if f not in ("extrapolated", "subst") and not f.startswith("freq")} - wflags
+        missing = {f for f in ps["flags"] if f != "extrapolated" and not f.startswith("freq")} - wflags
         if cmd == "whatif" and missing and rows and "flags" in rows[0]:
             return "WRONG0", f"whatif drops power's flags {sorted(missing)}"
         if cmd == "whatif":

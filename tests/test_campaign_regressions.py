@@ -101,3 +101,15 @@ def test_whatif_keeps_the_missing_terms_power_flags(tmp_path):
     missing = {f.split(":")[1] for f in _flags(tmp_path / "p.csv") if f.startswith("missing_term:")}
     assert missing  # an atomic CPU's run: some of the A7 model's events have no gem5 count
     assert {f.split(":")[1] for f in _flags(tmp_path / "w.csv") if f.startswith("missing_term:")} == missing
+
+
+@needs_shared
+def test_whatif_keeps_the_substituted_events_power_flags(tmp_path):
+    # before: power's rows carry subst:<event> (an event gem5 counts only through a stand-in), whatif's did not
+    run = GEM5_RUNS / "cosim-v24-se-o3-600MHz"
+    power = run_cosim("power", run, "-o", tmp_path / "p.csv")
+    whatif = run_cosim("whatif", run, "--freqs", "cpu_clk_domain=600", "-o", tmp_path / "w.csv")
+    assert power.returncode == 0 and whatif.returncode == 0, power.stderr + whatif.stderr
+    subst = {f.split(":")[1] for f in _flags(tmp_path / "p.csv") if f.startswith("subst:")}
+    assert subst
+    assert {f.split(":")[1] for f in _flags(tmp_path / "w.csv") if f.startswith("subst:")} == subst
