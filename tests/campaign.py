@@ -223,7 +223,7 @@ def oracle_flag_or_same(base: dict):
         if bad:
             return bad
         s = summary(rows)
-        same = s["epochs"] == base["epochs"] and close(s["energy"], base["energy"], 1e-9) and s["lohi"] == base["lohi"]
+        same = s["epochs"] == base["epochs"] and close(s["energy"], base["energy"], 1e-6)
         if same:
             return None
         if s["flags"] - base["flags"]:
@@ -555,7 +555,7 @@ def stats_cases(rng: random.Random, bases: dict[str, Path], bl: dict[str, dict],
         elif k == 10:
             stat = rng.choice([rb"\.numCycles", rb"\.committedInsts", rb"dcache\.overallAccesses::total", rb"\.numInsts"])
             fac = rng.choice([1.05, 0.9, 1e6, 1e-6])
-            big = fac in (1e6, 1e-6)
+            big = fac == 1e6  # more events per cycle than a core counts; x1e-6 is a quiet but possible run
             mk(
                 "stats-scale",
                 f"{stat.decode()} x {fac}",
@@ -709,11 +709,12 @@ def model_cases(rng: random.Random, bases: dict[str, Path], n: int) -> list[Case
             if not terms:
                 continue
             i = rng.randrange(len(terms))
-            v = rng.choice([-abs(terms[i]["coefficient"]), terms[i]["coefficient"] * 1e6, 0.0, "x", None, float("nan")])
+            orig = terms[i]["coefficient"]
+            v = rng.choice([-abs(orig), orig * 1e6, 0.0, "x", None, float("nan")])
             terms[i]["coefficient"] = v
             name = f"dynamic_terms[{i}].coefficient = {v}"
-            if isinstance(v, float) and v == v and v != 0.0 and abs(v) < abs(terms[i]["coefficient"]) * 2:
-                orc = oracle_sane  # a negative coefficient exists in published fits
+            if isinstance(v, float) and v == v and abs(v) <= abs(orig):
+                orc = oracle_sane  # a negative or zero coefficient exists in published fits
         elif k == 5:
             doc["dynamic_terms"] = []
             name = "dynamic_terms = []"
@@ -1393,7 +1394,7 @@ def interrupt(d: Path, run_src: Path, sig, delay: float) -> tuple[str, str]:
     if p.returncode == 0:
         return "right0", "finished before the signal"
     lines = [x for x in err.splitlines() if x.strip()]
-    if sig == signal.SIGKILL:
+    if sig == signal.SIGKILL or p.returncode < 0:  # killed, or signalled before cosim set its handler up
         return "refusal", f"killed; outputs all {gen[0]}"
     if not lines or not lines[-1].startswith("cosim:"):
         return "badrefusal", f"{sig.name}: rc={p.returncode} stderr: {' | '.join(lines[-2:])[:200]}"

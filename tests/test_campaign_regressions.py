@@ -113,3 +113,29 @@ def test_whatif_keeps_the_substituted_events_power_flags(tmp_path):
     subst = {f.split(":")[1] for f in _flags(tmp_path / "p.csv") if f.startswith("subst:")}
     assert subst
     assert {f.split(":")[1] for f in _flags(tmp_path / "w.csv") if f.startswith("subst:")} == subst
+
+
+GPU = REPO / "tests" / "data" / "gpu"
+
+
+def test_a_cut_power_log_then_a_refusal_is_one_error_line(tmp_path):
+    # before: two "cosim: error:" lines (the cut-off sample, then the refusal) at exit 2
+    log = tmp_path / "power.csv"
+    text = (GPU / "nvidia-smi-lms50-3-kernels.csv").read_bytes()
+    log.write_bytes(text[: int(len(text) * 0.38)])  # mid-line, before the kernels' readings
+    done = run_cosim("gpu-energy", log, GPU / "nsys-cuda-gpu-trace-3-kernels.csv", "-o", tmp_path / "e.csv")
+    assert done.returncode == 2
+    _one_error_line(done.stderr)
+    assert "cosim: warning: " + str(log) in done.stderr and "cut off" in done.stderr  # the cut is still said
+
+
+def test_a_cut_log_accepted_with_allow_partial_prints_no_error_line(tmp_path):
+    # before: "cosim: error: ... is cut off" printed at exit 0 under --allow-partial
+    log = tmp_path / "run.log"
+    lines = (GPU / "gpgpusim-3.2-gtx480-backprop.log").read_text().splitlines(keepends=True)
+    log.write_text("".join(lines[:120]))  # inside the second kernel's block (line 88)
+    cut = run_cosim("gpu", log, "--model", "ocelot-fermi-aalto2013", "-o", tmp_path / "a.csv")
+    assert cut.returncode == 3 and "is cut off" in _one_error_line(cut.stderr)
+    accepted = run_cosim("gpu", log, "--model", "ocelot-fermi-aalto2013", "--allow-partial", "-o", tmp_path / "b.csv")
+    assert accepted.returncode == 0 and "cosim: error:" not in accepted.stderr
+    assert "cosim: warning:" in accepted.stderr and "is cut off" in accepted.stderr
