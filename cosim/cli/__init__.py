@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
 
     cut: list[str] = []  # inputs that ended inside a record: only complete ones were read (exit 3)
     partial_ok = bool(getattr(args, "allow_partial", False))  # exit 0 then: a cut-off input is a note, not an error
-    warnings.showwarning = lambda message, category, *rest: _show_warning(message, category, *rest, cut=cut, partial_ok=partial_ok)
+    warnings.showwarning = lambda message, category, *rest: _show_warning(message, category, *rest, cut=cut)
     warnings.simplefilter("always", CosimWarning)
     # numpy's and matplotlib's own warnings are about our arithmetic, not the user's input:
     # what matters to the user is reported as a CosimWarning or in the flags column
@@ -51,9 +51,11 @@ def main(argv: list[str] | None = None) -> int:
                 status = args.run(args)
             if status == 0 and cut and not getattr(args, "allow_partial", False):
                 status = EXIT_PARTIAL
+            _report_cut(cut, as_error=status == EXIT_PARTIAL, partial_ok=partial_ok)
             sys.stdout.flush()  # a closed pipe shows here, in the handlers below, not at interpreter exit
             return status
     except CosimError as err:
+        _report_cut(cut, as_error=False)  # the refusal is the one error line
         print(f"cosim: error: {err}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
@@ -138,14 +140,24 @@ def _command(argv: list[str] | None) -> str:
     return next((a for a in (sys.argv[1:] if argv is None else argv) if not str(a).startswith("-")), "")
 
 
+def _report_cut(cut: list[str], *, as_error: bool, partial_ok: bool = False) -> None:
+    """Say which inputs ended inside a record, once the command's outcome is known: one ``cosim: error:`` line for
+    exit 3 (the others as warnings), warnings where --allow-partial accepted them or another error refused the run."""
+    for message in cut[:-1] if as_error else cut:  # a note where --allow-partial accepted the loss (exit 0)
+        print(f"cosim: {'note' if partial_ok and not as_error else 'warning'}: {message}", file=sys.stderr)
+    if as_error and cut:
+        more = f" (and {len(cut) - 1} more cut-off input(s), above)" if len(cut) > 1 else ""
+        print(f"cosim: error: {cut[-1]}{more}", file=sys.stderr)
+    cut.clear()
+
+
 def _terminate(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None, *, cut: list[str], partial_ok: bool = False) -> None:
-    if issubclass(category, CutOffWarning):  # outputs hold the complete records only: an error, exit 3 (a note at exit 0)
+def _show_warning(message, category, filename, lineno, file=None, line=None, *, cut: list[str]) -> None:
+    if issubclass(category, CutOffWarning):  # outputs hold the complete records only: exit 3, said at the end
         cut.append(str(message))
-        print(f"cosim: {'note' if partial_ok else 'error'}: {message}", file=sys.stderr)
     elif issubclass(category, CosimWarning):
         print(f"cosim: warning: {message}", file=sys.stderr)
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from pathlib import Path
 
@@ -146,6 +147,7 @@ def _guard_paths(args: argparse.Namespace) -> None:
                 inputs.append(item)
             elif dest == "model" and isinstance(item, str) and Path(item).exists():
                 inputs.append(Path(item))
+    _refuse_symlink_loops([*inputs, *outputs.values()])  # resolving one would be an internal error further on
     refuse_overwriting_inputs(outputs, inputs)  # first: naming the input matters more than a wrong suffix
     for dest, option in _OUTPUTS.items():
         if dest == "output" and option in outputs and getattr(args, "output_is_folder", False):
@@ -153,6 +155,19 @@ def _guard_paths(args: argparse.Namespace) -> None:
         elif option in outputs:
             suffixes = getattr(args, "output_suffixes", TABLE_SUFFIXES) if dest == "output" else _SUFFIXES.get(dest, FIGURE_SUFFIXES)
             check_output(outputs[option], option=option, suffixes=suffixes)
+
+
+def _refuse_symlink_loops(paths: list[Path]) -> None:
+    """A path whose symbolic links lead back to themselves (a link to itself, a <-> b) is refused in one line."""
+    for path in paths:
+        try:
+            Path(path).resolve()
+        except (RuntimeError, OSError) as err:  # RuntimeError before Python 3.13, OSError (ELOOP) from 3.13
+            if isinstance(err, OSError) and err.errno != errno.ELOOP:
+                continue
+            raise CosimError(
+                f"{path}: a loop of symbolic links (it leads back to itself); give the real file, or fix the link (ls -l {path})"
+            ) from None
 
 
 def _check_output_folder(path: Path, *, option: str) -> None:

@@ -236,8 +236,8 @@ def add_model_interval(table: pd.DataFrame, model_half_j: Mapping[str, tuple[np.
 
 
 def row_flags(run: RunCharacter, table: pd.DataFrame) -> list[str]:
-    """Why a row is less certain: one dump (phases mixed), a memory-bound cluster, a clock outside the model's
-    training range or V-f table, and the DRAM near saturation."""
+    """Why a row is less certain: one dump (phases mixed), a memory-bound cluster, a clock or voltage outside the
+    model's training range or V-f table, and the DRAM near saturation."""
     common = []
     if run.n_dumps == 1:
         common.append("single_dump")
@@ -250,6 +250,8 @@ def row_flags(run: RunCharacter, table: pd.DataFrame) -> list[str]:
                 per_row[i].append(f"freq_outside_training:{name}")
             if op.voltage_not_in_table[i]:
                 per_row[i].append(f"voltage_not_in_vf_table:{name}")
+            if op.voltage_outside_training[i]:  # as cosim power flags it: the voltage, not only the clock
+                per_row[i].append(f"voltage_outside_training:{name}")
     busy = run.dram_busy_s / table["runtime_s"].to_numpy() if run.dram_busy_s > 0 else np.zeros(len(table))
     for row in np.flatnonzero(busy > 0.8).tolist():
         per_row[row].append("dram_near_saturation")

@@ -202,7 +202,9 @@ def recorded_run(stats: pd.DataFrame, config: Gem5Config, specs: Sequence[Cluste
                 cores_factor(model, cluster.n_cpus),
                 _cluster_flags(cluster, model, unread_stores=unread_stores, unread_memory=memory_unread(stats, cluster))
                 + run_flags
-                + whatif_cluster_flags(stats, cluster, model),
+                + whatif_cluster_flags(stats, cluster, model)
+                + tuple(f"missing_term:{e}:{cluster.name}" for e in sorted(rates.missing))  # as cosim power flags them
+                + tuple(f"subst:{e}:{cluster.name}" for e in sorted(set(rates.substitutes) - set(rates.missing))),
                 clocked_s(stats, cluster, generation=meta.generation, freq_mhz=freq),
                 spec.temperature_c,
                 spec.ambient_c,
