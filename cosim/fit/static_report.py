@@ -88,8 +88,11 @@ def busy_cores(rows) -> None:
 def extrapolation(rows) -> None:
     """Refit jointly (dynamic coefficients, a, b, k, kappa) on training workloads <= 1600 MHz; price the held-out
     workloads' 1800 MHz rows at measured and at table voltage (the <= 1600 MHz table continued by the envelope's
-    rule), at each row's measured die temperature and at the refit's top-clock training temperature."""
+    rule), at each row's measured die temperature, at the refit's top-clock training temperature, and at the die
+    temperature the row's own priced power produces (the thermal model's steady state, models/thermal-xu3.json: a
+    Powmon row is a run's average; R and the ambient were fitted on all Powmon rows, so in-sample for those two)."""
     from cosim.models.envelope import extrapolated_voltage
+    from cosim.models.thermal import cluster_thermal
 
     test = held_out(rows.group)
     low = rows.take(~test & (rows.freq_mhz <= 1600))
@@ -111,8 +114,22 @@ def extrapolation(rows) -> None:
         for tlabel, t in (
             ("measured die temperature", at.temperature_c),
             (f"training temperature {curve[-1, 1]:g} °C", np.full(len(v), curve[-1, 1])),
+            ("predicted die temperature", _predicted_c(shifted, s, np.full(len(v), curve[-1, 1]), cluster_thermal("xu3-a15"))),
         ):
             print(f"{label}, {tlabel}: MAPE {mape_pct(predict_w(shifted, s, t), at.power_w):.2f} %")
+
+
+def _predicted_c(rows, split: Split, start_c: np.ndarray, thermal) -> np.ndarray:
+    """The die temperature [°C] each row's own priced power holds at steady state: T = T_amb + R * P(T), by fixed point."""
+    from cosim.models.thermal import steady_c
+
+    t = start_c
+    for _ in range(100):
+        nxt = steady_c(thermal, predict_w(rows, split, t))
+        if np.max(np.abs(nxt - t)) < 1e-4:
+            return nxt
+        t = nxt
+    return t
 
 
 def joint(rows) -> None:
