@@ -9,9 +9,12 @@ from cosim.errors import CosimError
 
 
 def parse_ini(path: Path, text: str) -> dict[str, dict[str, str]]:
-    """Section -> its keys and values (text, gem5's case kept); a file that is not an ini file is refused in one line."""
+    """Section -> its keys and values (text, gem5's case kept); a file that is not an ini file, or one that gem5 did not
+    write whole (:func:`refuse_incomplete`), is refused in one line."""
+    refuse_zero_bytes(path, text)
     plain = plain_ini(text)
     if plain is not None:
+        refuse_incomplete(path, plain)
         return plain
     parser = configparser.RawConfigParser(delimiters=("=",), strict=False, interpolation=None)
     parser.optionxform = str  # type: ignore[assignment,method-assign]  # keep gem5's case
@@ -24,7 +27,31 @@ def parse_ini(path: Path, text: str) -> dict[str, dict[str, str]]:
             f"{path}: not a gem5 config.ini ({what}, no [section] header); give the config.ini or config.json gem5 wrote "
             "beside stats.txt (--config)"
         ) from None
-    return {section: dict(parser.items(section)) for section in parser.sections()}
+    objects = {section: dict(parser.items(section)) for section in parser.sections()}
+    refuse_incomplete(path, objects)
+    return objects
+
+
+_WHOLE = "give the whole config.ini gem5 wrote beside stats.txt (or another with --config)"
+
+
+def refuse_zero_bytes(path: Path, text: str) -> None:
+    """Zero bytes: what a crash leaves where the file was not yet written (a config read from what is left describes
+    another system: priced up to 39 % off in the reliability campaign)."""
+    at = text.find("\x00")
+    if at >= 0:
+        line = text.count("\n", 0, at) + 1
+        raise CosimError(f"{path}:{line}: zero bytes from here on, where gem5 had not yet written the file; {_WHOLE}")
+
+
+def refuse_incomplete(path: Path, objects: dict[str, dict[str, str]]) -> None:
+    """Every object a config.ini names among its ``children`` has its own section (gem5 writes one for each; so do
+    the 240 real config.ini files in ../shared): one without means the file was cut, and the system read is another."""
+    for section, params in objects.items():
+        for child in params.get("children", "").split():
+            name = child if section == "root" else f"{section}.{child}"
+            if name not in objects:
+                raise CosimError(f"{path}: [{section}] names child '{child}' but the file has no [{name}] section (cut short?); {_WHOLE}")
 
 
 def plain_ini(text: str) -> dict[str, dict[str, str]] | None:
