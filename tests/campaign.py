@@ -157,8 +157,9 @@ def close(a: float, b: float, rel: float = 1e-6) -> bool:
 
 
 def warned(err: str) -> bool:
-    """A warning or error about the input (not the note that the C line scanner is not built)."""
-    return any(re.match(r"cosim: (warning|error)", x) and "line scanner" not in x for x in err.splitlines())
+    """A warning, error or note (a loss accepted with --allow-partial) about the input (not the note that the C line
+    scanner is not built)."""
+    return any(re.match(r"cosim: (warning|error|note)", x) and "line scanner" not in x for x in err.splitlines())
 
 
 # --- oracles -----------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 
+import pytest
 from helpers import GEM5_RUNS, REPO, needs_shared, run_cosim
 
 RUN = REPO / "tests" / "data" / "gem5-minor-sleep-1000MHz"
@@ -139,3 +140,23 @@ def test_a_cut_log_accepted_with_allow_partial_prints_no_error_line(tmp_path):
     accepted = run_cosim("gpu", log, "--model", "ocelot-fermi-aalto2013", "--allow-partial", "-o", tmp_path / "b.csv")
     assert accepted.returncode == 0 and "cosim: error:" not in accepted.stderr
     assert "cosim: note:" in accepted.stderr and "is cut off" in accepted.stderr
+
+
+def test_validate_says_a_run_that_lost_dumps_and_exits_3(tmp_path):
+    """validate re-said each run's warnings as plain warnings, so a run whose stats lost dumps (zero bytes after its
+    last dump) was priced short at exit 0; the loss keeps its class: exit 3 unless --allow-partial."""
+    from helpers import SHARED
+
+    runs = GEM5_RUNS / "xu3-mibench-train"
+    board = SHARED / "data" / "armpm" / "Concatenated_Data" / "cBench" / "xu3_cset_perfcpu_cBench_eMMC_big.data"
+    if not runs.is_dir() or not board.is_file():
+        pytest.skip("../shared/data is not here")
+    program = sorted(p for p in runs.iterdir() if p.is_dir())[0]
+    copy = tmp_path / "runs" / program.name
+    shutil.copytree(program, copy)
+    stats = sorted(copy.rglob("stats.txt"))[0]
+    stats.write_bytes(stats.read_bytes() + bytes(4096))
+    cut = run_cosim("validate", board, tmp_path / "runs", "-o", tmp_path / "v.csv")
+    assert cut.returncode == 3 and "after the last complete dump" in cut.stderr
+    ok = run_cosim("validate", board, tmp_path / "runs", "-o", tmp_path / "w.csv", "--allow-partial")
+    assert ok.returncode == 0

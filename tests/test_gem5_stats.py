@@ -523,3 +523,24 @@ def test_a_negative_counter_in_any_dump_is_refused_naming_stat_and_dump(tmp_path
     path = write_stats(tmp_path / "stats.txt", dumps)
     with pytest.raises(CosimError, match=rf"dump {which[0]}: counter system.cpu.numCycles is -1000"):
         gem5_stats.read_stats_table(path, stats={"system.cpu.numCycles"})
+
+
+def test_zero_bytes_inside_a_dump_drop_that_dump_never_read_as_zeros(tmp_path):
+    """A hole of zero bytes inside a dump (a crash with delayed allocation) joins two lines and loses the ones between:
+    read, those stats would be 0 in that dump (the independent campaign found 8 % less energy at exit 0 with
+    --allow-partial).  The dump is dropped and said, naming its line; the others are read as before."""
+    import gzip
+
+    src = REPO / "tests" / "data" / "gem5-minor-sleep-1000MHz" / "stats.txt.gz"
+    data = bytearray(gzip.decompress(src.read_bytes()))
+    at = 0
+    for _ in range(5):  # the fifth dump's Begin line
+        at = data.index(BEGIN.encode(), at) + 1
+    hole = data.index(b"\n", at + 2000) + 10  # inside a line of dump 4
+    data[hole : hole + 4096] = bytes(4096)
+    (tmp_path / "stats.txt").write_bytes(bytes(data))
+    whole = read_stats(src)
+    with pytest.warns(CosimWarning, match=r"stats.txt:\d+: dump 4: zero bytes inside the dump"):
+        holed = read_stats(tmp_path / "stats.txt")
+    assert list(holed["epoch"]) == [e for e in whole["epoch"] if e != 4]
+    assert [d.dump for d in stats_meta(holed).dropped] == [4]

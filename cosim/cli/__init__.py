@@ -26,6 +26,14 @@ __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_PARTIAL", "m
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # before the command's own handler is in place (parsing, imports): one line too
+        print("cosim: interrupted before it wrote anything", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     # cosim's matrices are small, so BLAS threads only spin while they wait (about 0.15 CPU s per

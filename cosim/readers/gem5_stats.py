@@ -137,14 +137,9 @@ def _warn_if_slow() -> None:
     global _warned_slow
     if _scan_block_c is None and not _warned_slow:
         _warned_slow = True
-        warnings.warn(
-            CosimWarning(
-                "cosim's C line scanner was not built (no C compiler at install time) or is older than cosim, so stats.txt is read by the "
-                "pure-Python scanner, about 20x slower; install a C compiler (e.g. apt-get install gcc python3-dev) "
-                "and reinstall cosim"
-            ),
-            stacklevel=3,
-        )
+        slow = "so stats.txt is read by the pure-Python scanner, about 20x slower; install a C compiler (e.g. apt-get install gcc"
+        why = "cosim's C line scanner was not built (no C compiler at install time) or is older than cosim"
+        warnings.warn(CosimWarning(f"{why}, {slow} python3-dev) and reinstall cosim"), stacklevel=3)
 
 
 def stats_file(run: str | Path) -> Path | None:
@@ -299,7 +294,8 @@ class _DumpReader:
                     self._check_dumps()
                     begin = stop
                     continue
-                self._dump(names, values, bad, view[body:stop], base + body)
+                hole = buf.find(b"\x00", body, stop)  # zero bytes: a hole a crash left, the stats in it lost
+                self._dump(names, values, bad, view[body:stop], base + body, hole=hole - body if hole >= 0 else -1)
                 begin, scan = None, _line_end(buf, stop, end)  # after the End marker line
         if begin is not None:
             kept = "; every complete dump was kept" if self.rows else ""  # none kept: read_stats says no dump is complete
@@ -403,9 +399,12 @@ class _DumpReader:
             return False
         return True
 
-    def _dump(self, names: list[str], raw_values: bytes, bad: int, block: memoryview, offset: int) -> None:
+    def _dump(self, names: list[str], raw_values: bytes, bad: int, block: memoryview, offset: int, *, hole: int = -1) -> None:
         """Keep one scanned dump (``block`` is its text, at file ``offset``), or report why it is dropped."""
         self.empty_dumps += not names and bad < 0
+        if hole >= 0:  # the lines the zeros replaced are missing: their stats would read as 0 in this dump
+            self._drop(offset + hole, "zero bytes inside the dump (a hole where gem5 had not yet written), dump skipped")
+            return
         if bad >= 0:
             lines = bytes(block).split(b"\n")
             text = lines[bad].decode("utf-8", "replace").strip()

@@ -39,8 +39,10 @@ def validate(measured, runs, *, split=None, models: tuple[str, ...] = ()) -> Val
             for m, program, folder in each(jobs, label="validate", unit="runs", enabled=_tty())
         ]
     # one warning per cause, not one per run: 33 runs at three clocks say the same three things
-    for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, CosimWarning)):
-        warnings.warn(CosimWarning(f"{message} (gem5 runs under {runs})"), stacklevel=2)
+    # (its class kept: a run whose stats lost dumps is a CutOffWarning, which makes the command exit 3)
+    said = {str(w.message): w.category for w in caught if issubclass(w.category, CosimWarning)}
+    for message, category in said.items():
+        warnings.warn(category(f"{message} (gem5 runs under {runs})"), stacklevel=2)
     split_map = read_split(split) if split is not None else None
     result = compare(board, sims, split=split_map, board_cluster=label, board_file=str(measured))
     return _with_temperature_and_dvfs(result, measured, split_map)
