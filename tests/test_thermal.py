@@ -173,3 +173,18 @@ def test_a_study_prices_its_points_at_the_design_files_ambient():
     assert "ambient_default" in default["flags"] and "ambient_default" not in cool["flags"]
     assert "start_steady" not in cool["flags"]
     assert 0 < cool["energy_j"] < default["energy_j"]
+
+
+def test_a_model_with_a_temperature_term_but_no_thermal_constants_says_so(tmp_path):
+    """A copy of a shipped A15 model under another name has its temperature term but no thermal constants (they name
+    the models they apply to): it is priced at the training board's temperature, and the rows say so (the
+    independent campaign found the change silent)."""
+    model = json.loads((REPO / "models" / "cortex-a15-walker2017.json").read_text())
+    model["name"] = "my-a15"
+    (tmp_path / "my-a15.json").write_text(json.dumps(model))
+    run = REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz"
+    out = tmp_path / "p.csv"
+    r = run_cosim("power", run, "--model", tmp_path / "my-a15.json", "--cluster", "big=system.bigCluster", "-o", out)
+    assert r.returncode == 0, r.stderr
+    flags = pd.read_csv(out)["flags"]
+    assert flags.str.contains("temperature_not_predicted").all() and not flags.str.contains("temperature_predicted").any()

@@ -29,6 +29,7 @@ from cosim.models.envelope import (
 )
 from cosim.models.modelfile import operating_point
 from cosim.models.plausibility import implausible_reasons, refuse_implausible
+from cosim.models.static_form import static_form
 from cosim.models.voltage import voltage_under_load
 from cosim.readers.gem5_config import Cluster, Gem5Config
 from cosim.readers.stats_table import StatsMeta
@@ -355,7 +356,9 @@ def _cluster_timeline(
         out["flags"][i] = ";".join(filter(None, [out["flags"][i], "voltage_off_curve"]))
     heat = temperature_flags(model, temperature, rows)
     extra_heat = ";".join(loop_flags(loop)) or (
-        "temperature_not_settled" if loop is None and spec.temperature_c is None and has_loop else ""
+        ("temperature_not_settled" if has_loop else "temperature_not_predicted")  # no thermal constants for its cluster
+        if spec.temperature_c is None and static_form(model).trained_temperature_c is not None
+        else ""
     )
     out["flags"] = np.array([";".join(filter(None, [f, h, extra_heat])) for f, h in zip(out["flags"], heat)], dtype=object)
     for i in np.flatnonzero(change.split | change.unplaced):
@@ -382,6 +385,5 @@ def _temperature_column(model, temperature, freq_mhz: np.ndarray, rows: int) -> 
     at the row's clock (nan for a model that states none)."""
     if temperature is not None:
         return np.broadcast_to(np.asarray(temperature, dtype=float), rows).copy()
-    from cosim.models.static_form import static_form
 
     return np.asarray(static_form(model).curve_temperature(freq_mhz), dtype=float)
