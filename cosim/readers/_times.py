@@ -1,5 +1,5 @@
 """Times as loggers write them: ISO-8601, nvidia-smi's ``YYYY/MM/DD hh:mm:ss.fff``, Unix seconds -> seconds since
-1970-01-01 [s]; and the comma ``date --iso-8601=ns`` puts inside a CSV field."""
+1970-01-01 [s]; the comma ``date --iso-8601=ns`` puts inside a CSV field; and a timed power log as tidy rows."""
 
 from __future__ import annotations
 
@@ -50,3 +50,15 @@ def _iso(text: str, *, where: str) -> float:
         t -= sign * timedelta(hours=hh, minutes=mm)
     whole = (t - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(seconds=1)
     return whole + (int(frac) / 10 ** len(frac) if frac else 0.0)
+
+
+def melt_samples(wide, units: dict[str, str]):
+    """A power log's wide table (``gpu``, ``sample``, ``time_s`` and one column per field) as cosim read's tidy rows:
+    one per (sample, numeric field), ``timestamp`` [s] among them; ``units``: field -> its SI unit."""
+    table = wide.rename(columns={"time_s": "timestamp"})
+    long = table.melt(id_vars=["gpu", "sample"], value_vars=[c for c in units if c in table], var_name="metric", value_name="value")
+    long = long[long["value"].notna()]
+    long["unit"] = long["metric"].map(units)
+    return long.assign(kernel="", launch=long["sample"], device=long["gpu"], statistic="value").sort_values(
+        ["launch", "device"], kind="stable"
+    )

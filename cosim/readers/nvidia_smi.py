@@ -33,7 +33,7 @@ import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.readers._files import read_text
-from cosim.readers._times import rejoin_time
+from cosim.readers._times import melt_samples, rejoin_time
 from cosim.readers.cutoff import ends_mid_line, left_out
 
 #: nvidia-smi unit -> (factor to SI, SI unit)
@@ -259,13 +259,7 @@ def long_table(wide: pd.DataFrame) -> pd.DataFrame:
     units = dict(wide.attrs["nvidia_smi"]["units"])
     if wide["time_s"].notna().any():
         units = {"timestamp": "s", **units}
-    table = wide.rename(columns={"time_s": "timestamp"})
-    long = table.melt(id_vars=["gpu", "sample"], value_vars=[c for c in units if c in table], var_name="metric", value_name="value")
-    long = long[long["value"].notna()]
-    long["unit"] = long["metric"].map(units)
-    return long.assign(kernel="", launch=long["sample"], device=long["gpu"], statistic="value").sort_values(
-        ["launch", "device"], kind="stable"
-    )
+    return melt_samples(wide, units)
 
 
 def power_samples(path: str | Path, wide: pd.DataFrame, *, field: str | None = None, gpu: str | None = None) -> pd.DataFrame:

@@ -31,7 +31,7 @@ import pandas as pd
 
 from cosim.errors import CosimError
 from cosim.readers._files import read_text
-from cosim.readers._times import rejoin_time, timestamp_s
+from cosim.readers._times import melt_samples, rejoin_time, timestamp_s
 from cosim.readers.cutoff import ends_mid_line, left_out
 
 TIME_NAMES = ("timestamp", "time", "time_s", "datetime", "date", "ts", "unix_time", "epoch")
@@ -209,13 +209,7 @@ def _extras(fields: list[str], header: list[str], extras: dict[int, tuple[str, f
 def long_table(wide: pd.DataFrame) -> pd.DataFrame:
     """The tidy rows of :func:`read_power_csv`: one per (sample, value), ``timestamp`` [s] among them where timed."""
     units = {"timestamp": "s", "power_w": "W", "energy_j": "J", **wide.attrs["power_csv"].get("extra_units", {})}
-    table = wide.rename(columns={"time_s": "timestamp"})
-    long = table.melt(id_vars=["gpu", "sample"], value_vars=[c for c in units if c in table], var_name="metric", value_name="value")
-    long = long[long["value"].notna()]
-    long["unit"] = long["metric"].map(units)
-    return long.assign(kernel="", launch=long["sample"], device=long["gpu"], statistic="value").sort_values(
-        ["launch", "device"], kind="stable"
-    )
+    return melt_samples(wide, units)
 
 
 def power_samples(path: str | Path, *, gpu: str | None = None, period_s: float | None = None, columns: dict | None = None) -> pd.DataFrame:
