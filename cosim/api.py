@@ -256,6 +256,35 @@ def gpu_energy(
     power [W] and energy [J] with a 90 % interval, from a power log (nvidia-smi, DCGM, a Kokkos tool's CSV) and the same
     run's kernel trace (nsys, nvprof); times [s] from the log's first reading.  The arguments are the command's options.
     """
+    _, table = launch_energy(
+        power_log,
+        trace,
+        field=field,
+        window_s=window_s,
+        gpu=gpu,
+        period_s=period_s,
+        offset_s=offset_s,
+        trace_zero=trace_zero,
+        min_samples=min_samples,
+    )
+    return as_written(table)
+
+
+def launch_energy(
+    power_log: str | Path,
+    trace: str | Path,
+    *,
+    field: str | None,
+    window_s: float | None,
+    gpu: str | None,
+    period_s: float | None,
+    offset_s: float | None,
+    trace_zero: str | None,
+    min_samples: int,
+):
+    """``(logged run, per-launch table)`` as ``cosim gpu-energy`` and :func:`gpu_energy` share them: the options
+    checked, the log and trace read onto one time axis, each launch measured where the readings resolve it, times [s]
+    from the log's first reading."""
     from cosim.errors import CosimError
     from cosim.timeline.logged_run import read_logged_run
     from cosim.timeline.measured_energy import kernel_energy
@@ -279,4 +308,4 @@ def gpu_energy(
     first_s = float(run.samples["time_s"].iloc[0])
     table["start_s"] -= first_s  # seconds since the log's first reading
     table["end_s"] -= first_s
-    return as_written(table)
+    return run, table

@@ -19,15 +19,11 @@ def _names_path(args: argparse.Namespace) -> Path:
 
 
 def cmd_gpu_energy(args: argparse.Namespace) -> int:
+    from cosim.api import launch_energy
     from cosim.kernels.progress import stepper
     from cosim.output import write_table
-    from cosim.timeline.logged_run import read_logged_run
-    from cosim.timeline.measured_energy import kernel_energy, resolvable_s, shift_cost
+    from cosim.timeline.measured_energy import resolvable_s, shift_cost
 
-    if args.min_samples < 2:
-        raise CosimError(f"--min-samples {args.min_samples}: an interval needs at least 2 readings")
-    if args.window_s is not None and not (args.window_s >= 0 and args.window_s < 3600):
-        raise CosimError(f"--window-s {args.window_s}: an averaging window is >= 0 s (0: instantaneous readings)")
     if args.power_limit_w is not None and not (args.power_limit_w > 0 and math.isfinite(args.power_limit_w)):
         raise CosimError(f"--power-limit-w {args.power_limit_w}: a board's power limit is a power > 0 [W]")
     names_path = _names_path(args)
@@ -40,7 +36,7 @@ def cmd_gpu_energy(args: argparse.Namespace) -> int:
             print(f"cosim: gpu-energy: {text}", file=sys.stderr, flush=True)
 
     say("reading the power log and the trace")
-    run = read_logged_run(
+    run, table = launch_energy(
         args.power_log,
         args.trace,
         field=args.field,
@@ -49,15 +45,12 @@ def cmd_gpu_energy(args: argparse.Namespace) -> int:
         window_s=args.window_s,
         offset_s=args.offset_s,
         trace_zero=args.trace_zero,
-        window_way_out="; if this GPU reports it instantaneously, give --window-s 0",
+        min_samples=args.min_samples,
     )
     samples, kernels, window, period, offset, how = run.samples, run.kernels, run.window_s, run.period_s, run.offset_s, run.aligned_by
     power = samples.attrs["power"]
     t0 = float(samples["time_s"].iloc[0])
     say(f"per launch: {len(kernels)} launches against {len(samples)} readings")
-    table = kernel_energy(kernels, samples, window_s=window, offset_s=offset, min_samples=args.min_samples)
-    table["start_s"] -= t0  # seconds since the log's first reading
-    table["end_s"] -= t0
     write_table(table, args.output)
     resolved = table[table["measured_power_w"].notna()]
     print(
