@@ -36,9 +36,63 @@ def ctrl_c_reaches_it() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def run_cosim(*args, cwd=None) -> subprocess.CompletedProcess:
-    """The ``cosim`` command as a user runs it; -I imports the installed cosim, never the source tree of the current folder."""
-    return subprocess.run([sys.executable, "-I", "-m", "cosim.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+def cosim_argv(*args) -> list[str]:
+    """The ``cosim`` command line; -I imports the installed cosim, never the source tree of the current folder."""
+    return [sys.executable, "-I", "-m", "cosim.cli", *map(str, args)]
+
+
+def run_cosim(*args, cwd=None, process: bool = False) -> subprocess.CompletedProcess:
+    """The ``cosim`` command as a user runs it: its exit status, standard output and standard error.
+
+    It runs in this process (``cosim.cli.main``, as ``python -m cosim.cli`` calls it) unless ``process`` is set or the
+    command starts processes of its own (``explore``, ``--workers``, ``--scheduler``): a new Python costs about 0.4 CPU s
+    of imports, which over the suite's ~470 commands was a third of its CPU time.  The commands that must be a real
+    process (signals, start-up, pipes, the entry point itself) use :func:`cosim_argv` with ``subprocess``; tests/test_cli.py
+    and tests/test_startup.py run the real one.
+    """
+    argv = [str(a) for a in args]
+    if process or _starts_processes(argv):
+        return subprocess.run(cosim_argv(*argv), capture_output=True, text=True, cwd=cwd)
+    return _in_process(argv, cwd=cwd)
+
+
+def _starts_processes(argv: list[str]) -> bool:
+    if argv[:1] == ["explore"] or "--scheduler" in argv:
+        return True
+    for i, a in enumerate(argv):
+        value = a.partition("=")[2] if a.startswith("--workers=") else (argv[i + 1] if a == "--workers" and i + 1 < len(argv) else None)
+        if value is not None and value != "1":
+            return True
+    return False
+
+
+def _in_process(argv: list[str], *, cwd=None) -> subprocess.CompletedProcess:
+    import contextlib
+    import io
+    import os
+    import traceback
+    import warnings
+
+    from cosim.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    # main() sets warnings' filters and hook for the process it owns: here they are put back after it
+    with warnings.catch_warnings(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            status = main(argv)
+        except SystemExit as stop:  # argparse: --help, a usage error
+            status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+            if not isinstance(stop.code, int | None):
+                print(stop.code, file=sys.stderr)
+        except Exception:  # what the interpreter would print for an uncaught exception
+            traceback.print_exc()
+            status = 1
+        finally:
+            os.chdir(here)
+    return subprocess.CompletedProcess(cosim_argv(*argv), status, out.getvalue(), err.getvalue())
 
 
 #: --model/--cluster arguments pricing the hand-built big.LITTLE run (A15 model for big, A7 for LITTLE)
