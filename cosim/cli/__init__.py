@@ -10,6 +10,7 @@ interrupted (Ctrl-C, SIGTERM, or standard output closed; no temporary file is le
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import signal
 import sys
@@ -189,6 +190,7 @@ class _CommandParser(_Parser):
         return namespace, extras
 
 
+@functools.cache  # built once a process (about 10 ms: every command's options); parsing leaves it unchanged
 def _parser() -> argparse.ArgumentParser:
     from cosim import __version__
 

@@ -196,10 +196,20 @@ def static_form_block(static: tuple[StaticTerm, ...], points: tuple[tuple[float,
 
 def static_form(model) -> StaticForm:
     """The model's static form: the coefficients its file states (``static_form``, as written by fitting it once, and
-    what gem5's online expressions read), else fitted here to its polynomial at every point of its V-f table."""
+    what gem5's online expressions read), else fitted here to its polynomial at every point of its V-f table.
+    Computed once per model object (a frozen dataclass: the file's numbers cannot change under it); pricing asks for it
+    at every epoch and point."""
+    cached = getattr(model, "__dict__", {}).get("_static_form")
+    if cached is not None:
+        return cached
     stated = model.raw.get("static_form") if isinstance(model.raw, dict) else None
-    if stated is not None:
-        return _stated(model, stated)
+    form = _stated(model, stated) if stated is not None else _fitted(model)
+    if hasattr(model, "__dict__"):
+        object.__setattr__(model, "_static_form", form)
+    return form
+
+
+def _fitted(model) -> StaticForm:
     form = _fit(tuple(model.static), tuple(model.vf_points))
     if form is None:
         raise CosimError(
