@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from pathlib import Path
@@ -10,12 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import SHARED, run_cosim
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-pytest.importorskip("sklearn")
-
-from helpers import SHARED, run_cosim
 
 from cosim import CosimError
 from cosim.kernels.dvfs import check_table, with_profiles
@@ -23,6 +21,9 @@ from cosim.kernels.dvfs_eval import errors, lobo, off_reference
 from cosim.kernels.dvfs_models import fit_family, predict_ratios
 from cosim.readers.dvfs_logs import plateau, read_dvfs_folder
 from cosim.readers.nvprof_trace import read_gpu_summary
+
+# find_spec, not importorskip: collection on every xdist worker would import sklearn (about 1 CPU s) for nothing
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("sklearn") is None, reason="sklearn is not installed")
 
 LOGS = SHARED / "data" / "gpu-dvfs" / "gtx980-wang2018" / "logs"
 needs_logs = pytest.mark.skipif(not LOGS.is_dir(), reason="../shared GTX 980 DVFS logs not present")
