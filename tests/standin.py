@@ -52,7 +52,7 @@ def explore(*args, env: dict[str, str], cwd=None, process: bool = False) -> subp
     where the test needs one (another driver's pid beside this test's, a signal).  A new Python per driver was
     about 1 CPU s of imports (optuna, pandas, matplotlib), most of this file's time."""
     env = {**STANDIN_ENV, **env}
-    if process:
+    if process or not _forks():
         return subprocess.run(explore_cmd(*args), capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd)
     from helpers import _in_process
 
@@ -66,6 +66,15 @@ def explore(*args, env: dict[str, str], cwd=None, process: bool = False) -> subp
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def _forks() -> bool:
+    """Whether a process pool started here forks this process (Linux before Python 3.14), so that its workers, and the
+    stand-in they run, see ``env`` as set for the call.  A forkserver started by an earlier call would hand them the
+    environment of that call: the driver then runs as a process of its own."""
+    import multiprocessing
+
+    return (multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]) == "fork"
 
 
 #: the Python the stand-in runs its config's --help and replay.py with: this one, not a ``python3`` found on PATH (a
