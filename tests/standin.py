@@ -46,8 +46,40 @@ def explore_cmd(*args) -> list[str]:
     return [sys.executable, "-I", "-m", "cosim.cli", "explore", *map(str, args)]
 
 
-def explore(*args, env: dict[str, str], cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run(explore_cmd(*args), capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd)
+def explore(*args, env: dict[str, str], cwd=None, process: bool = False) -> subprocess.CompletedProcess:
+    """``cosim explore`` with the stand-in's ``env``: in this process (``cosim.cli.main``, as tests/helpers.run_cosim
+    runs the other commands; its pool workers are forked from here and inherit ``env``), or as a process of its own
+    where the test needs one (another driver's pid beside this test's, a signal).  A new Python per driver was
+    about 1 CPU s of imports (optuna, pandas, matplotlib), most of this file's time."""
+    env = {**STANDIN_ENV, **env}
+    if process or not _forks():
+        return subprocess.run(explore_cmd(*args), capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd)
+    from helpers import _in_process
+
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        return _in_process(["explore", *map(str, args)], cwd=cwd)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _forks() -> bool:
+    """Whether a process pool started here forks this process (Linux before Python 3.14), so that its workers, and the
+    stand-in they run, see ``env`` as set for the call.  A forkserver started by an earlier call would hand them the
+    environment of that call: the driver then runs as a process of its own."""
+    import multiprocessing
+
+    return (multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]) == "fork"
+
+
+#: the Python the stand-in runs its config's --help and replay.py with: this one, not a ``python3`` found on PATH (a
+#: pyenv shim there is a bash script that costs about 0.1 CPU s a call)
+STANDIN_ENV = {"COSIM_STANDIN_PYTHON": sys.executable}
 
 
 def runs_logged(log: Path) -> dict[str, dict[str, int]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from helpers import GEM5, ctrl_c_reaches_it, needs_gem5
-from standin import STANDIN, design, explore, explore_cmd, runs_logged, standin_run
+from standin import STANDIN, STANDIN_ENV, design, explore, explore_cmd, runs_logged, standin_run
 
 from cosim.errors import CosimError
 from cosim.explore.design import command, grid_points, load_design, point_id, sample_points
@@ -30,8 +30,40 @@ def run_dir(tmp_path_factory):
     return standin_run(tmp_path_factory.mktemp("standin-run"))
 
 
+@pytest.fixture(scope="module")
+def grid_study(tmp_path_factory, run_dir):
+    """The GRID study run to its end without --dvfs, and the stand-in's log of it: built once, copied by the tests that
+    resume or refuse it (:func:`copy_study`); each test used to run these same 4 points itself."""
+    folder = tmp_path_factory.mktemp("grid-study")
+    done = explore(design(folder, GRID), "-o", folder / "s", env=env(run_dir, log=folder / "log"))
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+@pytest.fixture(scope="module")
+def dvfs_study(tmp_path_factory, run_dir):
+    """GRID run with --workers 2 --dvfs --parquet, and the stand-in's log of it: the study
+    test_a_study_writes_each_point_in_its_folder_and_one_table checks, and the pool's table that the Dask engine's must
+    equal (test_dask_localcluster_writes_the_same_table_as_the_pool), which ran the same command for it."""
+    folder = tmp_path_factory.mktemp("dvfs-study")
+    done = explore(design(folder, GRID), "-o", folder / "s", "--workers", "2", "--dvfs", "--parquet", env=env(run_dir, log=folder / "log"))
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+def copy_study(study: Path, tmp_path: Path, *, log: bool = True) -> Path:
+    """A copy of a finished GRID study (a fixture's folder) as ``tmp_path/s`` (a study folder holds no absolute path),
+    with its stand-in log as ``tmp_path/log`` when ``log``; the design file ``tmp_path/design.toml``."""
+    import shutil
+
+    shutil.copytree(study / "s", tmp_path / "s")
+    if log:
+        shutil.copy(study / "log", tmp_path / "log")
+    return design(tmp_path, GRID)
+
+
 def env(run_dir: Path, **extra) -> dict[str, str]:
-    return {"COSIM_STANDIN_RUN": str(run_dir), **{f"COSIM_STANDIN_{k.upper()}": str(v) for k, v in extra.items()}}
+    return {**STANDIN_ENV, "COSIM_STANDIN_RUN": str(run_dir), **{f"COSIM_STANDIN_{k.upper()}": str(v) for k, v in extra.items()}}
 
 
 def rows(path: Path) -> list[dict[str, str]]:
@@ -203,11 +235,9 @@ def test_a_path_cosim_may_not_write_is_one_line(tmp_path, monkeypatch, capsys):
 # --- a study with the stand-in ---------------------------------------------------------------------------------------
 
 
-def test_a_study_writes_each_point_in_its_folder_and_one_table(tmp_path, run_dir):
+def test_a_study_writes_each_point_in_its_folder_and_one_table(tmp_path, run_dir, dvfs_study):
     log = tmp_path / "log"
-    path = design(tmp_path, GRID)
-    done = explore(path, "-o", tmp_path / "s", "--workers", "2", "--dvfs", "--parquet", env=env(run_dir, log=log))
-    assert done.returncode == 0, done.stderr
+    path = copy_study(dvfs_study, tmp_path)  # GRID with --workers 2 --dvfs --parquet, and the log of its gem5 runs
     table = rows(tmp_path / "s" / "results.csv")
     sim = [r for r in table if r["source"] == "simulated"]
     assert [r["point"] for r in sim] == [point_id(p) for p in grid_points(load_design(path))]
@@ -256,11 +286,10 @@ def test_a_gem5_crash_is_kept_and_retried_only_when_asked(tmp_path, run_dir):
     assert all(r["status"] == "ok" for r in rows(tmp_path / "s" / "results.csv"))
 
 
-def test_dvfs_on_a_resumed_study_prices_every_finished_point_without_running_gem5_again(tmp_path, run_dir):
+def test_dvfs_on_a_resumed_study_prices_every_finished_point_without_running_gem5_again(tmp_path, run_dir, grid_study):
     """Issue #46: points finished without --dvfs got no what-if rows when the study was resumed with it."""
     log = tmp_path / "log"
-    path = design(tmp_path, GRID)
-    assert explore(path, "-o", tmp_path / "s", env=env(run_dir, log=log)).returncode == 0
+    path = copy_study(grid_study, tmp_path)  # GRID run to its end without --dvfs, and the log of its gem5 runs
     done = explore(path, "-o", tmp_path / "s", "--dvfs", env=env(run_dir, log=log))
     assert done.returncode == 0, done.stderr
     table = rows(tmp_path / "s" / "results.csv")
@@ -286,8 +315,8 @@ def test_a_dry_run_needs_no_gem5(tmp_path):
     assert refused.returncode == 2 and "no such file" in refused.stderr
 
 
-def test_a_study_folder_of_another_design_is_refused_unless_forced(tmp_path, run_dir):
-    explore(design(tmp_path, GRID), "-o", tmp_path / "s", env=env(run_dir))
+def test_a_study_folder_of_another_design_is_refused_unless_forced(tmp_path, run_dir, grid_study):
+    copy_study(grid_study, tmp_path, log=False)  # a study of GRID
     other = design(tmp_path, '"--big-cores" = [1, 2]\n"--big-freq" = ["1GHz"]')
     done = explore(other, "-o", tmp_path / "s", env=env(run_dir))
     assert done.returncode == 2 and "made from a different design" in done.stderr and "--force" in done.stderr
@@ -308,7 +337,8 @@ def _finished(study: Path) -> int:
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_a_driver_killed_mid_study_then_resumed_runs_no_finished_point_again(tmp_path, run_dir, sig):
     log = tmp_path / "log"
-    path = design(tmp_path, '"--big-cores" = [1, 2, 3, 4]\n"--little-freq" = ["600MHz", "800MHz", "1000MHz"]')
+    # 8 points: killed once 4 have finished (2 more in flight, 2 not started), what the resume checks needs all three kinds
+    path = design(tmp_path, '"--big-cores" = [1, 2, 3, 4]\n"--little-freq" = ["600MHz", "1000MHz"]')
     e = {**os.environ, **env(run_dir, log=log, sleep=0.4)}
     cmd = explore_cmd(path, "-o", tmp_path / "s", "--workers", "2")
     driver = subprocess.Popen(cmd, env=e, stderr=subprocess.DEVNULL, preexec_fn=ctrl_c_reaches_it)
@@ -318,23 +348,23 @@ def test_a_driver_killed_mid_study_then_resumed_runs_no_finished_point_again(tmp
     driver.send_signal(sig)
     assert driver.wait() == (-signal.SIGKILL if sig == signal.SIGKILL else 130)  # Ctrl-C: cosim's exit status 130
     finished = [p for p in (tmp_path / "s" / "points").iterdir() if not p.name.startswith(".")]  # final name: finished
-    assert 4 <= len(finished) < 12
+    assert 4 <= len(finished) < 8
     time.sleep(0.5)  # the workers and their gem5s die with the driver (PR_SET_PDEATHSIG)
     logged_before = len(log.read_text().splitlines())
     done = explore(path, "-o", tmp_path / "s", "--workers", "2", env=env(run_dir, log=log))
     assert done.returncode == 0, done.stderr
     table = rows(tmp_path / "s" / "results.csv")
-    assert len(table) == 12 and all(r["status"] == "ok" for r in table)
+    assert len(table) == 8 and all(r["status"] == "ok" for r in table)
     counts = runs_logged(log)
-    assert len(counts) == 12
+    assert len(counts) == 8
     after = log.read_text().splitlines()[logged_before:]
     ran_twice = [line for line in after if line.startswith("start") and any(_same_point(line, folder) for folder in finished)]
     restarted = sum(c["start"] - 1 for c in counts.values())
     print(
-        f"\n{sig.name}: {len(finished)} of 12 points finished at the kill; {len(ran_twice)} of them ran again; {restarted} in flight restarted"
+        f"\n{sig.name}: {len(finished)} of 8 points finished at the kill; {len(ran_twice)} of them ran again; {restarted} in flight restarted"
     )
     assert ran_twice == []  # finished points never run again; only the ones in flight at the kill start again
-    assert sum(c["start"] for c in counts.values()) <= 12 + 4  # at most the points in flight (2 per worker) start twice
+    assert sum(c["start"] for c in counts.values()) <= 8 + 4  # at most the points in flight (2 per worker) start twice
     # the interrupted points' temporary folders (.ID.part-N, megabytes each with a real gem5) are gone, not kept forever
     assert not [p.name for p in (tmp_path / "s" / "points").iterdir() if p.name.startswith(".")]
     assert sorted(p.name for p in (tmp_path / "s" / "points").iterdir()) == sorted(r["point"] for r in table)
@@ -345,7 +375,7 @@ def _same_point(line: str, folder: Path) -> bool:
     return f"--big-cores {params['--big-cores']} --little-freq {params['--little-freq']} " in line
 
 
-def test_a_resumed_study_removes_only_temporary_folders_no_live_driver_runs(tmp_path, run_dir):
+def test_a_resumed_study_removes_only_temporary_folders_no_live_driver_runs(tmp_path, run_dir, grid_study):
     """Of the folders an interrupted start leaves in points/: a live driver's running one is kept, a finished one not
     yet renamed takes its final name (and is reused, gem5 not run), a dead attempt's is removed."""
     import shutil
@@ -355,8 +385,7 @@ def test_a_resumed_study_removes_only_temporary_folders_no_live_driver_runs(tmp_
     from cosim.explore.store import open_store
 
     log = tmp_path / "log"
-    path = design(tmp_path, GRID)
-    assert explore(path, "-o", tmp_path / "s", env=env(run_dir, log=log)).returncode == 0
+    path = copy_study(grid_study, tmp_path)  # GRID run to its end
     points = tmp_path / "s" / "points"
     store = open_store(tmp_path / "s", load_design(path).fingerprint())
     done = point_id({"--big-cores": 1, "--little-freq": "600MHz"})
@@ -375,7 +404,7 @@ def test_a_resumed_study_removes_only_temporary_folders_no_live_driver_runs(tmp_
     (points / f".{new['600MHz']}.part-{whole.number}" / "params.json").write_text('{"--big-cores": 3, "--little-freq": "600MHz"}\n')
     more = design(tmp_path, '"--big-cores" = [1, 2, 3]\n"--little-freq" = ["600MHz", "1000MHz"]')
     # a second driver: the point this process holds is not its to run, so it ends with that point unfinished
-    done_run = explore(more, "-o", tmp_path / "s", "--quiet", env=env(run_dir, log=log))
+    done_run = explore(more, "-o", tmp_path / "s", "--quiet", env=env(run_dir, log=log), process=True)  # not this pid
     assert done_run.returncode == 0, done_run.stderr
     left = sorted(p.name for p in points.iterdir())
     assert f".{new['1000MHz']}.part-{live.number}" in left  # a live driver's: kept
@@ -400,13 +429,13 @@ def test_two_drivers_on_one_study_never_run_the_same_point(tmp_path, run_dir):
     assert len(runs_logged(log)) == 8 and all(c == {"start": 1, "end": 1} for c in runs_logged(log).values())
 
 
-def test_dask_localcluster_writes_the_same_table_as_the_pool(tmp_path, run_dir):
+def test_dask_localcluster_writes_the_same_table_as_the_pool(tmp_path, run_dir, dvfs_study):
     pytest.importorskip("distributed")
     path = design(tmp_path, GRID)
-    pool = explore(path, "-o", tmp_path / "pool", "--workers", "2", "--dvfs", env=env(run_dir))
+    pool = dvfs_study / "s" / "results.csv"  # the pool's: GRID with --workers 2 --dvfs (--parquet writes a second file only)
     dask = explore(path, "-o", tmp_path / "dask", "--workers", "2", "--dvfs", "--scheduler", "local", env=env(run_dir))
-    assert pool.returncode == 0 and dask.returncode == 0, dask.stderr
-    assert (tmp_path / "pool" / "results.csv").read_bytes() == (tmp_path / "dask" / "results.csv").read_bytes()
+    assert dask.returncode == 0, dask.stderr
+    assert pool.read_bytes() == (tmp_path / "dask" / "results.csv").read_bytes()
 
 
 def test_hypervolume_of_a_staircase_worked_by_hand():
@@ -514,17 +543,23 @@ def test_the_search_finds_most_of_a_recorded_grids_front_with_half_its_runs(tmp_
     import numpy as np
     from standin import replay_design, replay_recording
 
+    from cosim.explore.price import price_point
     from cosim.explore.search import reference_point
 
-    e = {"COSIM_STANDIN_REPLAY": str(replay_recording(tmp_path / "recording"))}
-    path = replay_design(tmp_path).path
-    assert explore(path, "-o", tmp_path / "grid", "--workers", "2", env=e).returncode == 0
-    grid = np.array([(float(r["runtime_s"]), float(r["energy_j"])) for r in rows(tmp_path / "grid" / "results.csv")])
-    assert len(grid) == 24
-    done = explore(path, "-o", tmp_path / "search", "--search", "pareto", "--budget", "12", "--seed", "0", env=e)
+    recording = replay_recording(tmp_path / "recording")
+    e = {"COSIM_STANDIN_REPLAY": str(recording)}
+    d = replay_design(tmp_path)
+    # the whole grid: each recorded run priced as a study's worker prices its point (cosim.explore.price), in this
+    # process: a study of all 24 points spent 24 worker processes and stand-in runs to copy these same files
+    index = json.loads((recording / "index.json").read_text())  # gem5 options -> the recorded run's folder
+    assert len(index) == len(grid_points(d)) == 24
+    grid = np.array([[price_point(recording / name, d.models)[0][k] for k in ("runtime_s", "energy_j")] for name in index.values()])
+    done = explore(d.path, "-o", tmp_path / "search", "--search", "pareto", "--budget", "12", "--seed", "0", env=e)
     assert done.returncode == 0, done.stderr
     found = np.array([(float(r["runtime_s"]), float(r["energy_j"])) for r in rows(tmp_path / "search" / "results.csv")])
     assert len(found) == 12
+    # the study priced each run it chose as the grid has it (its CSV keeps 9 significant digits)
+    assert all(np.isclose(grid, f, rtol=1e-8, atol=0).all(axis=1).sum() == 1 for f in found)
     ref = reference_point(grid)
     assert hypervolume(found, ref) / hypervolume(grid, ref) >= SEARCH_SHARE_AT_HALF
 

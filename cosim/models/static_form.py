@@ -107,15 +107,20 @@ class StaticForm:
         f = np.atleast_1d(np.asarray(freq_mhz, dtype=float)).ravel()
         v = np.broadcast_to(np.asarray(voltage_v, dtype=float), np.shape(freq_mhz)).ravel()
         t = None if temperature_c is None else np.broadcast_to(np.asarray(temperature_c, dtype=float), np.shape(freq_mhz)).ravel()
-        # _heat for every replicate's kappa at once (one row each): a loop over 200 replicates was most of validate's time
-        kappa = r[:, 3:4]
-        if self.reference_c is not None:
-            heat = np.exp(kappa * ((self.curve_temperature(f) if t is None else t) - self.reference_c))
-        elif t is None:
-            heat = np.ones((len(r), f.size))
-        else:
-            heat = np.where(kappa == 0, 1.0, np.exp(kappa * (t - self.curve_temperature(f))))
+        heat = self._replicate_heat(f, t, r[:, 3:4])
         return r[:, :1] * f * v**2 + r[:, 1:2] * v * np.exp(r[:, 2:3] * (v - 1.0)) * heat
+
+    def _replicate_heat(self, f: np.ndarray, t: np.ndarray | None, kappa: np.ndarray) -> np.ndarray:
+        """:meth:`_heat` at each replicate's kappa (a column) at once: row r is ``_heat(f, t, kappa[r])`` broadcast to
+        ``f``'s shape (a loop over the ~200 replicates was most of a run's pricing time)."""
+        shape = (len(kappa), f.size)
+        if self.reference_c is not None:
+            temp = self.curve_temperature(f) if t is None else t
+            return np.broadcast_to(np.exp(kappa * (temp - self.reference_c)), shape)
+        if t is None:
+            return np.ones(shape)
+        with np.errstate(all="ignore"):  # the rows of kappa 0 are 1 (as _heat), whatever exp gives there
+            return np.broadcast_to(np.where(kappa == 0, 1.0, np.exp(kappa * (t - self.curve_temperature(f)))), shape)
 
     def static_w(self, freq_mhz, voltage_v, temperature_c=None) -> np.ndarray:
         """S(f, V, T) [W] at ``freq_mhz`` [MHz], ``voltage_v`` [V] and ``temperature_c`` [°C] (None: the board's
