@@ -341,3 +341,24 @@ def test_help_is_still_the_whole_help():
     result = cosim("whatif", "--help")
     assert result.returncode == 0 and result.stderr == ""
     assert result.stdout.startswith("usage: cosim whatif") and "--freqs" in result.stdout and "options:" in result.stdout
+
+
+def test_a_run_that_changes_its_parsed_lists_leaves_the_next_runs_defaults_alone(monkeypatch, capsys):
+    """The parser is built once a process (cosim.cli._parser is cached) and argparse hands out an option's default list
+    itself: main gives each run copies, so a command that appends to its --model list (default []) cannot add a model
+    to the next in-process run's (cosim.api, tests)."""
+    import cosim.cli as cli
+    from cosim.cli import main
+
+    seen: list[list[str]] = []
+
+    def command(args):
+        seen.append(list(args.model))
+        args.model.append("cortex-a15-walker2017")  # what a command may do with its own arguments
+        return 0
+
+    sub = next(a for a in cli._parser()._subparsers._group_actions if hasattr(a, "choices")).choices["whatif"]  # type: ignore[union-attr]
+    monkeypatch.setitem(sub._defaults, "run", command)
+    assert main(["whatif", "m5out"]) == 0 and main(["whatif", "m5out"]) == 0
+    assert seen == [[], []]
+    assert cli._parser() is cli._parser()  # the cache this guards

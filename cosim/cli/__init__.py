@@ -10,6 +10,7 @@ interrupted (Ctrl-C, SIGTERM, or standard output closed; no temporary file is le
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import os
 import signal
@@ -35,8 +36,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
+    for name, value in vars(args).items():  # argparse hands out a default list itself: the cached parser's must stay as built
+        if isinstance(value, list | dict | set):
+            setattr(args, name, copy.copy(value))
     # cosim's matrices are small, so BLAS threads only spin while they wait (about 0.15 CPU s per
     # process at numpy import on 2 cores); set before numpy loads, and the user's setting wins
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
