@@ -1,5 +1,8 @@
 """Hostile inputs, each through the real ``cosim`` command in a child process: time and peak memory.
 
+Each child is forked from a Python that has imported what that command imports on its unmutated input (see
+:func:`run_cosim`), and the unmutated input's peak is measured the same way.
+
 The files are built in a temporary folder (never committed): a 500 MB single line, a gzip bomb
 inflating to more than 10 GB, 10 million tiny dumps, 100,000 CPUs in a config, deeply nested JSON,
 1e999 and -0 for every number, NUL bytes, invalid UTF-8.  A one-line refusal is a fine answer;
@@ -98,6 +101,7 @@ for line in sys.stdin:
         os.dup2(os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
         os.dup2(os.open(os.devnull, os.O_RDWR), 1)
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        sys.argv = ["-c", *argv]  # as a new Python's ``python -c SCRIPT ARGV`` has it
         code = 1
         try:
             code = main(argv)
