@@ -54,9 +54,9 @@ def run_cosim(
 
     The child is forked from a started Python that imported ``cosim.cli`` and the modules ``preload`` names (a fork
     server, :class:`_Zygote`, one for each ``preload``): the modules the command imported on its unmutated input
-    (``modules``: the file where a child writes the names it imported), so it starts where a new ``python -m
-    cosim.cli`` stands once it has imported them; its peak is held to that command's baseline measured the same way
-    (:func:`baselines`).  The server's import time is added to each child's wall and CPU: they are what a new Python
+    (``modules``: the file where a child writes the names it imported; :func:`baselines`), so it starts about where
+    a new ``python -m cosim.cli`` stands once it has imported them; its peak is held to that command's baseline
+    measured the same way.  The server's import time is added to each child's wall and CPU: they are what a new Python
     would take.  A new Python a command cost 0.1-0.5 CPU s of imports, most of a command on the hundredth-size files."""
     zygote = _Zygote.get(tuple(preload))
     t0 = time.perf_counter()
@@ -315,14 +315,20 @@ def baselines(root: Path) -> dict[str, tuple[float, list[str]]]:
     }
     if POWMON.exists():
         commands["apply"] = ("apply", "cortex-a15-walker2017", POWMON, "--label", "A15", "-o", root / "b.csv")
-    result = {}
+    imported = {}
     for name, argv in commands.items():
         modules = folder / f"{name}.modules.json"
         run_cosim(list(argv), modules=modules)  # from the server with cosim.cli alone: what the command imports
-        preload = json.loads(modules.read_text())
-        # the peak as the hostile runs measure theirs, forked from the server that preloaded those: a forked child's
-        # resident memory counts the server's own pages but its shared libraries' only as it touches them, about
-        # 30 MiB below a new Python's peak on the same work (a stricter 4x than a new Python's peak would give)
+        imported[name] = json.loads(modules.read_text())
+    # one server for the commands that import pandas (their module sets differ by a few small modules; a server
+    # costs the imports of a new Python), one for each other (power: numpy alone, a third of their peak)
+    pandas = list(dict.fromkeys(m for name in commands if "pandas" in imported[name] for m in imported[name]))
+    result = {}
+    for name, argv in commands.items():
+        preload = pandas if "pandas" in imported[name] else imported[name]
+        # the peak as the hostile runs measure theirs, forked from the same server: a forked child's resident memory
+        # counts the server's own pages but its shared libraries' only as it touches them, 25-30 MiB below a new
+        # Python's peak on the same work (a stricter 4x than a new Python's peak gave)
         result[name] = (run_cosim(list(argv), preload=tuple(preload))[4], preload)
     shutil.rmtree(folder)
     return result
