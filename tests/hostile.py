@@ -1,5 +1,8 @@
 """Hostile inputs, each through the real ``cosim`` command in a child process: time and peak memory.
 
+Each child is forked from a Python that has imported what that command imports on its unmutated input (see
+:func:`run_cosim`), and the unmutated input's peak is measured the same way.
+
 The files are built in a temporary folder (never committed): a 500 MB single line, a gzip bomb
 inflating to more than 10 GB, 10 million tiny dumps, 100,000 CPUs in a config, deeply nested JSON,
 1e999 and -0 for every number, NUL bytes, invalid UTF-8.  A one-line refusal is a fine answer;
@@ -10,7 +13,10 @@ a hundredth as big (tests/test_fuzz.py runs that).
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import gzip
+import json
 import os
 import re
 import shutil
@@ -41,48 +47,133 @@ class Result:
     problems: list[str]
 
 
-def run_cosim(argv: list, *, timeout_s: float = 120.0) -> tuple[int, str, float, float, float]:
-    """``cosim ARGV`` in a child process: exit status, stderr, wall [s], CPU [s] (user+sys) and peak RSS [MiB]."""
+def run_cosim(
+    argv: list, *, timeout_s: float = 120.0, preload: tuple[str, ...] = (), modules: Path | None = None
+) -> tuple[int, str, float, float, float]:
+    """``cosim ARGV`` in a child process: exit status, stderr, wall [s], CPU [s] (user+sys) and peak RSS [MiB].
+
+    The child is forked from a started Python that imported ``cosim.cli`` and the modules ``preload`` names (a fork
+    server, :class:`_Zygote`, one for each ``preload``): the modules the command imported on its unmutated input
+    (``modules``: the file where a child writes the names it imported; :func:`baselines`), so it starts about where
+    a new ``python -m cosim.cli`` stands once it has imported them; its peak is held to that command's baseline
+    measured the same way.  The server's import time is added to each child's wall and CPU: they are what a new Python
+    would take.  A new Python a command cost 0.1-0.5 CPU s of imports, most of a command on the hundredth-size files."""
+    zygote = _Zygote.get(tuple(preload))
     t0 = time.perf_counter()
-    child = subprocess.Popen(
-        [sys.executable, "-I", "-c", _CHILD, *map(str, argv)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
-    )
-    assert child.stderr is not None
-    deadline = t0 + timeout_s
-    while True:  # wait4 gives this child's own rusage (peak RSS, CPU)
-        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            os.killpg(child.pid, signal.SIGKILL)
-            pid, status, usage = os.wait4(child.pid, 0)
-            break
-        time.sleep(0.02)
-    wall = time.perf_counter() - t0
-    stderr = child.stderr.read().decode(errors="replace")
+    pid, stderr_path = zygote.start(argv, modules)
+    status, cpu = zygote.wait(pid, t0 + timeout_s)
+    wall = time.perf_counter() - t0 + zygote.startup_wall_s
+    stderr = stderr_path.read_bytes().decode(errors="replace")
+    stderr_path.unlink()
     peak = re.search(r"\nVmHWM (\d+)\n?$", stderr)
-    code = os.waitstatus_to_exitcode(status)
     return (
-        code,
+        os.waitstatus_to_exitcode(status),
         stderr[: peak.start()] if peak else stderr,
         wall,
-        usage.ru_utime + usage.ru_stime,
+        cpu + zygote.startup_cpu_s,
         int(peak[1]) / 1024 if peak else float("nan"),
     )
 
 
-# ``python -m cosim.cli`` that reports its peak memory on exit: the kernel's VmHWM of this program
-# (rusage's ru_maxrss would count the parent's memory, which the child carries until its exec)
-_CHILD = """\
-import sys
+# A Python that imports cosim.cli (as ``python -m cosim.cli`` does before main) and the modules named in argv[1], then
+# forks a child for each request on stdin: the child runs main(argv) with stdout on /dev/null and stderr into a file,
+# writes its peak memory (the kernel's VmHWM: rusage's ru_maxrss would count the parent's) and, if asked, the modules
+# it imported, and exits with main's status as ``sys.exit`` would (an escaped exception: traceback, 1).  The server
+# answers with the child's pid, then its wait status and CPU time (wait4: the child's own rusage).
+_ZYGOTE = """\
+import json, os, resource, sys, time, traceback
+t0 = time.perf_counter()
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # what cosim.cli.main sets before numpy loads
 from cosim.cli import main
-try:
-    code = main(sys.argv[1:])
-finally:
-    hwm = open("/proc/self/status").read().split("VmHWM:")[1].split()[0]
-    sys.stderr.write(f"\\nVmHWM {hwm}\\n")
-sys.exit(code)
+import importlib
+for name in json.loads(sys.argv[1]):
+    try:
+        importlib.import_module(name)
+    except BaseException:
+        pass
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps([usage.ru_utime + usage.ru_stime, time.perf_counter() - t0]), flush=True)
+for line in sys.stdin:
+    argv, stderr, modules = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        os.dup2(os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+        os.dup2(os.open(os.devnull, os.O_RDWR), 1)
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        sys.argv = ["-c", *argv]  # as a new Python's ``python -c SCRIPT ARGV`` has it
+        code = 1
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            try:
+                sys.stdout.flush()
+            except BaseException:
+                pass
+            if modules:
+                with open(modules, "w") as f:
+                    json.dump([m for m in sys.modules if m != "__main__"], f)
+            hwm = open("/proc/self/status").read().split("VmHWM:")[1].split()[0]
+            sys.stderr.write(f"\\nVmHWM {hwm}\\n")
+            sys.stderr.flush()
+            os._exit(code & 0xFF)
+    print(pid, flush=True)
+    _, status, usage = os.wait4(pid, 0)
+    print(json.dumps([status, usage.ru_utime + usage.ru_stime]), flush=True)
 """
+
+
+class _Zygote:
+    """One fork server (``_ZYGOTE``) for each set of preloaded modules, kept for the process's life."""
+
+    _servers: dict[tuple[str, ...], _Zygote] = {}
+
+    def __init__(self, preload: tuple[str, ...]):
+        import tempfile
+
+        self.folder = Path(tempfile.mkdtemp(prefix="cosim-hostile-"))
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _ZYGOTE, json.dumps(list(preload))], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None and self.process.stdin is not None
+        self.startup_cpu_s, self.startup_wall_s = json.loads(self.process.stdout.readline())
+        self.count = 0
+
+    @classmethod
+    def get(cls, preload: tuple[str, ...]) -> _Zygote:
+        if preload not in cls._servers:
+            if not cls._servers:
+                atexit.register(cls.close_all)
+            cls._servers[preload] = cls(preload)
+        return cls._servers[preload]
+
+    def start(self, argv: list, modules: Path | None) -> tuple[int, Path]:
+        self.count += 1
+        stderr = self.folder / f"stderr-{self.count}"
+        self.process.stdin.write(json.dumps([[str(a) for a in argv], str(stderr), str(modules or "")]) + "\n")
+        self.process.stdin.flush()
+        return int(self.process.stdout.readline()), stderr
+
+    def wait(self, pid: int, deadline: float) -> tuple[int, float]:
+        import select
+
+        if not select.select([self.process.stdout], [], [], max(0.0, deadline - time.perf_counter()))[0]:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)  # past the deadline: the server's wait4 returns
+        status, cpu = json.loads(self.process.stdout.readline())
+        return status, cpu
+
+    @classmethod
+    def close_all(cls) -> None:
+        for server in cls._servers.values():
+            server.process.stdin.close()
+            server.process.wait(timeout=60)
+            shutil.rmtree(server.folder, ignore_errors=True)
+        cls._servers.clear()
 
 
 def _run_folder(folder: Path, stats_text: str | bytes, name: str = "stats.txt") -> Path:
@@ -210,8 +301,9 @@ CASES: dict[str, Callable[[Path, float], list]] = {
 }
 
 
-def baselines_mib(root: Path) -> dict[str, float]:
-    """Peak memory [MiB] of each command on its unmutated real input; other commands get the largest."""
+def baselines(root: Path) -> dict[str, tuple[float, list[str]]]:
+    """Each command on its unmutated real input: peak memory [MiB] and the modules it imported (what its hostile runs'
+    fork server preloads); other commands get the largest peak and a server with cosim.cli alone."""
     folder = root / "baseline"
     stats = _run_folder(folder, _stats_text())
     nvprof = TRACES / "cosim-nvprof-dct.txt"
@@ -223,18 +315,38 @@ def baselines_mib(root: Path) -> dict[str, float]:
     }
     if POWMON.exists():
         commands["apply"] = ("apply", "cortex-a15-walker2017", POWMON, "--label", "A15", "-o", root / "b.csv")
-    peaks = {name: run_cosim(list(argv))[4] for name, argv in commands.items()}
+    imported = {}
+    for name, argv in commands.items():
+        modules = folder / f"{name}.modules.json"
+        run_cosim(list(argv), modules=modules)  # from the server with cosim.cli alone: what the command imports
+        imported[name] = json.loads(modules.read_text())
+    # one server for the commands that import pandas (their module sets differ by a few small modules; a server
+    # costs the imports of a new Python), one for each other (power: numpy alone, a third of their peak)
+    pandas = list(dict.fromkeys(m for name in commands if "pandas" in imported[name] for m in imported[name]))
+    result = {}
+    for name, argv in commands.items():
+        preload = pandas if "pandas" in imported[name] else imported[name]
+        # the peak as the hostile runs measure theirs, forked from the same server: a forked child's resident memory
+        # counts the server's own pages but its shared libraries' only as it touches them, 25-30 MiB below a new
+        # Python's peak on the same work (a stricter 4x than a new Python's peak gave)
+        result[name] = (run_cosim(list(argv), preload=tuple(preload))[4], preload)
     shutil.rmtree(folder)
-    return peaks
+    return result
 
 
-_BASELINES: dict[str, float] = {}
+_BASELINES: dict[str, tuple[float, list[str]]] = {}
 
 
-def campaign(root: Path, *, scale: float = 1.0, cases: list[str] | None = None) -> tuple[dict[str, float], list[Result]]:
-    if not _BASELINES:  # once per process: they do not depend on the case
-        _BASELINES.update(baselines_mib(root))
-    bases = dict(_BASELINES)
+def campaign(
+    root: Path, *, scale: float = 1.0, cases: list[str] | None = None, base: dict[str, tuple[float, list[str]]] | None = None
+) -> tuple[dict[str, float], list[Result]]:
+    """Every case (or ``cases``) at ``scale``: the per-command peaks it was held to, and a result per command.
+    ``base``: :func:`baselines` as computed already (tests/test_fuzz.py shares one between its processes)."""
+    if base is None:
+        if not _BASELINES:  # once per process: they do not depend on the case
+            _BASELINES.update(baselines(root))
+        base = _BASELINES
+    bases = {name: peak for name, (peak, _) in base.items()}
     results = []
     for case in cases or list(CASES):
         work = root / "case"
@@ -243,7 +355,8 @@ def campaign(root: Path, *, scale: float = 1.0, cases: list[str] | None = None) 
         commands = CASES[case](work, scale)
         build_s = time.perf_counter() - t0
         for argv in commands:
-            code, stderr, wall, cpu, peak = run_cosim(list(argv))
+            preload = tuple(base[str(argv[0])][1]) if str(argv[0]) in base else ()
+            code, stderr, wall, cpu, peak = run_cosim(list(argv), preload=preload)
             problems = []
             if code not in (0, 2, 3) or "Traceback" in stderr or "internal error" in stderr:
                 problems.append("traceback")
