@@ -118,3 +118,49 @@ def test_readme_shows_what_cosim_demo_prints():
     in_readme = readme.split("`cosim demo` prints", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
     printed = normalised(demo.output).splitlines()[1:]  # the first line is the run's description, which README says above
     assert in_readme.splitlines() == printed
+
+
+def test_only_plain_cosim_lines_leave_bash():
+    """docs/_runnable.steps: a line runs in this process only where bash would run ``cosim`` alone with literal
+    arguments; the argv is what bash gives it (quotes removed, continuations joined, a comment dropped)."""
+    from _runnable import plain_cosim, steps
+
+    assert plain_cosim("""cosim fit a.csv --power-col "Power A15" --name 'x y'   # a comment""") == [
+        "fit",
+        "a.csv",
+        "--power-col",
+        "Power A15",
+        "--name",
+        "x y",
+    ]
+    assert plain_cosim("cosim power run/ \\\n    --cluster big=system.bigCluster#1") == [
+        "power",
+        "run/",
+        "--cluster",
+        "big=system.bigCluster#1",
+    ]
+    assert plain_cosim("cosim read 'a|b' \"A15 Power(W)\"") == ["read", "a|b", "A15 Power(W)"]
+    for line in (
+        "cosim gpu x 2>&1 | grep y",
+        "cosim gpu x > /dev/null",
+        "cosim gpu x || true",
+        "cosim gpu x; ls",
+        "cosim gpu *.log",
+        "cosim gpu $RUN",
+        'cosim gpu "$RUN"',
+        "cosim gpu ~/x",
+        "cosim gpu x &",
+        "cosim gpu {a,b}",
+        "X=1 cosim gpu x",
+        "nice cosim gpu x",
+        "cosim gpu 'x",
+    ):
+        assert plain_cosim(line) is None, line
+    assert steps("cosim models\nhead -3 a.csv\ngrep b a.csv\ncosim read x -o y\n") == [
+        ("cosim", ["models"]),
+        ("sh", "head -3 a.csv\ngrep b a.csv\n"),
+        ("cosim", ["read", "x", "-o", "y"]),
+    ]
+    for block in ("cd x\ncosim models\n", "export A=1\ncosim models\n", "A=1\ncosim models\n", "for f in a b; do\ncosim models\ndone\n",
+                  "cat <<EOF\ncosim models\nEOF\n", "sleep 1 &\ncosim models\n", "echo 'a\ncosim models'\n"):  # fmt: skip
+        assert steps(block) == [("sh", block)], block
