@@ -192,7 +192,7 @@ def _scan(line: str) -> tuple[str, bool, bool]:
         elif ch == "\\" and line[i + 1 : i + 2] == "\n":  # a continuation: bash joins the lines
             i += 2
             continue
-        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+        elif ch == "#" and (not body or body[-1].isspace()):  # a word starts here (after a continuation too)
             break
         else:
             special |= ch in _SPECIAL

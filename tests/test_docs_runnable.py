@@ -140,6 +140,7 @@ def test_only_plain_cosim_lines_leave_bash():
         "big=system.bigCluster#1",
     ]
     assert plain_cosim("cosim read 'a|b' \"A15 Power(W)\"") == ["read", "a|b", "A15 Power(W)"]
+    assert plain_cosim("cosim read a\\\n#b") == ["read", "a#b"]  # a "#" inside a word, after a continuation
     for line in (
         "cosim gpu x 2>&1 | grep y",
         "cosim gpu x > /dev/null",
