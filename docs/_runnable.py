@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,14 +124,118 @@ def checkout(folder: Path) -> Path:
     return work
 
 
-def run_block(block: Block, cwd: Path, *, timeout_s: float = 300) -> subprocess.CompletedProcess:
-    """Run ``block`` in ``cwd`` with the ``cosim`` of this Python's environment first on the PATH."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}", "MPLBACKEND": "Agg"}
+#: runs ``cosim ARGV`` in a folder: its exit status and outputs (tests/helpers.run_cosim)
+Cosim = Callable[[list[str], Path], subprocess.CompletedProcess]
+#: runs Python code in a folder as ``python -c CODE`` would: its exit status and outputs
+Python = Callable[[str, Path], subprocess.CompletedProcess]
+
+
+def run_block(
+    block: Block, cwd: Path, *, timeout_s: float = 300, cosim: Cosim | None = None, python: Python | None = None
+) -> subprocess.CompletedProcess:
+    """Run ``block`` in ``cwd`` with the ``cosim`` of this Python's environment first on the PATH: a shell block through
+    ``bash -e -o pipefail``, a Python block through a new Python.
+
+    With ``cosim`` (``cosim(argv, cwd)`` runs the command line ``cosim ARGV`` in ``cwd``; tests/helpers.run_cosim runs
+    ``cosim.cli.main(argv)`` in the test's own process), a shell block's plain ``cosim`` lines (:func:`steps`) are given
+    to it with the argv bash gives the ``cosim`` program, and its other lines run through bash, in order, as the block
+    runs: it stops at the first that fails, with that one's exit status; the outputs are the steps' in order.  With
+    ``python`` (``python(code, cwd)``), a Python block's code is given to it."""
     if block.language == "python":
-        args = [sys.executable, "-c", block.code]
+        return python(block.code, cwd) if python is not None else _bash_or_python("python", block.code, cwd, timeout_s)
+    parts = steps(block.code)
+    if cosim is None or not parts:
+        return _bash_or_python("sh", block.code, cwd, timeout_s)
+    stdout, stderr = [], []
+    for kind, what in parts:
+        result = cosim(what, cwd) if kind == "cosim" and isinstance(what, list) else _bash_or_python("sh", str(what), cwd, timeout_s)
+        stdout.append(result.stdout)
+        stderr.append(result.stderr)
+        if result.returncode != 0:
+            break
+    return subprocess.CompletedProcess(result.args, result.returncode, "".join(stdout), "".join(stderr))
+
+
+def _bash_or_python(language: str, code: str, cwd: Path, timeout_s: float) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}", "MPLBACKEND": "Agg"}
+    if language == "python":
+        args = [sys.executable, "-c", code]
     else:
-        args = ["bash", "-e", "-o", "pipefail", "-c", block.code]
+        args = ["bash", "-e", "-o", "pipefail", "-c", code]
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout_s)
+
+
+#: characters that make a line more than one program run with literal arguments: pipes, redirections, lists, globs,
+#: expansions, substitutions, escapes (outside quotes; inside double quotes ``$``, a backquote, ``\`` and ``!``)
+_SPECIAL = set("|&;<>()$`*?[]{}~\\!")
+_IN_DOUBLE_QUOTES = set("$`\\!")
+#: a line that starts with one of these changes what the lines after it run in (or holds them): the block runs in bash
+_SHELL_STATE = {"cd", "pushd", "popd", "export", "unset", "set", "shopt", "source", ".", "alias", "eval", "exec", "trap",
+                "for", "while", "until", "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "function",
+                "select", "declare", "typeset", "local", "readonly", "umask", "ulimit", "hash", "{", "}", "(", ")"}  # fmt: skip
+
+
+def _scan(line: str) -> tuple[str, bool, bool]:
+    r"""A logical shell line (its continuations ``\`` + newline kept): (the line up to its comment with the continuations
+    outside quotes removed, whether it holds a special character outside single quotes (:data:`_SPECIAL`), whether its
+    quotes close)."""
+    quote, body, special, i = None, [], False, 0
+    while i < len(line):
+        ch = line[i]
+        if quote == "'":
+            quote = None if ch == "'" else quote
+        elif quote == '"':
+            special |= ch in _IN_DOUBLE_QUOTES
+            quote = None if ch == '"' else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "\\" and line[i + 1 : i + 2] == "\n":  # a continuation: bash joins the lines
+            i += 2
+            continue
+        elif ch == "#" and (not body or body[-1].isspace()):  # a word starts here (after a continuation too)
+            break
+        else:
+            special |= ch in _SPECIAL
+        body.append(ch)
+        i += 1
+    return "".join(body), special, quote is None
+
+
+def plain_cosim(line: str) -> list[str] | None:
+    """The arguments after ``cosim`` of a logical shell line that runs ``cosim`` alone with literal arguments (no pipe,
+    redirection, list, glob, expansion, substitution, escape, variable assignment), as bash gives them to it (quotes
+    removed; a ``#`` that starts a word starts a comment); None for any other line."""
+    import shlex
+
+    body, special, closed = _scan(line)
+    if special or not closed:
+        return None
+    words = shlex.split(body)
+    return words[1:] if words[:1] == ["cosim"] else None
+
+
+def steps(code: str) -> list[tuple[str, list[str] | str]]:
+    """A shell block as ``("cosim", argv)`` for each plain ``cosim`` line (:func:`plain_cosim`) and ``("sh", text)``
+    for the lines between (the block's own text, run together through bash); the whole block as one ``sh`` step
+    where a line changes the shell's state or holds other lines (``cd``, ``export``, an assignment, a loop, a group, a
+    here-document, a quote over lines, a background job), since one step's bash does not keep it for the next."""
+    out: list[tuple[str, list[str] | str]] = []
+    for line in re.split(r"(?<!\\)\n", code):  # logical lines: a line ending in \ goes on on the next
+        argv = plain_cosim(line)
+        if argv is not None:
+            out.append(("cosim", argv))
+            continue
+        body, _, closed = _scan(line)
+        words = body.split()
+        if not closed or "<<" in body or body.rstrip().endswith("&") and not body.rstrip().endswith("&&"):
+            return [("sh", code)]
+        if words and (words[0] in _SHELL_STATE or re.match(r"[A-Za-z_][A-Za-z0-9_]*(\[.*\])?\+?=", words[0])):
+            return [("sh", code)]
+        if out and out[-1][0] == "sh":
+            out[-1] = ("sh", f"{out[-1][1]}{line}\n")
+        elif words:
+            out.append(("sh", f"{line}\n"))
+    return out
 
 
 def shown(stdout: str) -> str:

@@ -244,11 +244,27 @@ def board_rates_on_split(model_name: str = MODELS[0], *, role: str = "test") -> 
 
 
 def recompute(out: Path) -> dict[str, float]:
-    """Run the docs' ``cosim validate`` into ``out`` and return every figure (the test split's too)."""
-    import subprocess
+    """Run the docs' ``cosim validate`` into ``out`` and return every figure (the test split's too).
 
-    args = [sys.executable, "-I", "-m", "cosim.cli", *COMMAND.split()[1:], "-o", str(out)]
-    subprocess.run(args, cwd=REPO, check=True, capture_output=True, text=True)
+    The command runs in this process (``cosim.cli.main`` with its arguments, in the repository's root, as the ``cosim``
+    program calls it; its outputs captured, the warnings' settings it makes put back): the same table as a new
+    ``cosim`` process writes, without a second Python's start (tests/test_docs_targets.py runs it)."""
+    import contextlib
+    import io
+    import os
+    import warnings
+
+    from cosim.cli import main
+
+    here, stdout, stderr = os.getcwd(), io.StringIO(), io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            os.chdir(REPO)
+            status = main([*COMMAND.split()[1:], "-o", str(out)])
+        finally:
+            os.chdir(here)
+    if status != 0:
+        raise RuntimeError(f"{COMMAND} -o {out}: exit status {status}\n{stderr.getvalue()[-2000:]}")
     from cosim.validate.interval import read_validation
 
     figures = from_validation(read_validation(out))

@@ -5,15 +5,32 @@ this environment; a page's placeholders (``m5out/``) are replaced by the bundled
 Every output a page shows in its Markdown (a ``text`` block after docs/_runnable.py's MARK, written by
 ``python docs/_runnable.py``) must be what its block prints now, up to the volatile bits ``normalised`` names (a
 temporary folder, a CPU time); README's demo output is checked against ``cosim demo``.
+
+"As written" holds with the blocks run in this test's process (#53: a new Python for each of the pages' ~30 ``cosim``
+lines was most of this file's CPU time): a shell block's plain ``cosim`` lines, with no pipe, redirection, list, glob,
+expansion or assignment (docs/_runnable.py ``steps``), run ``cosim.cli.main`` with the argv bash gives the ``cosim``
+program, in the block's folder (tests/helpers.run_cosim, which starts the real program where the command starts
+processes of its own: ``--workers 2``, ``--scheduler``); every other line runs through bash, in the block's order,
+stopping at the first that fails as ``bash -e`` does; a Python block's code runs as ``python -c`` runs it, as
+``__main__`` in a namespace of its own.  ``python docs/_runnable.py`` writes the shown outputs from the real ``cosim``
+program and a new Python, so this test also checks that the two ways print the same.
 """
 
 from __future__ import annotations
 
+import builtins
+import contextlib
+import io
+import os
+import subprocess
 import sys
 import time
+import traceback
+import warnings
+from pathlib import Path
 
 import pytest
-from helpers import REPO, SHARED
+from helpers import REPO, SHARED, run_cosim
 
 sys.path.insert(0, str(REPO / "docs"))
 from _runnable import NOT_RUN, PAGES, blocks, checkout, normalised, run_block, shown  # noqa: E402
@@ -41,7 +58,7 @@ def test_the_pages_blocks_run_as_written(page, tmp_path):
         if block.skipped:
             assert block.output is None, f"{page}, block {block.index} shows an output no test makes"
             continue
-        result = run_block(block, cwd)
+        result = run_block(block, cwd, cosim=_cosim, python=_python)
         assert result.returncode == 0, f"{page}, block {block.index}:\n{block.code}\n{result.stderr[-2000:]}"
         assert "Traceback" not in result.stderr, result.stderr[-2000:]
         ran += 1
@@ -55,6 +72,31 @@ def test_the_pages_blocks_run_as_written(page, tmp_path):
         f"\n{page}: {ran} of {len(found)} blocks ({lines} lines) run, {compared} shown outputs compared, in {time.perf_counter() - start:.1f} s"
     )
     assert ran == len(found) - sum(1 for b in found if b.skipped)
+
+
+def _cosim(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """A shell block's plain ``cosim`` line, with the argv bash gives the ``cosim`` program, in this process."""
+    return run_cosim(*argv, cwd=cwd)
+
+
+def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    """A Python block's code in this process as ``python -c CODE`` runs it: as ``__main__`` in a namespace of its own,
+    in ``cwd``, its outputs captured; an uncaught exception prints its traceback and exits 1."""
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            os.chdir(cwd)
+            exec(compile(code, "<string>", "exec"), {"__name__": "__main__", "__builtins__": builtins})
+            status = 0
+        except SystemExit as stop:
+            status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        except Exception:
+            traceback.print_exc()
+            status = 1
+        finally:
+            os.chdir(here)
+    return subprocess.CompletedProcess([sys.executable, "-c", code], status, out.getvalue(), err.getvalue())
 
 
 def test_shown_outputs_are_in_the_markdown_not_left_to_the_build():
@@ -76,3 +118,50 @@ def test_readme_shows_what_cosim_demo_prints():
     in_readme = readme.split("`cosim demo` prints", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
     printed = normalised(demo.output).splitlines()[1:]  # the first line is the run's description, which README says above
     assert in_readme.splitlines() == printed
+
+
+def test_only_plain_cosim_lines_leave_bash():
+    """docs/_runnable.steps: a line runs in this process only where bash would run ``cosim`` alone with literal
+    arguments; the argv is what bash gives it (quotes removed, continuations joined, a comment dropped)."""
+    from _runnable import plain_cosim, steps
+
+    assert plain_cosim("""cosim fit a.csv --power-col "Power A15" --name 'x y'   # a comment""") == [
+        "fit",
+        "a.csv",
+        "--power-col",
+        "Power A15",
+        "--name",
+        "x y",
+    ]
+    assert plain_cosim("cosim power run/ \\\n    --cluster big=system.bigCluster#1") == [
+        "power",
+        "run/",
+        "--cluster",
+        "big=system.bigCluster#1",
+    ]
+    assert plain_cosim("cosim read 'a|b' \"A15 Power(W)\"") == ["read", "a|b", "A15 Power(W)"]
+    assert plain_cosim("cosim read a\\\n#b") == ["read", "a#b"]  # a "#" inside a word, after a continuation
+    for line in (
+        "cosim gpu x 2>&1 | grep y",
+        "cosim gpu x > /dev/null",
+        "cosim gpu x || true",
+        "cosim gpu x; ls",
+        "cosim gpu *.log",
+        "cosim gpu $RUN",
+        'cosim gpu "$RUN"',
+        "cosim gpu ~/x",
+        "cosim gpu x &",
+        "cosim gpu {a,b}",
+        "X=1 cosim gpu x",
+        "nice cosim gpu x",
+        "cosim gpu 'x",
+    ):
+        assert plain_cosim(line) is None, line
+    assert steps("cosim models\nhead -3 a.csv\ngrep b a.csv\ncosim read x -o y\n") == [
+        ("cosim", ["models"]),
+        ("sh", "head -3 a.csv\ngrep b a.csv\n"),
+        ("cosim", ["read", "x", "-o", "y"]),
+    ]
+    for block in ("cd x\ncosim models\n", "export A=1\ncosim models\n", "A=1\ncosim models\n", "for f in a b; do\ncosim models\ndone\n",
+                  "cat <<EOF\ncosim models\nEOF\n", "sleep 1 &\ncosim models\n", "echo 'a\ncosim models'\n"):  # fmt: skip
+        assert steps(block) == [("sh", block)], block

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cosim import ClusterSpec, load_model, power_timeline, read_config, read_stats
+from cosim import ClusterSpec, load_model, power_timeline, read_config
 from cosim.dse import interval
 from cosim.dse.whatif import cluster_done_s, recorded_run, whatif
-from cosim.readers.gem5_stats import stats_file
+from cosim.readers.gem5_stats import read_stats_table, stats_file
 
 CLUSTERS = (("big", "system.bigCluster", "cortex-a15-walker2017"), ("little", "system.littleCluster", "cortex-a7-gemstone2018"))
 SE_CLUSTERS = (("cpu", "system.cpu", "cortex-a15-gemstone2018"),)  # the se-one set-up: gem5's se.py, one O3 CPU
@@ -34,8 +34,14 @@ def clusters_of(setup: str) -> tuple:
 
 
 @functools.cache
+def _stats_table(run: Path):
+    """The run's stats as ``cosim power`` reads them (numpy columns; :func:`cosim.read_stats` is its DataFrame)."""
+    return read_stats_table(stats_file(run))
+
+
+@functools.cache
 def load(run: Path, clusters=CLUSTERS):
-    stats = read_stats(stats_file(run))
+    stats = _stats_table(run).to_frame()  # read_stats(stats_file(run)), from the one reading
     config = read_config(run / "config.ini")
     specs = [ClusterSpec(name, path, load_model(model)) for name, path, model in clusters]
     return stats, config, specs
@@ -43,8 +49,8 @@ def load(run: Path, clusters=CLUSTERS):
 
 @functools.cache
 def measured(run: Path, clusters=CLUSTERS) -> dict:
-    stats, config, specs = load(run, clusters)
-    timeline = power_timeline(stats, config, specs)
+    _, config, specs = load(run, clusters)
+    timeline = power_timeline(_stats_table(run), config, specs)  # as cosim power prices it: from the numpy columns
     rec = recorded(run, clusters)
     ends = np.cumsum(rec.duration_s)
     out = {"runtime_s": float(ends[-1]), "energy_j": float(timeline["energy_j"].sum())}

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -46,6 +47,13 @@ class StatsMeta:
     dropped: list[DroppedDump] = field(default_factory=list)
     scanner: str = "c"
     cumulative_dumps: list[int] = field(default_factory=list)  # dumps differenced from cumulative counts (no stats reset)
+
+    def __deepcopy__(self, memo: dict) -> StatsMeta:
+        """A copy that shares nothing mutable, as ``copy.deepcopy`` makes: pandas deep-copies a DataFrame's attrs for
+        every column it hands out (28,000 times in the what-if suite), and the generic deep copy took 80 us a time."""
+        return dataclasses.replace(
+            self, dropped=[dataclasses.replace(d) for d in self.dropped], cumulative_dumps=list(self.cumulative_dumps)
+        )
 
 
 #: What the power path accepts: :func:`cosim.read_stats`'s DataFrame or the reader's own table.
