@@ -17,7 +17,6 @@ tests/test_fuzz.py runs the same checks under hypothesis.
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 import gzip
 import hashlib
@@ -416,37 +415,6 @@ class Outcome:
     cpu_s: float = 0.0
 
 
-_PARSER: list = []
-
-
-@contextlib.contextmanager
-def _one_parser():
-    """``cosim.cli.main`` with its argument parser built once for every mutant, not once a call (6 ms, a sixth of an
-    average mutant's CPU): a target's command line is the same for all its mutants, only its file changes, and main
-    still parses it each time.  Each parse returns its own copies of the lists in the parsed arguments (argparse puts
-    an option's default list itself there), so one run cannot change the defaults another run sees."""
-    import cosim.cli as cli
-
-    if not _PARSER:
-        parser = cli._parser()
-        parse = parser.parse_args
-
-        def parse_args(args=None, namespace=None):
-            parsed = parse(args, namespace)
-            for name, value in vars(parsed).items():
-                if isinstance(value, list | dict | set):
-                    setattr(parsed, name, copy.copy(value))
-            return parsed
-
-        parser.parse_args = parse_args
-        _PARSER.append(parser)
-    built, cli._parser = cli._parser, lambda: _PARSER[0]
-    try:
-        yield
-    finally:
-        cli._parser = built
-
-
 #: (target, hash of the mutated file's text) -> its outcome.  Different plans often make the same file (a swap of a
 #: line with itself, a number put where the line has none, hypothesis's small variations of one plan: a tenth of the
 #: suite's mutants); every other input a target writes is the same each time and cosim's answer is a function of its
@@ -472,7 +440,7 @@ def run_mutant(target: Target, folder: Path, plan: list[tuple[str, int, int]]) -
     inputs = {p: p.read_bytes() for p in folder.iterdir() if p.is_file()}
     cpu0 = time.process_time()
     err, std = io.StringIO(), io.StringIO()
-    with _one_parser(), contextlib.redirect_stderr(err), contextlib.redirect_stdout(std):
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(std):
         try:
             code = main([str(a) for a in argv])
         except SystemExit as exc:  # argparse
