@@ -298,3 +298,19 @@ def test_columns_map_a_power_log_and_a_kernel_table(tmp_path, capsys):
     assert (k["benchmark"], k["core_mhz"], k["runtime_s"], k["power_w"], k["dram_util"]) == ("BS", 1000.0, 0.0025, 120.5, 0.7)
     status, err = cosim(capsys, "read", table, "--columns", "power=avgPower", "-o", tmp_path / "y.csv")
     assert status != 0 and "'power' is not a name cosim maps" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("sample", "line", "old"), [("nvprof-rtx2080ti-gpu-trace.csv", 8, "2.080000"), ("nsys-cuda-gpu-trace-3-kernels.csv", 3, "500000000")]
+)
+def test_a_time_past_any_trace_is_one_line_not_an_internal_error(sample, line, old, tmp_path, capsys):
+    """Found by the fuzz (a duration of 1e400 in an nvprof trace: 'internal error: OverflowError', exit 4): a trace's
+    times are held as int64 ns, so a time over 2^63 ns (292 years) or infinite is a damaged row, said on its line."""
+    lines = (REPO / "tests" / "data" / "gpu" / sample).read_text().split("\n")
+    assert old in lines[line - 1]
+    for bad in ("1e400", str(2**64)):
+        lines_bad = [*lines[: line - 1], lines[line - 1].replace(old, bad, 1), *lines[line:]]
+        path = write(tmp_path, sample, "\n".join(lines_bad))
+        status, err = cosim(capsys, "read", path, "-o", tmp_path / "out.csv")
+        assert status in (0, 2) and "internal error" not in err, err
+        assert f"{path}:{line}" in err  # the damaged row named, whether skipped (with a warning) or refused

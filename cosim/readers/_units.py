@@ -136,4 +136,6 @@ def _decimal_ns(text: str, unit: str):
         raise UnitError(f"'{text.strip()}' is not a number") from None
     if not value.is_finite():
         raise UnitError(f"'{text.strip()}' is not a finite time")
+    if abs(value) >= 2**63:  # traces' times are held as int64 ns: past 292 years (1e400) is no time a tool records
+        raise UnitError(f"'{text.strip()}' is not a time a trace holds (over 292 years)")
     return value
