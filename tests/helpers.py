@@ -53,7 +53,7 @@ def run_cosim(*args, cwd=None, process: bool = False) -> subprocess.CompletedPro
     argv = [str(a) for a in args]
     if process or _starts_processes(argv):
         return subprocess.run(cosim_argv(*argv), capture_output=True, text=True, cwd=cwd)
-    return _in_process(argv, cwd=cwd)
+    return cosim_in_process(argv, cwd=cwd)
 
 
 def _starts_processes(argv: list[str]) -> bool:
@@ -66,7 +66,9 @@ def _starts_processes(argv: list[str]) -> bool:
     return False
 
 
-def _in_process(argv: list[str], *, cwd=None) -> subprocess.CompletedProcess:
+def cosim_in_process(argv: list[str], *, cwd=None) -> subprocess.CompletedProcess:
+    """``cosim ARGV`` run by ``cosim.cli.main`` in this process, whatever it starts (:func:`run_cosim` decides when a
+    test wants this): the exit status and both streams as a finished process gives them."""
     import contextlib
     import io
     import os

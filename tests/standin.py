@@ -54,12 +54,12 @@ def explore(*args, env: dict[str, str], cwd=None, process: bool = False) -> subp
     env = {**STANDIN_ENV, **env}
     if process or not _forks():
         return subprocess.run(explore_cmd(*args), capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd)
-    from helpers import _in_process
+    from helpers import cosim_in_process
 
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        return _in_process(["explore", *map(str, args)], cwd=cwd)
+        return cosim_in_process(["explore", *map(str, args)], cwd=cwd)
     finally:
         for k, v in saved.items():
             if v is None:

@@ -128,7 +128,7 @@ def test_an_unreachable_scheduler_is_one_line_not_a_hang(tmp_path, monkeypatch):
     """Refused or unroutable: one line, exit 2 (the client gives up after its timeout, cut here from 10 s to 2 s; the
     test's 120 s is a hang guard, not a speed target, so a loaded machine cannot fail it).  The command runs in this
     process (cosim.cli.main: nothing is killed here, and a new Python per address was most of this test's CPU)."""
-    from helpers import _in_process
+    from helpers import cosim_in_process
 
     from cosim.dse import sweep
 
@@ -136,7 +136,7 @@ def test_an_unreachable_scheduler_is_one_line_not_a_hang(tmp_path, monkeypatch):
     runs = _runs(tmp_path)
     for address in ("tcp://127.0.0.1:1", "tcp://10.255.255.1:8786"):  # refused; unroutable (no answer at all)
         with _hang_guard(120):
-            result = _in_process(["sweep", str(runs), *ARGS, "--scheduler", address, "-o", str(tmp_path / "x.csv")])
+            result = cosim_in_process(["sweep", str(runs), *ARGS, "--scheduler", address, "-o", str(tmp_path / "x.csv")])
         assert result.returncode == 2 and "no Dask scheduler answers there" in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "x.csv").exists()
 
