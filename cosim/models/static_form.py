@@ -83,15 +83,19 @@ class StaticForm:
             return np.full(f.shape, np.nan)
         return np.interp(f, [p[0] for p in self.curve_temperature_c], [p[1] for p in self.curve_temperature_c])
 
-    def _heat(self, freq_mhz, temperature_c, kappa: float | None = None) -> np.ndarray | float:
+    def _heat(self, freq_mhz, temperature_c, kappa: float | np.ndarray | None = None) -> np.ndarray | float:
+        """Leakage's factor e^(κ(T − T_ref)) at the die temperature [°C] (T_ref: the fixed reference, else the board's
+        along the curve; 1 where no temperature is given or κ is 0).  ``kappa`` [1/K] is the model's, or a column of
+        them (the bootstrap replicates': a row each, priced at once)."""
         kappa = self.kappa_per_k if kappa is None else kappa
         if self.reference_c is not None:  # b at a fixed die temperature; none given: the board's at that clock
             t = self.curve_temperature(freq_mhz) if temperature_c is None else np.asarray(temperature_c, dtype=float)
             return np.exp(kappa * (t - self.reference_c))
-        if temperature_c is None or kappa == 0:
+        if temperature_c is None or np.all(np.equal(kappa, 0)):
             return 1.0
         t = np.asarray(temperature_c, dtype=float)
-        return np.exp(kappa * (t - self.curve_temperature(freq_mhz)))
+        with np.errstate(all="ignore"):  # the rows of kappa 0 are 1, whatever exp gives there
+            return np.where(np.equal(kappa, 0), 1.0, np.exp(kappa * (t - self.curve_temperature(freq_mhz))))
 
     def leakage_w(self, freq_mhz, voltage_v, temperature_c=None) -> np.ndarray:
         """The leakage part b·V·e^(k(V−1))·heat [W] (the rest of :meth:`static_w` is background switching)."""
@@ -107,20 +111,8 @@ class StaticForm:
         f = np.atleast_1d(np.asarray(freq_mhz, dtype=float)).ravel()
         v = np.broadcast_to(np.asarray(voltage_v, dtype=float), np.shape(freq_mhz)).ravel()
         t = None if temperature_c is None else np.broadcast_to(np.asarray(temperature_c, dtype=float), np.shape(freq_mhz)).ravel()
-        heat = self._replicate_heat(f, t, r[:, 3:4])
+        heat = np.broadcast_to(self._heat(f, t, kappa=r[:, 3:4]), (len(r), f.size))  # every replicate at once
         return r[:, :1] * f * v**2 + r[:, 1:2] * v * np.exp(r[:, 2:3] * (v - 1.0)) * heat
-
-    def _replicate_heat(self, f: np.ndarray, t: np.ndarray | None, kappa: np.ndarray) -> np.ndarray:
-        """:meth:`_heat` at each replicate's kappa (a column) at once: row r is ``_heat(f, t, kappa[r])`` broadcast to
-        ``f``'s shape (a loop over the ~200 replicates was most of a run's pricing time)."""
-        shape = (len(kappa), f.size)
-        if self.reference_c is not None:
-            temp = self.curve_temperature(f) if t is None else t
-            return np.broadcast_to(np.exp(kappa * (temp - self.reference_c)), shape)
-        if t is None:
-            return np.ones(shape)
-        with np.errstate(all="ignore"):  # the rows of kappa 0 are 1 (as _heat), whatever exp gives there
-            return np.broadcast_to(np.where(kappa == 0, 1.0, np.exp(kappa * (t - self.curve_temperature(f)))), shape)
 
     def static_w(self, freq_mhz, voltage_v, temperature_c=None) -> np.ndarray:
         """S(f, V, T) [W] at ``freq_mhz`` [MHz], ``voltage_v`` [V] and ``temperature_c`` [°C] (None: the board's
