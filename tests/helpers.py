@@ -69,23 +69,29 @@ def _starts_processes(argv: list[str]) -> bool:
 def cosim_in_process(argv: list[str], *, cwd=None) -> subprocess.CompletedProcess:
     """``cosim ARGV`` run by ``cosim.cli.main`` in this process, whatever it starts (:func:`run_cosim` decides when a
     test wants this): the exit status and both streams as a finished process gives them."""
+    from cosim.cli import main
+
+    return in_this_process(lambda: main(argv), cwd=cwd, args=cosim_argv(*argv))
+
+
+def in_this_process(run, *, cwd=None, args=None) -> subprocess.CompletedProcess:
+    """``run()`` as a program's main: in ``cwd``, its standard streams captured, the warnings' filters and hook it sets
+    put back after it; its exit status as the interpreter gives it (what it returns, None as 0; a SystemExit's code;
+    an uncaught exception's traceback printed and 1).  ``args``: the command line the result names."""
     import contextlib
     import io
     import os
     import traceback
     import warnings
 
-    from cosim.cli import main
-
     out, err = io.StringIO(), io.StringIO()
     here = os.getcwd()
-    # main() sets warnings' filters and hook for the process it owns: here they are put back after it
     with warnings.catch_warnings(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             if cwd is not None:
                 os.chdir(cwd)
-            status = main(argv)
-        except SystemExit as stop:  # argparse: --help, a usage error
+            status = run() or 0
+        except SystemExit as stop:  # argparse: --help, a usage error; sys.exit
             status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
             if not isinstance(stop.code, int | None):
                 print(stop.code, file=sys.stderr)
@@ -94,7 +100,7 @@ def cosim_in_process(argv: list[str], *, cwd=None) -> subprocess.CompletedProces
             status = 1
         finally:
             os.chdir(here)
-    return subprocess.CompletedProcess(cosim_argv(*argv), status, out.getvalue(), err.getvalue())
+    return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
 
 
 #: --model/--cluster arguments pricing the hand-built big.LITTLE run (A15 model for big, A7 for LITTLE)

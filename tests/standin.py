@@ -43,7 +43,9 @@ def design(folder: Path, parameters: str, *, workload: Path | None = None, extra
 
 
 def explore_cmd(*args) -> list[str]:
-    return [sys.executable, "-I", "-m", "cosim.cli", "explore", *map(str, args)]
+    from helpers import cosim_argv
+
+    return cosim_argv("explore", *args)
 
 
 def explore(*args, env: dict[str, str], cwd=None, process: bool = False) -> subprocess.CompletedProcess:
@@ -54,18 +56,12 @@ def explore(*args, env: dict[str, str], cwd=None, process: bool = False) -> subp
     env = {**STANDIN_ENV, **env}
     if process or not _forks():
         return subprocess.run(explore_cmd(*args), capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd)
+    from unittest import mock
+
     from helpers import cosim_in_process
 
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
+    with mock.patch.dict(os.environ, env):  # set for the call, then as it was
         return cosim_in_process(["explore", *map(str, args)], cwd=cwd)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _forks() -> bool:

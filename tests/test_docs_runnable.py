@@ -19,18 +19,13 @@ program and a new Python, so this test also checks that the two ways print the s
 from __future__ import annotations
 
 import builtins
-import contextlib
-import io
-import os
 import subprocess
 import sys
 import time
-import traceback
-import warnings
 from pathlib import Path
 
 import pytest
-from helpers import REPO, SHARED, run_cosim
+from helpers import REPO, SHARED, in_this_process, run_cosim
 
 sys.path.insert(0, str(REPO / "docs"))
 from _runnable import NOT_RUN, PAGES, blocks, checkout, normalised, run_block, shown  # noqa: E402
@@ -82,21 +77,8 @@ def _cosim(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
 def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
     """A Python block's code in this process as ``python -c CODE`` runs it: as ``__main__`` in a namespace of its own,
     in ``cwd``, its outputs captured; an uncaught exception prints its traceback and exits 1."""
-    out, err = io.StringIO(), io.StringIO()
-    here = os.getcwd()
-    with warnings.catch_warnings(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            os.chdir(cwd)
-            exec(compile(code, "<string>", "exec"), {"__name__": "__main__", "__builtins__": builtins})
-            status = 0
-        except SystemExit as stop:
-            status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
-        except Exception:
-            traceback.print_exc()
-            status = 1
-        finally:
-            os.chdir(here)
-    return subprocess.CompletedProcess([sys.executable, "-c", code], status, out.getvalue(), err.getvalue())
+    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    return in_this_process(lambda: exec(compile(code, "<string>", "exec"), namespace), cwd=cwd, args=[sys.executable, "-c", code])
 
 
 def test_shown_outputs_are_in_the_markdown_not_left_to_the_build():
