@@ -45,21 +45,8 @@ def whatif_suite_rows(tmp_path_factory):
     """The what-if suite's pairs (tests/whatif_pairs.py ``suite_rows``; about 14 s of CPU), computed once a test run:
     the docs build (tests/test_house.py) and tests/test_whatif_suite.py both read them, often on different xdist
     workers, so the first to need them leaves them beside the workers' temporary folders for the other."""
-    import fcntl
-    import pickle
-
+    from helpers import once_a_run
     from whatif_pairs import suite_rows
     from whatif_suite import RUNS
 
-    root = tmp_path_factory.getbasetemp()
-    root = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root  # the run's folder, shared by its workers
-    path = root / "whatif-suite-rows.pickle"
-    with open(root / "whatif-suite-rows.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # a worker that needs them while the other computes them waits for those
-        if path.exists():
-            return pickle.loads(path.read_bytes())
-        rows = suite_rows(RUNS)
-        part = path.with_suffix(".part")
-        part.write_bytes(pickle.dumps(rows))
-        part.replace(path)
-        return rows
+    return once_a_run(tmp_path_factory, "whatif-suite-rows", lambda: suite_rows(RUNS))

@@ -103,6 +103,25 @@ def in_this_process(run, *, cwd=None, args=None) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
 
 
+def once_a_run(tmp_path_factory, name: str, compute):
+    """``compute()`` once a test run, however many xdist workers need it: the first leaves its value (pickled) beside
+    the workers' temporary folders, under a lock a worker needing it meanwhile waits on, and the others read it."""
+    import fcntl
+    import os
+    import pickle
+
+    root = tmp_path_factory.getbasetemp()
+    root = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root  # the run's folder, shared by its workers
+    path = root / f"{name}.pickle"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            part = path.with_suffix(".part")
+            part.write_bytes(pickle.dumps(compute()))
+            part.replace(path)
+        return pickle.loads(path.read_bytes())
+
+
 #: --model/--cluster arguments pricing the hand-built big.LITTLE run (A15 model for big, A7 for LITTLE)
 BIGLITTLE_ARGS = (
     "--model",

@@ -43,23 +43,11 @@ def test_unmutated_real_input_prices(target, tmp_path):
 def hostile_baselines(tmp_path_factory):
     """tests/hostile.py's baselines (each command's peak memory on its unmutated input, and the modules it imports),
     measured once a test run: the first xdist worker to need them leaves them beside the workers' temporary folders
-    for the other (as tests/conftest.py's whatif_suite_rows)."""
-    import fcntl
-    import json
-    import os
-
+    for the other (helpers.once_a_run)."""
+    from helpers import once_a_run
     from hostile import baselines
 
-    root = tmp_path_factory.getbasetemp()
-    root = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root  # the run's folder, shared by its workers
-    path = root / "hostile-baselines.json"
-    with open(root / "hostile-baselines.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not path.exists():
-            part = path.with_suffix(".part")
-            part.write_text(json.dumps(baselines(tmp_path_factory.mktemp("hostile-baselines"))))
-            part.replace(path)
-        return {name: (peak, modules) for name, (peak, modules) in json.loads(path.read_text()).items()}
+    return once_a_run(tmp_path_factory, "hostile-baselines", lambda: baselines(tmp_path_factory.mktemp("hostile-baselines")))
 
 
 @pytest.mark.parametrize("case", list(HOSTILE))
