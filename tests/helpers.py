@@ -45,15 +45,45 @@ def run_cosim(*args, cwd=None, process: bool = False) -> subprocess.CompletedPro
     """The ``cosim`` command as a user runs it: its exit status, standard output and standard error.
 
     It runs in this process (``cosim.cli.main``, as ``python -m cosim.cli`` calls it) unless ``process`` is set or the
-    command starts processes of its own (``explore``, ``--workers``, ``--scheduler``): a new Python costs about 0.4 CPU s
-    of imports, which over the suite's ~470 commands was a third of its CPU time.  The commands that must be a real
-    process (signals, start-up, pipes, the entry point itself) use :func:`cosim_argv` with ``subprocess``; tests/test_cli.py
-    and tests/test_startup.py run the real one.
+    command starts processes of its own (``explore``, ``--workers``, ``--scheduler``): those run in a child forked from
+    the tests' fork server (:func:`cosim_in_server`), never forked from this threaded pytest worker.  A new Python costs
+    about 0.4 CPU s of imports, which over the suite's ~470 commands was a third of its CPU time.  The commands that
+    must be a real process (signals, start-up, pipes, the entry point itself) use :func:`cosim_argv` with
+    ``subprocess``; tests/test_cli.py and tests/test_startup.py run the real one.
     """
     argv = [str(a) for a in args]
-    if process or _starts_processes(argv):
-        return subprocess.run(cosim_argv(*argv), capture_output=True, text=True, cwd=cwd)
+    if process:
+        return subprocess.run(cosim_argv(*argv), capture_output=True, text=True, cwd=cwd, timeout=COMMAND_TIMEOUT_S)
+    if _starts_processes(argv):
+        return cosim_in_server(argv, cwd=cwd)
     return cosim_in_process(argv, cwd=cwd)
+
+
+#: a command's limit [s] where a test runs one: far over any command's time here, under pytest-timeout's limit for
+#: the whole test (pyproject.toml), so a hung command is killed with all it started and the test fails, not hangs
+COMMAND_TIMEOUT_S = 240
+
+
+def cosim_in_server(
+    argv: list[str], *, cwd=None, env: dict[str, str] | None = None, patches: dict | None = None
+) -> subprocess.CompletedProcess:
+    """``cosim ARGV`` in a child of the tests' fork server (tests/zygote.py: a single-threaded Python that imported
+    what explore and sweep import), with this process's environment updated by ``env``, and ``patches`` (module
+    attributes: ``{"cosim.dse.sweep": {"CONNECT_S": 2.0}}``) set before the command runs; killed with everything it
+    started after :data:`COMMAND_TIMEOUT_S`."""
+    import os
+
+    from zygote import Zygote
+
+    done = Zygote.get(SERVER_PRELOAD).run(argv, timeout_s=COMMAND_TIMEOUT_S, cwd=cwd, env={**os.environ, **(env or {})}, patches=patches)
+    if done.killed:
+        pytest.fail(f"cosim {' '.join(argv)} still ran after {COMMAND_TIMEOUT_S} s (killed): a hang\n{done.stderr}")
+    return subprocess.CompletedProcess(cosim_argv(*argv), done.exit_code, done.stdout, done.stderr)
+
+
+#: what the fork server imports once: what ``cosim explore`` and ``cosim sweep`` import (Dask's ``distributed`` is
+#: left to the few commands that use it)
+SERVER_PRELOAD = ("pandas", "optuna", "matplotlib.pyplot", "cosim.explore.driver", "cosim.dse.sweep")
 
 
 def _starts_processes(argv: list[str]) -> bool:

@@ -13,15 +13,10 @@ a hundredth as big (tests/test_fuzz.py runs that).
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import gzip
 import json
-import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -29,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fuzz import DEMO_RUN, POWMON, TRACES, _stats_text
+from zygote import Zygote
 
 LIMIT_S = 30.0
 MEMORY_FACTOR = 4.0
@@ -53,127 +49,15 @@ def run_cosim(
     """``cosim ARGV`` in a child process: exit status, stderr, wall [s], CPU [s] (user+sys) and peak RSS [MiB].
 
     The child is forked from a started Python that imported ``cosim.cli`` and the modules ``preload`` names (a fork
-    server, :class:`_Zygote`, one for each ``preload``): the modules the command imported on its unmutated input
+    server, :class:`zygote.Zygote`, one for each ``preload``): the modules the command imported on its unmutated input
     (``modules``: the file where a child writes the names it imported; :func:`baselines`), so it starts about where
     a new ``python -m cosim.cli`` stands once it has imported them; its peak is held to that command's baseline
     measured the same way.  The server's import time is added to each child's wall and CPU: they are what a new Python
     would take.  A new Python a command cost 0.1-0.5 CPU s of imports, most of a command on the hundredth-size files."""
-    zygote = _Zygote.get(tuple(preload))
-    t0 = time.perf_counter()
-    pid, stderr_path = zygote.start(argv, modules)
-    status, cpu = zygote.wait(pid, t0 + timeout_s)
-    wall = time.perf_counter() - t0 + zygote.startup_wall_s
-    stderr = stderr_path.read_bytes().decode(errors="replace")
-    stderr_path.unlink()
-    peak = re.search(r"\nVmHWM (\d+)\n?$", stderr)
-    return (
-        os.waitstatus_to_exitcode(status),
-        stderr[: peak.start()] if peak else stderr,
-        wall,
-        cpu + zygote.startup_cpu_s,
-        int(peak[1]) / 1024 if peak else float("nan"),
-    )
-
-
-# A Python that imports cosim.cli (as ``python -m cosim.cli`` does before main) and the modules named in argv[1], then
-# forks a child for each request on stdin: the child runs main(argv) with stdout on /dev/null and stderr into a file,
-# writes its peak memory (the kernel's VmHWM: rusage's ru_maxrss would count the parent's) and, if asked, the modules
-# it imported, and exits with main's status as ``sys.exit`` would (an escaped exception: traceback, 1).  The server
-# answers with the child's pid, then its wait status and CPU time (wait4: the child's own rusage).
-_ZYGOTE = """\
-import json, os, resource, sys, time, traceback
-t0 = time.perf_counter()
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # what cosim.cli.main sets before numpy loads
-from cosim.cli import main
-import importlib
-for name in json.loads(sys.argv[1]):
-    try:
-        importlib.import_module(name)
-    except BaseException:
-        pass
-usage = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps([usage.ru_utime + usage.ru_stime, time.perf_counter() - t0]), flush=True)
-for line in sys.stdin:
-    argv, stderr, modules = json.loads(line)
-    pid = os.fork()
-    if pid == 0:
-        os.setsid()
-        os.dup2(os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
-        os.dup2(os.open(os.devnull, os.O_RDWR), 1)
-        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-        sys.argv = ["-c", *argv]  # as a new Python's ``python -c SCRIPT ARGV`` has it
-        code = 1
-        try:
-            code = main(argv)
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        except BaseException:
-            traceback.print_exc()
-        finally:
-            try:
-                sys.stdout.flush()
-            except BaseException:
-                pass
-            if modules:
-                with open(modules, "w") as f:
-                    json.dump([m for m in sys.modules if m != "__main__"], f)
-            hwm = open("/proc/self/status").read().split("VmHWM:")[1].split()[0]
-            sys.stderr.write(f"\\nVmHWM {hwm}\\n")
-            sys.stderr.flush()
-            os._exit(code & 0xFF)
-    print(pid, flush=True)
-    _, status, usage = os.wait4(pid, 0)
-    print(json.dumps([status, usage.ru_utime + usage.ru_stime]), flush=True)
-"""
-
-
-class _Zygote:
-    """One fork server (``_ZYGOTE``) for each set of preloaded modules, kept for the process's life."""
-
-    _servers: dict[tuple[str, ...], _Zygote] = {}
-
-    def __init__(self, preload: tuple[str, ...]):
-        import tempfile
-
-        self.folder = Path(tempfile.mkdtemp(prefix="cosim-hostile-"))
-        self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", _ZYGOTE, json.dumps(list(preload))], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        assert self.process.stdout is not None and self.process.stdin is not None
-        self.startup_cpu_s, self.startup_wall_s = json.loads(self.process.stdout.readline())
-        self.count = 0
-
-    @classmethod
-    def get(cls, preload: tuple[str, ...]) -> _Zygote:
-        if preload not in cls._servers:
-            if not cls._servers:
-                atexit.register(cls.close_all)
-            cls._servers[preload] = cls(preload)
-        return cls._servers[preload]
-
-    def start(self, argv: list, modules: Path | None) -> tuple[int, Path]:
-        self.count += 1
-        stderr = self.folder / f"stderr-{self.count}"
-        self.process.stdin.write(json.dumps([[str(a) for a in argv], str(stderr), str(modules or "")]) + "\n")
-        self.process.stdin.flush()
-        return int(self.process.stdout.readline()), stderr
-
-    def wait(self, pid: int, deadline: float) -> tuple[int, float]:
-        import select
-
-        if not select.select([self.process.stdout], [], [], max(0.0, deadline - time.perf_counter()))[0]:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGKILL)  # past the deadline: the server's wait4 returns
-        status, cpu = json.loads(self.process.stdout.readline())
-        return status, cpu
-
-    @classmethod
-    def close_all(cls) -> None:
-        for server in cls._servers.values():
-            server.process.stdin.close()
-            server.process.wait(timeout=60)
-            shutil.rmtree(server.folder, ignore_errors=True)
-        cls._servers.clear()
+    done = Zygote.get(tuple(preload)).run(argv, timeout_s=timeout_s, capture_stdout=False, modules=modules is not None)
+    if modules is not None:
+        modules.write_text(json.dumps(done.modules))
+    return done.exit_code, done.stderr, done.wall_s, done.cpu_s, done.peak_mib
 
 
 def _run_folder(folder: Path, stats_text: str | bytes, name: str = "stats.txt") -> Path:

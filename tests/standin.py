@@ -49,28 +49,18 @@ def explore_cmd(*args) -> list[str]:
 
 
 def explore(*args, env: dict[str, str], cwd=None, process: bool = False) -> subprocess.CompletedProcess:
-    """``cosim explore`` with the stand-in's ``env``: in this process (``cosim.cli.main``, as tests/helpers.run_cosim
-    runs the other commands; its pool workers are forked from here and inherit ``env``), or as a process of its own
-    where the test needs one (another driver's pid beside this test's, a signal).  A new Python per driver was
-    about 1 CPU s of imports (optuna, pandas, matplotlib), most of this file's time."""
+    """``cosim explore`` with the stand-in's ``env``: in a child of the tests' fork server (helpers.cosim_in_server:
+    its pool's workers are forked from a single-threaded Python, never from this threaded pytest worker), or as a
+    process of its own where the test needs one (another driver's pid beside this test's, a signal).  A new Python
+    per driver was about 1 CPU s of imports (optuna, pandas, matplotlib), most of this file's time."""
+    from helpers import COMMAND_TIMEOUT_S, cosim_in_server
+
     env = {**STANDIN_ENV, **env}
-    if process or not _forks():
-        return subprocess.run(explore_cmd(*args), capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd)
-    from unittest import mock
-
-    from helpers import cosim_in_process
-
-    with mock.patch.dict(os.environ, env):  # set for the call, then as it was
-        return cosim_in_process(["explore", *map(str, args)], cwd=cwd)
-
-
-def _forks() -> bool:
-    """Whether a process pool started here forks this process (Linux before Python 3.14), so that its workers, and the
-    stand-in they run, see ``env`` as set for the call.  A forkserver started by an earlier call would hand them the
-    environment of that call: the driver then runs as a process of its own."""
-    import multiprocessing
-
-    return (multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]) == "fork"
+    if process:
+        return subprocess.run(
+            explore_cmd(*args), capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd, timeout=COMMAND_TIMEOUT_S
+        )
+    return cosim_in_server(["explore", *map(str, args)], cwd=cwd, env=env)
 
 
 #: the Python the stand-in runs its config's --help and replay.py with: this one, not a ``python3`` found on PATH (a

@@ -397,13 +397,10 @@ def test_whatif_reads_only_the_stats_it_needs(tmp_path):
 def test_sweep_cli_on_a_local_dask_cluster(tmp_path):
     pytest.importorskip("distributed")
     root = _sweep_dirs(tmp_path / "runs", n=2)
-    from helpers import cosim_in_process
-
-    # in this process (cosim.cli.main), as test_sweep_on_a_dask_local_cluster_equals_the_pool runs its LocalCluster and
-    # pool: a new Python per command was most of this test's CPU; the workers are processes either way
+    # children of the tests' fork server (helpers.run_cosim): a new Python per command was most of this test's CPU
     args = ["sweep", str(root), *BIGLITTLE_ARGS]
-    local = cosim_in_process([*args, "-o", str(tmp_path / "d.csv"), "--scheduler", "local", "--workers", "2"])
-    pool = cosim_in_process([*args, "-o", str(tmp_path / "p.csv"), "--workers", "2"])
+    local = run_cosim(*args, "-o", tmp_path / "d.csv", "--scheduler", "local", "--workers", "2")
+    pool = run_cosim(*args, "-o", tmp_path / "p.csv", "--workers", "2")
     assert local.returncode == 0 and pool.returncode == 0, local.stderr + pool.stderr
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "d.csv"), pd.read_csv(tmp_path / "p.csv"))
     # a scheduler nobody answers at (tcp://127.0.0.1:1): tests/test_dask_faults.py::test_an_unreachable_scheduler_is_one_line_not_a_hang
