@@ -210,7 +210,7 @@ def test_apply_prices_static_power_at_each_rows_die_temperature(tmp_path):
     np.testing.assert_allclose(b["static_w"], expected, rtol=1e-7)  # the CSV holds 9 significant digits
     np.testing.assert_array_equal(b["dynamic_w"], a["dynamic_w"])
     np.testing.assert_allclose(b["temperature_c"], t)
-    assert not b["flags"].fillna("").str.contains("temperature").any()
+    assert not b["flags"].astype("string").fillna("").str.contains("temperature").any()
     # measured power follows the die temperature: pricing with it is closer on these rows (2.65 vs 3.45 % on all)
     assert mape_pct(b["power_w"], measured["Power A15"]) < mape_pct(a["power_w"], measured["Power A15"])
 
@@ -235,7 +235,7 @@ def test_apply_temperature_column_refusals_and_flags(tmp_path):
         "apply", "cortex-a15-walker2017", rows, "--label", "A15", "--temperature-col", "Temperature C4", "-o", tmp_path / "c4.csv"
     )
     assert out.returncode == 0, out.stderr
-    flagged = pd.read_csv(tmp_path / "c4.csv")["flags"].fillna("").str.contains("temperature_outside_training")
+    flagged = pd.read_csv(tmp_path / "c4.csv")["flags"].astype("string").fillna("").str.contains("temperature_outside_training")
     assert int(flagged.sum()) == beyond and len(flagged) == len(lines) - 1
     # the board model has a temperature term fitted on its own ARMPM rows (issue 50): the log's sensor prices it
     board = SHARED / "data" / "armpm" / "Concatenated_Data" / "cBench" / "xu3_cset_perfcpu_cBench_eMMC_big.data"
@@ -243,4 +243,4 @@ def test_apply_temperature_column_refusals_and_flags(tmp_path):
                    "-o", tmp_path / "gs.csv")  # fmt: skip
     assert gs.returncode == 0, gs.stderr
     assert "static power at each row's 'CPU(4) Temperature(C)'" in gs.stdout
-    assert not pd.read_csv(tmp_path / "gs.csv")["flags"].fillna("").str.contains("temperature_not_modelled").any()
+    assert not pd.read_csv(tmp_path / "gs.csv")["flags"].astype("string").fillna("").str.contains("temperature_not_modelled").any()
