@@ -422,6 +422,41 @@ class Outcome:
 _DONE: dict[tuple[str, bytes], Outcome] = {}
 
 
+#: a mutant's limit [s of wall time]: "over 30 s" is a problem counted after the command ends; one that never ends
+#: must still end the test, naming the mutant (hypothesis would otherwise rerun it while shrinking)
+HANG_S = 120
+
+
+class MutantHang(BaseException):
+    """cosim still ran a mutant after :data:`HANG_S`: not an Exception, so neither cosim nor hypothesis catches it, and
+    the test fails at once with the target and the plan that reproduce it (``run_mutant(TARGETS[name], folder, plan)``)."""
+
+
+@contextlib.contextmanager
+def _hang_guard(target: Target, plan: list[tuple[str, int, int]]):
+    """SIGALRM after :data:`HANG_S` in this, the main, thread (elsewhere, or without SIGALRM: no guard)."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def hang(signum, frame):
+        raise MutantHang(f"{target.name}: cosim still ran after {HANG_S} s on the mutant of plan {plan!r}: a hang")
+
+    previous = signal.signal(signal.SIGALRM, hang)
+    t0 = time.monotonic()
+    outer_s, _ = signal.setitimer(signal.ITIMER_REAL, HANG_S)  # pytest-timeout's timer, if set: put back after
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if outer_s:
+            signal.setitimer(signal.ITIMER_REAL, max(outer_s - (time.monotonic() - t0), 0.001))
+
+
 def run_mutant(target: Target, folder: Path, plan: list[tuple[str, int, int]]) -> Outcome:
     """Mutate the target's real file by ``plan``, run cosim on it, and list what a user should never see."""
     from cosim.cli import main
@@ -440,11 +475,13 @@ def run_mutant(target: Target, folder: Path, plan: list[tuple[str, int, int]]) -
     inputs = {p: p.read_bytes() for p in folder.iterdir() if p.is_file()}
     cpu0 = time.process_time()
     err, std = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(std):
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(std), _hang_guard(target, plan):
         try:
             code = main([str(a) for a in argv])
         except SystemExit as exc:  # argparse
             code = exc.code if isinstance(exc.code, int) else 2
+        except MutantHang:
+            raise
         except BaseException as exc:  # main must never let one through
             code = -1
             print(f"Traceback: {type(exc).__name__}: {exc}", file=sys.stderr)

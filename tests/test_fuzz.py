@@ -65,3 +65,25 @@ def test_trust_case_answers_right_or_refuses(name, tmp_path):
 
     result = run_trust_case(name, random.randrange(10**6), tmp_path)
     assert result.verdict in ("refused", "right"), result
+
+
+def test_a_mutant_cosim_never_finishes_fails_at_once_naming_its_plan(monkeypatch, tmp_path):
+    """A reader looping forever on a mutant must end the test (fuzz.HANG_S, here 1 s) with the plan that reproduces it,
+    not stall the run until CI's limit; the test's own timer (pytest-timeout) is put back, less the time spent."""
+    import signal
+    import time
+
+    import fuzz
+
+    import cosim.cli
+
+    monkeypatch.setattr(fuzz, "HANG_S", 1)
+    monkeypatch.setattr(fuzz, "_DONE", {})  # a mutant met before is not run again
+    monkeypatch.setattr(cosim.cli, "main", lambda argv: time.sleep(30))
+    outer_s = signal.getitimer(signal.ITIMER_REAL)[0]
+    t0 = time.monotonic()
+    with pytest.raises(fuzz.MutantHang, match=r"still ran after 1 s on the mutant of plan \[\('swap', 1, 2\)\]"):
+        run_mutant(TARGETS["gem5-stats"], tmp_path / "m", [("swap", 1, 2)])
+    assert time.monotonic() - t0 < 10
+    if outer_s:
+        assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] < outer_s
