@@ -63,7 +63,9 @@ def test_hostile_files_get_a_bounded_answer(case, tmp_path, hostile_baselines):
 def test_trust_case_answers_right_or_refuses(name, tmp_path):
     import random
 
-    result = run_trust_case(name, random.randrange(10**6), tmp_path)
+    seed = random.randrange(10**6)
+    print(f"python tests/trust_campaign.py reproduces this case with run_case({name!r}, {seed}, folder)")  # shown if it fails or hangs
+    result = run_trust_case(name, seed, tmp_path)
     assert result.verdict in ("refused", "right"), result
 
 
