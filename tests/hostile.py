@@ -50,7 +50,7 @@ def run_cosim(
 
     The child is forked from a started Python that imported ``cosim.cli`` and the modules ``preload`` names (a fork
     server, :class:`zygote.Zygote`, one for each ``preload``): the modules the command imported on its unmutated input
-    (``modules``: the file where a child writes the names it imported; :func:`baselines`), so it starts about where
+    (``modules``: the file the names it imported are written to; :func:`baselines`), so it starts about where
     a new ``python -m cosim.cli`` stands once it has imported them; its peak is held to that command's baseline
     measured the same way.  The server's import time is added to each child's wall and CPU: they are what a new Python
     would take.  A new Python a command cost 0.1-0.5 CPU s of imports, most of a command on the hundredth-size files."""

@@ -398,7 +398,7 @@ def test_sweep_cli_on_a_local_dask_cluster(tmp_path):
     pytest.importorskip("distributed")
     root = _sweep_dirs(tmp_path / "runs", n=2)
     # children of the tests' fork server (helpers.run_cosim): a new Python per command was most of this test's CPU
-    args = ["sweep", str(root), *BIGLITTLE_ARGS]
+    args = ["sweep", root, *BIGLITTLE_ARGS]
     local = run_cosim(*args, "-o", tmp_path / "d.csv", "--scheduler", "local", "--workers", "2")
     pool = run_cosim(*args, "-o", tmp_path / "p.csv", "--workers", "2")
     assert local.returncode == 0 and pool.returncode == 0, local.stderr + pool.stderr

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 _SERVER = """\
@@ -88,13 +89,18 @@ for line in sys.stdin:
 """
 
 
+@dataclass(frozen=True)
 class Finished:
-    """What a child did: ``exit_code`` (-N for a signal, as subprocess gives it), its ``stdout`` and ``stderr`` text,
-    ``wall_s`` and ``cpu_s`` [s] (the server's start-up added: what a new Python would take), ``peak_mib`` [MiB],
-    ``modules`` (the names it imported, when asked) and ``killed`` (it ran past the deadline)."""
+    """What a child did."""
 
-    def __init__(self, **values):
-        self.__dict__.update(values)
+    exit_code: int  # -N for a signal, as subprocess gives it
+    stdout: str
+    stderr: str
+    wall_s: float  # [s], the server's start-up added: what a new Python would take
+    cpu_s: float  # [s], user + sys, likewise
+    peak_mib: float  # [MiB], the child's VmHWM
+    modules: list[str] | None  # the names it imported, when asked
+    killed: bool  # it ran past the deadline
 
 
 class Zygote:
@@ -118,6 +124,8 @@ class Zygote:
         if preload not in cls._servers or cls._servers[preload].process.poll() is not None:
             if not cls._servers:
                 atexit.register(cls.close_all)
+            elif preload in cls._servers:  # ended (killed after an interrupted run): its files go with it
+                shutil.rmtree(cls._servers[preload].folder, ignore_errors=True)
             cls._servers[preload] = cls(preload)
         return cls._servers[preload]
 
@@ -155,7 +163,8 @@ class Zygote:
                 answer = self._line(deadline)
             except TimeoutError:
                 killed = True
-                os.killpg(pid, signal.SIGKILL)  # the child and all it started; the server's wait4 then returns
+                with contextlib.suppress(ProcessLookupError):  # it may end as the deadline passes
+                    os.killpg(pid, signal.SIGKILL)  # the child and all it started; the server's wait4 then returns
                 answer = self._line(time.monotonic() + 60)
         except BaseException:  # interrupted (Ctrl-C, pytest-timeout) or the server broke: nothing of it is left
             if pid is not None:
