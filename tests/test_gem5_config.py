@@ -388,3 +388,19 @@ def test_a_config_ini_gem5_did_not_write_whole_is_refused(tmp_path):
     with pytest.raises(CosimError, match=rf"zeros.ini:{text.count(chr(10), 0, half) + 1}: zero bytes from here on"):
         read_config(tmp_path / "zeros.ini")
     assert "system.bigCluster.cpus1" in read_config(REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz" / "config.ini").objects
+
+
+def test_a_config_rewritten_in_place_is_read_again(tmp_path):
+    """read_config keeps what it parsed last (cosim.readers._recent) by path and whole text: a file rewritten in place
+    with the same size (and, within a clock tick, the same mtime) is parsed again; the same text gives the same object.
+    Truth: the bundled run's config.ini, the big cluster's clock period 556 ps (1800 MHz) edited to 500 ps (2000 MHz)."""
+    path = tmp_path / "config.ini"
+    text = (REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz" / "config.ini").read_text()
+    path.write_text(text)
+    first = read_config(path)
+    assert read_config(path) is first
+    path.write_text(text.replace("\nclock=556\n", "\nclock=500\n", 1))
+    again = read_config(path)
+    assert again is not first
+    assert first.clusters()["bigCluster"].periods_ticks == (556,)
+    assert again.clusters()["bigCluster"].periods_ticks == (500,)

@@ -11,6 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from gpu_energy_made import made_run
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from cosim.timeline.energy_counter import counter_energy
 from cosim.timeline.logged_run import documented_window_s
@@ -31,6 +34,32 @@ def test_nnls_by_hand():
     assert nnls(x.T @ x, x.T @ np.array([3.0, 1.0, 1.0])) == pytest.approx([1.0, 2.0])
     # identity design: the least-squares answer clipped at zero, coordinate by coordinate
     assert nnls(np.eye(3), np.array([2.0, -1.0, 0.5])) == pytest.approx([2.0, 0.0, 0.5])
+
+
+@settings(max_examples=60)
+@given(
+    x=arrays(np.float64, st.tuples(st.integers(6, 12), st.integers(1, 4)), elements=st.floats(0.0, 5.0)),
+    y=arrays(np.float64, 12, elements=st.floats(-3.0, 10.0)),
+)
+def test_nnls_is_the_best_of_every_subsets_least_squares(x, y):
+    """Truth by enumeration: the non-negative least-squares optimum is the best, over every subset of columns, of that
+    subset's unconstrained least squares where all its coefficients are >= 0 (the others 0).  Both ways out of nnls
+    (every coefficient positive at once, or the active set) meet it."""
+    import itertools
+
+    y = y[: len(x)]
+    assume(np.linalg.matrix_rank(x) == x.shape[1] and np.linalg.cond(x) < 1e6)
+    best = math.inf
+    for k in range(x.shape[1] + 1):
+        for cols in itertools.combinations(range(x.shape[1]), k):
+            b = np.zeros(x.shape[1])
+            if cols:
+                b[list(cols)] = np.linalg.lstsq(x[:, cols], y, rcond=None)[0]
+            if (b >= -1e-12).all():
+                best = min(best, float(np.sum((y - x @ np.maximum(b, 0)) ** 2)))
+    got = nnls(x.T @ x, x.T @ y)
+    assert (got >= 0).all()
+    assert float(np.sum((y - x @ got) ** 2)) == pytest.approx(best, rel=1e-7, abs=1e-9)
 
 
 def test_phased_one_second_means_give_each_name_within_10_percent():

@@ -209,13 +209,30 @@ def off_curve_half_width_w(model, *, freq_mhz: np.ndarray, voltage_v: np.ndarray
     the curve's static power times (V / V_curve)². 0 on the curve, growing with the distance either way."""
     f = np.asarray(freq_mhz, dtype=float)
     v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
-    vc = curve_voltage_v(model, f)
     form = static_form(model)
     if form.replicates:
-        change = form.static_w(f, v) - form.static_w(f, vc)
-        spread = np.abs(form.replicate_static_w(f, v) - form.replicate_static_w(f, vc) - change.ravel())
-        return np.percentile(spread, 95, axis=0).reshape(f.shape)
+        return _per_distinct_point(f, v, lambda fu, vu: _off_curve_spread_w(model, form, fu, vu))
+    vc = curve_voltage_v(model, f)
     return np.abs(form.static_w(f, v) - form.static_w(f, vc) * (v / vc) ** 2)
+
+
+def _off_curve_spread_w(model, form, f: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """:func:`off_curve_half_width_w` over the bootstrap refits at 1-d points ``f`` [MHz], ``v`` [V]."""
+    vc = curve_voltage_v(model, f)
+    change = form.static_w(f, v) - form.static_w(f, vc)
+    spread = np.abs(form.replicate_static_w(f, v) - form.replicate_static_w(f, vc) - change)
+    return np.percentile(spread, 95, axis=0)
+
+
+def _per_distinct_point(f: np.ndarray, v: np.ndarray, spread) -> np.ndarray:
+    """``spread(f, v)`` evaluated once per distinct (clock, voltage) pair and spread back over ``f``'s shape: a run's
+    epochs share a few operating points, and each point costs a column per bootstrap refit (hundreds) and a
+    percentile over them."""
+    points = np.stack([f.ravel(), np.ravel(v)], axis=1)
+    if len(points) < 2:
+        return np.asarray(spread(points[:, 0], points[:, 1])).reshape(f.shape)
+    unique, inverse = np.unique(points, axis=0, return_inverse=True)
+    return np.asarray(spread(unique[:, 0], unique[:, 1]))[np.ravel(inverse)].reshape(f.shape)
 
 
 def static_spread_w(model, *, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:
@@ -226,8 +243,9 @@ def static_spread_w(model, *, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np
     form = static_form(model)
     if not form.replicates:
         return np.zeros(f.shape)
-    spread = np.abs(form.replicate_static_w(f, v) - form.static_w(f, v).ravel())
-    return np.percentile(spread, 95, axis=0).reshape(f.shape)
+    return _per_distinct_point(
+        f, v, lambda fu, vu: np.percentile(np.abs(form.replicate_static_w(fu, vu) - form.static_w(fu, vu)), 95, axis=0)
+    )
 
 
 def voltage_off_curve(model, freq_mhz: np.ndarray, voltage_v: np.ndarray) -> np.ndarray:

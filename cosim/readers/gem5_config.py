@@ -22,6 +22,7 @@ from pathlib import Path
 
 from cosim.errors import CosimError
 from cosim.readers._files import read_text
+from cosim.readers._recent import parsed
 from cosim.readers.config_ini import parse_ini
 from cosim.readers.ruby_config import is_sequencer, ruby_l1, ruby_shared
 
@@ -319,6 +320,10 @@ def read_config(path: str | Path, *, ticks_per_s: float = DEFAULT_TICKS_PER_S) -
         missing_hint="give config.ini or config.json from gem5's output directory",
         empty_hint="an empty config file describes no run; give the one gem5 wrote",
     )
+    return parsed(("config", str(path), float(ticks_per_s)), text, lambda: _parse_config(path, text, ticks_per_s))
+
+
+def _parse_config(path: Path, text: str, ticks_per_s: float) -> Gem5Config:
     if not text.strip():
         raise CosimError(f"{path}: empty config file")
     n_cpus = sum(1 for m in _CPU_TYPE.finditer(text) if "Checker" not in m[0])  # before parsing: its cost grows with them

@@ -155,6 +155,12 @@ def nnls(gram: np.ndarray, rhs: np.ndarray, *, tol: float = 1e-10) -> np.ndarray
     scale = np.sqrt(np.maximum(np.diag(gram), 1e-300))  # equilibrated: columns of very different size
     g = gram / np.outer(scale, scale)
     d = rhs / scale
+    if n:
+        # the unconstrained optimum, where every coefficient is positive, is the constrained one (the problem is
+        # convex): the active set would end on this same solve with every column passive, after n of them
+        z = np.linalg.lstsq(g, d, rcond=1e-12)[0]
+        if (z > 0).all():
+            return z / scale
     x = np.zeros(n)
     passive = np.zeros(n, dtype=bool)
     tol = tol * max(1.0, float(np.abs(d).max()) if n else 1.0)
