@@ -167,14 +167,16 @@ def test_sweep_bad_inputs(tmp_path):
 
 
 def test_sweep_on_a_dask_local_cluster_equals_the_pool(tmp_path):
-    """Each run is read and priced on a Dask worker; only the summary rows come back, row for row the pool's."""
+    """Each run is read and priced on a Dask worker; only the summary rows come back, row for row the pool's.  The
+    workers are threads of this process (an in-process cluster: two spawned worker processes cost 3-4 s of CPU in
+    imports); tasks that cross processes, pickled, are test_sweep_cli_on_a_local_dask_cluster's."""
     distributed = pytest.importorskip("distributed")
     root = _sweep_dirs(tmp_path / "runs")
     (root / "run3" / "stats.txt").write_text("garbage\n")  # one failing run: reported in its row, the others kept
     spec = SweepSpec(models=tuple(m for _, _, m in SPECS), clusters=tuple((n, c) for n, c, _ in SPECS))
     pool = sweep(find_runs([root]), spec, workers=2)
     with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
         distributed.Client(cluster) as client,
     ):
         dask = sweep(find_runs([root]), spec, client=client)
