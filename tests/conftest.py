@@ -50,3 +50,21 @@ def whatif_suite_rows(tmp_path_factory):
     from whatif_suite import RUNS
 
     return once_a_run(tmp_path_factory, "whatif-suite-rows", lambda: suite_rows(RUNS))
+
+
+@pytest.fixture(scope="session")
+def silicon_validation(tmp_path_factory):
+    """The docs' ``cosim validate`` (docs/_silicon_figures.py ``COMMAND``: the three A15 models on ../shared's XU3
+    training runs; about 5 s of CPU) run once a test run, as once_a_run shares it between xdist workers: the CSV it
+    wrote and every figure the docs quote from it.  tests/test_docs_targets.py holds the recorded table to it and
+    tests/test_default_models.py reads methodology.md's figures from it."""
+    from helpers import once_a_run, run_folder
+
+    def compute():
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs"))
+        from _silicon_figures import recompute
+
+        out = run_folder(tmp_path_factory) / "silicon-validate.csv"
+        return out, recompute(out)
+
+    return once_a_run(tmp_path_factory, "silicon-validate", compute)

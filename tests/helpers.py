@@ -133,15 +133,21 @@ def in_this_process(run, *, cwd=None, args=None) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
 
 
+def run_folder(tmp_path_factory) -> Path:
+    """The test run's own temporary folder, shared by its xdist workers (each worker's folder is inside it)."""
+    import os
+
+    root = tmp_path_factory.getbasetemp()
+    return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+
+
 def once_a_run(tmp_path_factory, name: str, compute):
     """``compute()`` once a test run, however many xdist workers need it: the first leaves its value (pickled) beside
     the workers' temporary folders, under a lock a worker needing it meanwhile waits on, and the others read it."""
     import fcntl
-    import os
     import pickle
 
-    root = tmp_path_factory.getbasetemp()
-    root = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root  # the run's folder, shared by its workers
+    root = run_folder(tmp_path_factory)
     path = root / f"{name}.pickle"
     with open(root / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

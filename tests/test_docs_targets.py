@@ -91,18 +91,17 @@ def test_the_design_file_page_quotes_the_explore_driver_cost_the_benchmark_recor
 import math  # noqa: E402
 
 from _silicon import silicon_table  # noqa: E402
-from _silicon_figures import CLAIMS, RECORDED, from_validation, quoted, recompute  # noqa: E402
+from _silicon_figures import CLAIMS, RECORDED, from_validation, quoted  # noqa: E402
 from helpers import needs_shared  # noqa: E402
 
 from cosim.validate.interval import read_validation  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def silicon(tmp_path_factory):
-    """``cosim validate`` as the docs give it, run now on ../shared (about 4 s of CPU), and every figure from it."""
-    out = tmp_path_factory.mktemp("silicon") / "validate.csv"
-    figures = recompute(out)
-    return out, figures
+@pytest.fixture
+def silicon(silicon_validation):
+    """``cosim validate`` as the docs give it, run now on ../shared (once a test run: tests/conftest.py), and every
+    figure from it."""
+    return silicon_validation
 
 
 def test_every_quoted_silicon_figure_is_the_recorded_tables():

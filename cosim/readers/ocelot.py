@@ -224,6 +224,12 @@ def _cxa_demangle():
 
 
 def _free(ptr: int) -> None:
-    libc = ctypes.CDLL(ctypes.util.find_library("c"))
-    libc.free.argtypes = [ctypes.c_void_p]
-    libc.free(ptr)
+    _libc_free()(ptr)
+
+
+@functools.cache
+def _libc_free():
+    # found once: find_library runs ``ldconfig -p`` in a new process each call (it was once per demangled name)
+    free = ctypes.CDLL(ctypes.util.find_library("c")).free
+    free.argtypes = [ctypes.c_void_p]
+    return free
