@@ -52,7 +52,8 @@ def _imports(code: str) -> str:
 def _child(code: str, path: Path, n: int) -> subprocess.Popen:
     """A writer in a new process that hangs before its rename: the process the test kills."""
     script = _CHILD.format(imports=_imports(code), n=n, code=code)
-    return subprocess.Popen([sys.executable, "-c", script, str(path)], stderr=subprocess.PIPE)
+    # -I: not the checkout's cosim (a -c script has the working folder first on sys.path), the installed one
+    return subprocess.Popen([sys.executable, "-I", "-c", script, str(path)], stderr=subprocess.PIPE)
 
 
 def _write_here(code: str, path: Path, n: int) -> None:

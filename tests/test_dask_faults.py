@@ -30,8 +30,10 @@ def _free_port() -> int:
 
 
 def _dask(*argv) -> subprocess.Popen:
+    # -I: -m would put the working folder (the checkout) first on sys.path, and a worker would unpickle its tasks with
+    # the checkout's cosim, not the installed one (without its compiled stats scanner on a non-editable install)
     return subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_" + argv[0], *argv[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, "-I", "-m", "distributed.cli.dask_" + argv[0], *argv[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
 
 

@@ -612,7 +612,7 @@ def test_a_journal_lock_held_by_a_killed_driver_is_free_at_once(tmp_path):
     (the SIGKILL resume test took 34 s when the kill landed mid-append); cosim's is a flock the kernel releases."""
     journal = tmp_path / "journal.log"
     child = subprocess.run(
-        [sys.executable, "-c", "import os, sys; from pathlib import Path; from cosim.explore.store import JournalFlock; "
+        [sys.executable, "-I", "-c", "import os, sys; from pathlib import Path; from cosim.explore.store import JournalFlock; "
          "JournalFlock(Path(sys.argv[1])).acquire(); os.kill(os.getpid(), 9)", str(journal)],
     )  # fmt: skip
     assert child.returncode == -signal.SIGKILL
