@@ -13,9 +13,6 @@ from hypothesis import strategies as st
 
 from cosim import CosimError, CosimWarning, read_stats, stats_meta
 
-# its module fixtures are built once a run: every test of this file on one xdist worker (--dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_epochs")
-
 SE_DUMPS = REPO / "tests" / "gem5_configs" / "se_dumps.py"
 CPU = "system.cpu"
 

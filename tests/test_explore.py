@@ -20,9 +20,6 @@ from cosim.errors import CosimError
 from cosim.explore.design import command, grid_points, load_design, point_id, sample_points
 from cosim.explore.search import hypervolume
 
-# its module fixtures are built once a run: every test of this file on one xdist worker (--dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_explore")
-
 GRID = '"--big-cores" = [1, 2]\n"--little-freq" = ["600MHz", "1000MHz"]'
 # the goal: >= 95 % of the grid's Pareto hypervolume (here with 50 % of its runs; the benchmark reports 25 % too)
 SEARCH_SHARE_AT_HALF = 0.95

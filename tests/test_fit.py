@@ -27,9 +27,6 @@ from cosim.models.voltage import load_voltage
 from cosim.models.walker import cluster_power_w
 from cosim.readers.armpm import read_armpm
 
-# its module fixtures are built once a run: every test of this file on one xdist worker (--dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_fit")
-
 TCAD_TERMS = ["0x11", "0x1b-0x73", "0x50", "0x6a", "0x73", "0x14", "0x19"]
 ARMPM_CBENCH = SHARED / "data" / "armpm" / "Concatenated_Data" / "cBench" / "xu3_cset_perfcpu_cBench_eMMC_big.data"
 

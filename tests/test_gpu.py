@@ -24,9 +24,6 @@ from cosim.readers.nvprof import read_nvprof
 from cosim.readers.ocelot import OCELOT_CLASSES, demangle, read_class_map, read_ocelot_trace
 from cosim.timeline.gpu import ocelot_timeline, tegra_k1_background, tegra_k1_timeline
 
-# its module fixtures are built once a run: every test of this file on one xdist worker (--dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_gpu")
-
 TRACES = REPO / "traces"
 OCELOT = TRACES / "cosim-ocelot-video.trace"
 NVPROF_CSV = TRACES / "cosim-nvprof-dct.csv"

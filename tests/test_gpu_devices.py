@@ -13,9 +13,6 @@ from test_kernel_dvfs import _roofline_table
 from cosim.errors import CosimError
 from cosim.models.device import device_flag, device_name, same_device
 
-# its module fixtures are built once a run: every test of this file on one xdist worker (--dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_gpu_devices")
-
 DATA = REPO / "tests" / "data" / "gpu"
 
 

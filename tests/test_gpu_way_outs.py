@@ -17,9 +17,6 @@ from cosim.errors import CosimError, CutOffWarning
 from cosim.readers.dcgm import read_dcgm
 from cosim.readers.tidy import detect_format, read
 
-# its module fixtures are built once a run: every test of this file on one xdist worker (--dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_gpu_way_outs")
-
 DATA = REPO / "tests" / "data" / "gpu"
 HW_PERF = DATA / "accelwattch-hw-perf.csv"  # excerpts of AccelWattch's own validation tables (README.md there)
 HW_POWER = DATA / "accelwattch-hw-power-validation-volta.csv"

@@ -23,10 +23,7 @@ from cosim.readers.dvfs_logs import plateau, read_dvfs_folder
 from cosim.readers.nvprof_trace import read_gpu_summary
 
 # find_spec, not importorskip: collection on every xdist worker would import sklearn (about 1 CPU s) for nothing
-pytestmark = [
-    pytest.mark.skipif(importlib.util.find_spec("sklearn") is None, reason="sklearn is not installed"),
-    pytest.mark.xdist_group("test_kernel_dvfs"),
-]
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("sklearn") is None, reason="sklearn is not installed")
 
 LOGS = SHARED / "data" / "gpu-dvfs" / "gtx980-wang2018" / "logs"
 needs_logs = pytest.mark.skipif(not LOGS.is_dir(), reason="../shared GTX 980 DVFS logs not present")

@@ -17,9 +17,6 @@ from cosim.kernels.space import ranges, sample_space
 from cosim.kernels.train import fit_kernel, fit_kernels
 from cosim.models.modelfile import shipped_models_dir
 
-# its module fixtures are built once a run: every test of this file on one xdist worker (--dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_kernels")
-
 TEST_BOARDS = ["agx12", "agx13"]  # 11 boards train, 2 test, as in the paper
 
 
