@@ -25,19 +25,35 @@ GRID = '"--big-cores" = [1, 2]\n"--little-freq" = ["600MHz", "1000MHz"]'
 SEARCH_SHARE_AT_HALF = 0.95
 
 
+def _once(tmp_path_factory, name: str, build) -> Path:
+    """``build(folder)`` once a test run, in the run's folder (helpers.once_a_run): this file's tests may run on both
+    xdist workers, and the tests only read or copy what it leaves there."""
+    from helpers import once_a_run, run_folder
+
+    def made() -> Path:
+        folder = run_folder(tmp_path_factory) / name
+        folder.mkdir()
+        build(folder)
+        return folder
+
+    return once_a_run(tmp_path_factory, name, made)
+
+
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    return standin_run(tmp_path_factory.mktemp("standin-run"))
+    return _once(tmp_path_factory, "explore-standin-run", standin_run)
+
+
+def _study(folder: Path, run_dir: Path, *options: str) -> None:
+    done = explore(design(folder, GRID), "-o", folder / "s", *options, env=env(run_dir, log=folder / "log"))
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.fixture(scope="module")
 def grid_study(tmp_path_factory, run_dir):
     """The GRID study run to its end without --dvfs, and the stand-in's log of it: built once, copied by the tests that
     resume or refuse it (:func:`copy_study`); each test used to run these same 4 points itself."""
-    folder = tmp_path_factory.mktemp("grid-study")
-    done = explore(design(folder, GRID), "-o", folder / "s", env=env(run_dir, log=folder / "log"))
-    assert done.returncode == 0, done.stderr
-    return folder
+    return _once(tmp_path_factory, "explore-grid-study", lambda folder: _study(folder, run_dir))
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +61,7 @@ def dvfs_study(tmp_path_factory, run_dir):
     """GRID run with --workers 2 --dvfs --parquet, and the stand-in's log of it: the study
     test_a_study_writes_each_point_in_its_folder_and_one_table checks, and the pool's table that the Dask engine's must
     equal (test_dask_localcluster_writes_the_same_table_as_the_pool), which ran the same command for it."""
-    folder = tmp_path_factory.mktemp("dvfs-study")
-    done = explore(design(folder, GRID), "-o", folder / "s", "--workers", "2", "--dvfs", "--parquet", env=env(run_dir, log=folder / "log"))
-    assert done.returncode == 0, done.stderr
-    return folder
+    return _once(tmp_path_factory, "explore-dvfs-study", lambda folder: _study(folder, run_dir, "--workers", "2", "--dvfs", "--parquet"))
 
 
 def copy_study(study: Path, tmp_path: Path, *, log: bool = True) -> Path:

@@ -30,8 +30,10 @@ needs_logs = pytest.mark.skipif(not LOGS.is_dir(), reason="../shared GTX 980 DVF
 
 
 @pytest.fixture(scope="module")
-def gtx980():
-    return read_dvfs_folder(LOGS)
+def gtx980(tmp_path_factory):
+    from helpers import once_a_run
+
+    return once_a_run(tmp_path_factory, "gtx980-logs", lambda: read_dvfs_folder(LOGS))  # once a run, not per xdist worker
 
 
 def _subset(tmp: Path, benches: list[str], skip: set[str] = frozenset()) -> Path:

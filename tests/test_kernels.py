@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from helpers import run_cosim
+from helpers import once_a_run, run_cosim
 
 from cosim import CosimError
 from cosim.kernels import synthetic as S
@@ -20,14 +20,16 @@ from cosim.models.modelfile import shipped_models_dir
 TEST_BOARDS = ["agx12", "agx13"]  # 11 boards train, 2 test, as in the paper
 
 
+# once a test run (helpers.once_a_run), not once per xdist worker: this file's tests may run on both
 @pytest.fixture(scope="module")
-def log():
-    return tidy(S.kernel_log(), source="synthetic")
+def log(tmp_path_factory):
+    return once_a_run(tmp_path_factory, "kernel-log", lambda: tidy(S.kernel_log(), source="synthetic"))
 
 
 @pytest.fixture(scope="module")
-def models(log):
-    return fit_kernels(log[~log["board"].isin(TEST_BOARDS)], budget=1)  # the tuning itself is tested below, on less data
+def models(log, tmp_path_factory):
+    # the tuning itself is tested below, on less data
+    return once_a_run(tmp_path_factory, "kernel-models", lambda: fit_kernels(log[~log["board"].isin(TEST_BOARDS)], budget=1))
 
 
 def test_kernel_predictions_on_held_out_boards(log, models):
