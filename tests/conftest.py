@@ -1,3 +1,4 @@
+import gc
 import os
 import sys
 from pathlib import Path
@@ -21,9 +22,24 @@ BENCH = Path(__file__).resolve().parent / "bench"
 def pytest_configure(config):
     # scikit-learn's OpenMP threads spin against each other on a loaded 2-core machine: the kernel models' fits took
     # 12x longer with two threads than with one (measured: 91 s against 7.6 s for one kernel type); the CLI's children
-    # inherit it.  Not for the benchmarks: they measure what a user's default gets.
-    if not config.getoption("benchmark_enable", default=False):
-        os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # inherit it.  Not for the benchmarks (this and the collector's settings below): they measure what a user's default gets.
+    if config.getoption("benchmark_enable", default=False):
+        return
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # The garbage collector's young generation is collected every 20,000 allocations, not 700: the tests build and drop
+    # many small objects (data frames, hypothesis draws), and the collections that followed them cost 8.3 CPU s a run in
+    # the two workers (gc.callbacks); 3.9 s with this and the freeze below.  cosim's commands run in children keep
+    # Python's defaults.
+    gc.set_threshold(20_000, 20, 20)
+
+
+def pytest_collection_finish(session):
+    """Everything imported and collected so far (pandas, matplotlib, scikit-learn, the tests) lives for the whole run:
+    frozen (gc.freeze), so that a full collection scans only what the tests made since."""
+    if session.config.getoption("benchmark_enable", default=False):
+        return
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_ignore_collect(collection_path, config):

@@ -3,6 +3,7 @@ a reason, and a one-line error within 30 s, with the documented exit status (doc
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import signal
@@ -16,7 +17,8 @@ import pandas as pd
 import pytest
 from helpers import REPO
 
-pytest.importorskip("distributed")
+# find_spec, not importorskip: collection on every xdist worker would import distributed for nothing
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("distributed") is None, reason="distributed is not installed")
 
 DEMO = REPO / "traces" / "cosim-v24-se-biglittle-1800-1400MHz"
 ARGS = ("--model", "cortex-a15-walker2017", "--cluster", "big=system.bigCluster")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shlex
@@ -10,12 +11,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import GEMSTONE, POWMON, REPO, SHARED, needs_shared, run_cosim, write_biglittle_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-pytest.importorskip("statsmodels")
-
-from helpers import GEMSTONE, POWMON, REPO, SHARED, needs_shared, run_cosim, write_biglittle_run
 
 from cosim import CosimError, apply_model, load_model, mape_pct, read_measured
 from cosim.fit.design import FitTable, Term, check_table
@@ -26,6 +24,9 @@ from cosim.fit.walker_fit import fit_table, fit_walker, model_file
 from cosim.models.voltage import load_voltage
 from cosim.models.walker import cluster_power_w
 from cosim.readers.armpm import read_armpm
+
+# find_spec, not importorskip: collection on every xdist worker would import statsmodels for nothing
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("statsmodels") is None, reason="statsmodels is not installed")
 
 TCAD_TERMS = ["0x11", "0x1b-0x73", "0x50", "0x6a", "0x73", "0x14", "0x19"]
 ARMPM_CBENCH = SHARED / "data" / "armpm" / "Concatenated_Data" / "cBench" / "xu3_cset_perfcpu_cBench_eMMC_big.data"

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
-
-pytest.importorskip("sklearn")
-
 from helpers import once_a_run, run_cosim
 
 from cosim import CosimError
@@ -16,6 +15,9 @@ from cosim.kernels.metrics import accuracy, network_totals
 from cosim.kernels.space import ranges, sample_space
 from cosim.kernels.train import fit_kernel, fit_kernels
 from cosim.models.modelfile import shipped_models_dir
+
+# find_spec, not importorskip: collection on every xdist worker would import sklearn for nothing
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("sklearn") is None, reason="sklearn is not installed")
 
 TEST_BOARDS = ["agx12", "agx13"]  # 11 boards train, 2 test, as in the paper
 
