@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import csv
 import hashlib
 import json
@@ -632,6 +633,74 @@ def test_a_journal_lock_held_by_a_killed_driver_is_free_at_once(tmp_path):
     lock = JournalFlock(journal)
     assert lock.acquire() and time.monotonic() - start < 2
     lock.release()
+
+
+def _gone(pid: int) -> bool:
+    """The process has ended: no such process, or a zombie nobody reaps (a container's init may not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux, where PR_SET_PDEATHSIG exists)")
+def test_a_worker_whose_driver_died_before_it_asked_to_die_with_it_ends_at_once():
+    """A driver SIGKILLed just after forking a pool worker, before the worker's PR_SET_PDEATHSIG: the request never
+    fires then (the parent is gone already), and such a worker waited for work for ever; two of four test runs of the
+    SIGKILL resume test left one behind.  Here the child makes the request only once its parent has surely died."""
+    script = (
+        "import os, time\n"
+        "from cosim.explore.runner import die_with_parent\n"
+        "parent = os.getpid()\n"
+        "if os.fork() == 0:\n"
+        "    print(os.getpid(), flush=True)\n"
+        "    null = os.open(os.devnull, os.O_WRONLY)\n"
+        "    os.dup2(null, 1), os.dup2(null, 2)\n"  # the test's pipes close when the parent ends
+        "    while os.getppid() == parent:\n"
+        "        time.sleep(0.01)\n"
+        "    die_with_parent(parent)\n"
+        "    time.sleep(60)\n"  # what the orphaned worker did: nothing, for ever
+        "    os._exit(0)\n"
+    )
+    child = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=60)
+    assert child.returncode == 0, child.stderr
+    orphan = int(child.stdout)
+    deadline = time.monotonic() + 20
+    while not _gone(orphan) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not _gone(orphan):
+        os.kill(orphan, signal.SIGKILL)
+        pytest.fail("the orphaned child was still running 20 s after its parent died")
+
+
+@pytest.mark.skipif(not hasattr(cf.ProcessPoolExecutor, "_launch_processes"), reason="this Python's pool starts its workers otherwise")
+def test_ctrl_c_while_a_pool_worker_starts_leaves_no_worker_behind():
+    """Ctrl-C landing inside the pool's submit, after it forked the worker and before its manager thread started (where
+    py-spy found the hung driver's worker): the engine's close(kill=True) did not know that pool, nothing told the
+    worker to stop, and the driver's exit waited for it for ever (a fresh clone's SIGINT resume test hung until
+    pytest-timeout's 300 s).  Run in a new Python: the pool forks, and a pytest worker is a threaded process."""
+    script = (
+        "import concurrent.futures as cf, multiprocessing, time\n"
+        "from cosim.explore.engine import PoolEngine\n"
+        "def interrupted(self):\n"
+        "    self._launch_processes()\n"  # the worker is forked (a pool on fork starts them all here) ...
+        "    raise KeyboardInterrupt\n"  # ... and Ctrl-C lands before the thread that feeds it starts
+        "cf.ProcessPoolExecutor._start_executor_manager_thread = interrupted\n"
+        "engine = PoolEngine(2)\n"
+        "try:\n"
+        "    engine.submit(None)\n"
+        "except KeyboardInterrupt:\n"
+        "    engine.close(kill=True)\n"
+        "deadline = time.monotonic() + 10\n"
+        "while multiprocessing.active_children() and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)\n"
+        "print(len(multiprocessing.active_children()))\n"
+        "for process in multiprocessing.active_children():\n"  # so that a failing run still ends
+        "    process.kill()\n"
+    )
+    child = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.strip() == "0", "a pool worker outlived the engine's close(kill=True)"
 
 
 def test_a_point_whose_stats_end_in_bytes_that_are_no_dump_failed(tmp_path, run_dir):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+import os
 from collections import deque
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -22,6 +23,9 @@ class PoolEngine:
         self.workers = workers
         self._queued: deque[tuple[cf.Future, Task, int]] = deque()  # (the driver's future, task, deaths so far)
         self._running: dict[cf.Future, tuple[cf.ProcessPoolExecutor, cf.Future, Task, int]] = {}
+        # every pool not yet settled, from before its submit: a Ctrl-C inside submit, after the pool forked its worker,
+        # left that worker out of _running, and the driver's exit then waited for it forever
+        self._pools: set[cf.ProcessPoolExecutor] = set()
 
     def submit(self, task: Task):
         future: cf.Future = cf.Future()
@@ -33,12 +37,19 @@ class PoolEngine:
     def _start(self) -> None:
         while self._queued and len(self._running) < self.workers:
             future, task, deaths = self._queued.popleft()
-            pool = cf.ProcessPoolExecutor(max_workers=1, initializer=die_with_parent)
-            self._running[pool.submit(run_point, task)] = (pool, future, task, deaths)
+            pool = cf.ProcessPoolExecutor(max_workers=1, initializer=die_with_parent, initargs=(os.getpid(),))
+            self._pools.add(pool)
+            try:
+                inner = pool.submit(run_point, task)
+            except BaseException:
+                self._queued.appendleft((future, task, deaths))  # not started as far as the driver knows: close cancels it
+                raise
+            self._running[inner] = (pool, future, task, deaths)
 
     def _settle(self, inner: cf.Future) -> None:
         pool, future, task, deaths = self._running.pop(inner)
         pool.shutdown(wait=False)
+        self._pools.discard(pool)
         error = inner.exception()
         if isinstance(error, BrokenProcessPool) and deaths == 0:
             self._queued.appendleft((future, task, 1))  # its worker was killed: once more, first in line
@@ -64,11 +75,12 @@ class PoolEngine:
         queued, self._queued = list(self._queued), deque()
         for future, _, _ in queued:
             future.cancel()
-        for pool, _, _, _ in list(self._running.values()):
+        for pool in list(self._pools):
             if kill:  # Ctrl-C: stop the running gem5s now instead of waiting for them
-                for process in list(getattr(pool, "_processes", {}).values()):  # no public way before Python 3.14
+                for process in list((getattr(pool, "_processes", None) or {}).values()):  # no public way before Python 3.14
                     process.kill()
             pool.shutdown(wait=not kill, cancel_futures=True)
+        self._pools.clear()
         self._running.clear()
 
 

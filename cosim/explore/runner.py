@@ -8,6 +8,7 @@ when the point is finished, so no point appears under its final name half-done.
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import re
@@ -42,12 +43,18 @@ class Task:
     thermal: dict[str, float] = field(default_factory=dict)  # the design's [thermal]: open_run's temperature options [°C]
 
 
-def die_with_parent() -> None:
-    """Ask Linux to SIGKILL this process when its parent dies (a killed driver takes its gem5 runs with it)."""
+def die_with_parent(parent_pid: int | None = None) -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (a killed driver takes its gem5 runs with it).
+
+    ``parent_pid``: the process that started this one.  If it died between the fork and this request (a driver killed
+    as it started a worker: the request then never fires, and the worker waited for work forever), this process ends
+    at once, as the request would have ended it."""
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass  # not Linux: an orphaned gem5 finishes in its own temporary folder, which is discarded
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def run_point(task: Task) -> dict[str, Any]:
@@ -65,7 +72,9 @@ def run_point(task: Task) -> dict[str, Any]:
     start = time.perf_counter()
     with open(part / STDOUT, "wb") as out, open(part / STDERR, "wb") as err:
         try:
-            rc = subprocess.run(list(task.command), cwd=part, stdout=out, stderr=err, preexec_fn=die_with_parent).returncode
+            rc = subprocess.run(
+                list(task.command), cwd=part, stdout=out, stderr=err, preexec_fn=functools.partial(die_with_parent, os.getpid())
+            ).returncode
         except OSError as e:
             rc, note = 127, f"cannot start gem5: {e}"
             err.write(note.encode())
