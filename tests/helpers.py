@@ -133,6 +133,39 @@ def in_this_process(run, *, cwd=None, args=None) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
 
 
+#: Ctrl-C inside a process pool's first submit, after it forked its workers and before the thread that feeds them
+#: started (where py-spy found a hung explore driver's worker); needs the pool's own ``_launch_processes``
+CTRL_C_IN_POOL_START = (
+    "import concurrent.futures as cf\n"
+    "def interrupted(self):\n"
+    "    self._launch_processes()\n"
+    "    raise KeyboardInterrupt\n"
+    "cf.ProcessPoolExecutor._start_executor_manager_thread = interrupted\n"
+)
+
+
+def pool_workers_left(code: str) -> int:
+    """How many child processes are still alive 10 s after ``code`` ran with :data:`CTRL_C_IN_POOL_START` (``code``
+    handles the KeyboardInterrupt as cosim does).  In a new Python: a pool forks, and a pytest worker is a threaded
+    process; the children left are killed then, so a failing run still ends."""
+    script = (
+        CTRL_C_IN_POOL_START
+        + code
+        + (
+            "\nimport multiprocessing, time\n"
+            "deadline = time.monotonic() + 10\n"
+            "while multiprocessing.active_children() and time.monotonic() < deadline:\n"
+            "    time.sleep(0.05)\n"
+            "print(len(multiprocessing.active_children()))\n"
+            "for process in multiprocessing.active_children():\n"
+            "    process.kill()\n"
+        )
+    )
+    done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout)
+
+
 def run_folder(tmp_path_factory) -> Path:
     """The test run's own temporary folder, shared by its xdist workers (each worker's folder is inside it)."""
     import os

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -406,6 +407,23 @@ def test_sweep_cli_on_a_local_dask_cluster(tmp_path):
     assert local.returncode == 0 and pool.returncode == 0, local.stderr + pool.stderr
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "d.csv"), pd.read_csv(tmp_path / "p.csv"))
     # a scheduler nobody answers at (tcp://127.0.0.1:1): tests/test_dask_faults.py::test_an_unreachable_scheduler_is_one_line_not_a_hang
+
+
+@pytest.mark.skipif(not hasattr(ProcessPoolExecutor, "_launch_processes"), reason="this Python's pool starts its workers otherwise")
+def test_ctrl_c_while_the_sweep_pool_starts_leaves_no_worker_behind():
+    """cosim sweep --workers N: Ctrl-C inside the pool's first submit, after it forked the workers and before the
+    thread that feeds them started, left workers nothing would stop, and the command's exit waited for them for ever
+    (the same race as explore's, tests/test_explore.py)."""
+    from helpers import pool_workers_left
+
+    code = (
+        "from cosim.dse.sweep import sweep\n"
+        "try:\n"
+        "    sweep(['run-a', 'run-b'], None, workers=2)\n"  # interrupted before any run is read
+        "except KeyboardInterrupt:\n"
+        "    pass\n"
+    )
+    assert pool_workers_left(code) == 0
 
 
 def test_an_unmet_deadline_reports_the_lowest_peak_of_all_configurations():

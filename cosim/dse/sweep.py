@@ -209,11 +209,19 @@ def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: 
         rows = _dask_rows(runs, spec, client, progress)
     elif workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            rows = list(
-                each(
-                    pool.map(run_row, runs, [spec] * len(runs), chunksize=1), label="sweep", unit="runs", total=len(runs), enabled=progress
+            try:
+                rows = list(
+                    each(
+                        pool.map(run_row, runs, [spec] * len(runs), chunksize=1),
+                        label="sweep",
+                        unit="runs",
+                        total=len(runs),
+                        enabled=progress,
+                    )
                 )
-            )
+            except KeyboardInterrupt:
+                kill_workers(pool)
+                raise
     else:
         rows = [run_row(r, spec) for r in each(runs, label="sweep", unit="runs", enabled=progress)]
     for row, label, run in zip(rows, run_labels(runs), runs):
@@ -226,6 +234,14 @@ def sweep(runs: Sequence[Path], spec: SweepSpec, *, workers: int = 1, progress: 
     table = pd.DataFrame(rows)
     first = ["run", "path", "program", "design"]
     return table[[*first, *(c for c in table.columns if c not in first)]]
+
+
+def kill_workers(pool: ProcessPoolExecutor) -> None:
+    """SIGKILL a process pool's workers (Ctrl-C), in whatever state the pool is: a Ctrl-C inside its first submit,
+    after it forked them and before the thread that feeds them started, left workers nothing would ever stop, and the
+    program's exit waited for them for ever.  Python has no public way to do this before 3.14."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()
 
 
 #: Seconds a sweep waits with no Dask worker (and unfinished runs) before giving those runs a reason

@@ -8,6 +8,7 @@ from collections import deque
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from cosim.dse.sweep import kill_workers
 from cosim.errors import CosimError
 from cosim.explore.runner import Task, die_with_parent, run_point
 
@@ -77,8 +78,7 @@ class PoolEngine:
             future.cancel()
         for pool in list(self._pools):
             if kill:  # Ctrl-C: stop the running gem5s now instead of waiting for them
-                for process in list((getattr(pool, "_processes", None) or {}).values()):  # no public way before Python 3.14
-                    process.kill()
+                kill_workers(pool)
             pool.shutdown(wait=not kill, cancel_futures=True)
         self._pools.clear()
         self._running.clear()
