@@ -28,7 +28,7 @@ def pytest_configure(config):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     # The garbage collector's young generation is collected every 20,000 allocations, not 700: the tests build and drop
     # many small objects (data frames, hypothesis draws), and the collections that followed them cost 8.3 CPU s a run in
-    # the two workers (gc.callbacks); 3.9 s with this and the freeze below.  cosim's commands run in children keep
+    # the two workers (gc.callbacks); 2.6 s with this and the freeze below.  cosim's commands run in children keep
     # Python's defaults.
     gc.set_threshold(20_000, 20, 20)
 
