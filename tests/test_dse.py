@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -409,7 +408,6 @@ def test_sweep_cli_on_a_local_dask_cluster(tmp_path):
     # a scheduler nobody answers at (tcp://127.0.0.1:1): tests/test_dask_faults.py::test_an_unreachable_scheduler_is_one_line_not_a_hang
 
 
-@pytest.mark.skipif(not hasattr(ProcessPoolExecutor, "_launch_processes"), reason="this Python's pool starts its workers otherwise")
 def test_ctrl_c_while_the_sweep_pool_starts_leaves_no_worker_behind():
     """cosim sweep --workers N: Ctrl-C inside the pool's first submit, after it forked the workers and before the
     thread that feeds them started, left workers nothing would stop, and the command's exit waited for them for ever

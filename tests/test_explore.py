@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import csv
 import hashlib
 import json
@@ -673,7 +672,6 @@ def test_a_worker_whose_driver_died_before_it_asked_to_die_with_it_ends_at_once(
         pytest.fail("the orphaned child was still running 20 s after its parent died")
 
 
-@pytest.mark.skipif(not hasattr(cf.ProcessPoolExecutor, "_launch_processes"), reason="this Python's pool starts its workers otherwise")
 def test_ctrl_c_while_a_pool_worker_starts_leaves_no_worker_behind():
     """Ctrl-C landing inside a point's pool start, after it forked the worker and before its feeding thread started:
     the engine's close(kill=True) did not know that pool, nothing told the worker to stop, and the driver's exit waited

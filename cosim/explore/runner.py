@@ -43,7 +43,7 @@ class Task:
     thermal: dict[str, float] = field(default_factory=dict)  # the design's [thermal]: open_run's temperature options [°C]
 
 
-def die_with_parent(parent_pid: int | None = None) -> None:
+def die_with_parent(parent_pid: int) -> None:
     """Ask Linux to SIGKILL this process when its parent dies (a killed driver takes its gem5 runs with it).
 
     ``parent_pid``: the process that started this one.  If it died between the fork and this request (a driver killed
@@ -53,7 +53,7 @@ def die_with_parent(parent_pid: int | None = None) -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass  # not Linux: an orphaned gem5 finishes in its own temporary folder, which is discarded
-    if parent_pid is not None and os.getppid() != parent_pid:
+    if os.getppid() != parent_pid:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
