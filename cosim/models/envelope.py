@@ -262,6 +262,7 @@ def operating_point_power_w(
     voltage_v: np.ndarray,
     temperature_c: float | np.ndarray | None = None,
     static_scale: float = 1.0,
+    interval: bool = True,
 ) -> dict[str, np.ndarray]:
     """A core cluster's power [W] at a clock [MHz], voltage [V], temperature [°C] and activity: the one function every
     command prices with.  Dynamic power is the model's own β·E·V²·f (Walker et al., Eq. 2), static power its physical
@@ -269,13 +270,17 @@ def operating_point_power_w(
 
     ``eph`` are the model inputs [events/s per model core / MHz].  Returns ``term_<name>_w``, ``dynamic_w``,
     ``static_w``, ``power_w`` [W], ``dpower_dv_w_per_v`` [W/V] (exact; it carries a voltage's uncertainty into the
-    interval) and ``off_curve_half_width_w`` [W] (:func:`off_curve_half_width_w`, scaled)."""
+    interval) and ``off_curve_half_width_w`` [W] (:func:`off_curve_half_width_w`, scaled); ``interval=False`` leaves
+    those two out, for callers that need the power alone (the leakage loop's rounds: the off-curve spread, a percentile
+    over hundreds of refits, was most of their cost)."""
     f = np.asarray(freq_mhz, dtype=float)
     v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
     out = cluster_power_w(eph, f, v, model.dynamic, ())
     form = static_form(model)
     out["static_w"] = static_at_w(model, f, v, temperature_c=temperature_c) * static_scale
     out["power_w"] = out["dynamic_w"] + out["static_w"]
+    if not interval:
+        return out
     with np.errstate(divide="ignore", invalid="ignore"):
         dyn_dv = np.where(v != 0, 2 * out["dynamic_w"] / v, 0.0)  # β·E·V²·f: d/dV = 2 P_dyn / V
     out["dpower_dv_w_per_v"] = dyn_dv + form.dstatic_dv_w_per_v(f, v, temperature_c) * static_scale

@@ -65,6 +65,13 @@ class StaticForm:
     reference_c: float | None = None  # b's die temperature [°C] (None: b holds the curve's temperature at each clock)
     replicates: tuple[tuple[float, float, float, float], ...] = ()  # bootstrap refits (a, b, k, kappa): the intervals
 
+    @functools.cached_property
+    def _replicate_array(self) -> np.ndarray:
+        """``replicates`` as one (n, 4) array, made once: an interval prices every refit at each call."""
+        r = np.asarray(self.replicates, dtype=float).reshape(-1, 4)
+        r.setflags(write=False)  # shared by every call
+        return r
+
     @property
     def rms_w(self) -> float:
         """Root mean square of the residuals at the table points [W]."""
@@ -107,7 +114,7 @@ class StaticForm:
         """S at each bootstrap refit (rows: replicates; columns: the points) [W]; empty without replicates."""
         if not self.replicates:
             return np.zeros((0, np.size(freq_mhz)))
-        r = np.asarray(self.replicates, dtype=float)
+        r = self._replicate_array
         f = np.atleast_1d(np.asarray(freq_mhz, dtype=float)).ravel()
         v = np.broadcast_to(np.asarray(voltage_v, dtype=float), np.shape(freq_mhz)).ravel()
         t = None if temperature_c is None else np.broadcast_to(np.asarray(temperature_c, dtype=float), np.shape(freq_mhz)).ravel()

@@ -196,10 +196,10 @@ def _cluster_timeline(
     scale = cores_factor(model, powered)
     weights = [w for _, w, _ in ops]  # each operating point's share of the epoch
 
-    def price(temperature_c):
+    def price(temperature_c, *, interval: bool = True):
         return [
             operating_point_power_w(
-                model, eph=rates.eph, freq_mhz=f, voltage_v=o.voltage_v, temperature_c=temperature_c, static_scale=scale
+                model, eph=rates.eph, freq_mhz=f, voltage_v=o.voltage_v, temperature_c=temperature_c, static_scale=scale, interval=interval
             )
             for f, _, o in ops
         ]
@@ -209,7 +209,7 @@ def _cluster_timeline(
     has_loop = loop is not None
     temperature: float | np.ndarray | None = spec.temperature_c
     if loop is not None:
-        temperature = run_temperature_c(loop, lambda t: _mix([p["power_w"] for p in price(t)], weights), duration)
+        temperature = run_temperature_c(loop, lambda t: _mix([p["power_w"] for p in price(t, interval=False)], weights), duration)
         if temperature is None:  # a leakage runaway (a clock far beyond the model's band): priced as fitted, flagged
             warn_temperature_not_settled(cluster.name, model.name)
             loop = None
@@ -264,6 +264,7 @@ def _cluster_timeline(
                     voltage_v=o.voltage_v,
                     temperature_c=temperature,
                     static_scale=scale,
+                    interval=False,
                 )
                 for f, _, o in ops
             ]

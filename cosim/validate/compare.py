@@ -211,6 +211,7 @@ def _row(board: BoardRow, sim: SimRow, model, events: list[str], split: str, boa
             freq_mhz=np.array([clock_mhz]),
             voltage_v=np.array([voltage_v]),
             static_scale=cores_factor(model, cores),
+            interval=False,
         )
         return float(p["power_w"][0])
 
