@@ -16,12 +16,13 @@ import pandas as pd
 from cosim.errors import CosimError
 
 
-def _sm():
+def _ols():
+    """statsmodels' OLS, from its module: ``statsmodels.api`` imports every model it has (0.5 CPU s more a process)."""
     try:
-        import statsmodels.api as sm
+        from statsmodels.regression.linear_model import OLS
     except ImportError:
         raise CosimError("fitting needs statsmodels: pip install 'cosim[fit]'") from None
-    return sm
+    return OLS
 
 
 @dataclass
@@ -76,11 +77,11 @@ class OLSFit:
 
 def fit_ols_hc3(X: pd.DataFrame, y: np.ndarray) -> OLSFit:
     """OLS of ``y`` on the columns of ``X`` (which carries its own intercept column), HC3 errors."""
-    sm = _sm()
+    ols = _ols()
     collinear = _collinear(X)
     if collinear:
         raise CosimError(f"the model inputs are exactly collinear: {', '.join(collinear)}; drop or transform one of them")
-    model = sm.OLS(np.asarray(y, dtype=float), X, hasconst=True)
+    model = ols(np.asarray(y, dtype=float), X, hasconst=True)
     with warnings.catch_warnings():
         # statsmodels tests rank on the unscaled matrix (events ~1e9 beside an intercept of 1)
         # and calls sound designs singular; _collinear above is the scaled test that counts
