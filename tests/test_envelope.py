@@ -121,8 +121,10 @@ def _table_voltage(data: pd.DataFrame) -> pd.DataFrame:
 _REFITS: dict[tuple[str, int], Path] = {}
 
 # validation.toml's target for pricing the next clock up: MAPE <= 6 % with measured and with table voltage; not met
-# by the measured-voltage refits given table voltage (6.74 % at 1800 MHz, 6.46 % at 1600 MHz)
-_MAPE_NOT_MET = {("measured", 1600, "table"), ("measured", 1400, "table")}
+# by the measured-voltage refits given table voltage, where the docs quote what they give instead (envelope.md's table
+# and limits.md: 6.74 % at 1800 MHz; envelope.md's choice of form: 6.46 % at 1600 MHz); held to those figures, so a
+# change that moves one fails here, either way
+_MAPE_NOT_MET = {("measured", 1600, "table"): 6.74, ("measured", 1400, "table"): 6.46}
 
 
 @needs_shared
@@ -135,14 +137,12 @@ _MAPE_NOT_MET = {("measured", 1600, "table"), ("measured", 1400, "table")}
         ("measured", 1400, 1600),  # one step down, 1.143x (beyond the band, so with --extrapolate)
     ],
 )
-def test_a15_refit_prices_the_clock_above_its_data(tmp_path_factory, request, fitted_on, up_to, priced_at, voltage):
+def test_a15_refit_prices_the_clock_above_its_data(tmp_path_factory, fitted_on, up_to, priced_at, voltage):
     """Validation on the A15's own measured Powmon data: refit on the rows up to one clock, price the next clock's.
 
     The printed MAPE is the one computed here from the measured and predicted power, and meets validation.toml's
     target (<= 6 %) where the docs say it does.  The interval's rel_error_per_x (0.8) was chosen on the 1800 MHz rows
     (envelope.md), so its coverage (>= 90 %) is asserted only on the step it was not chosen on: 1400 -> 1600 MHz."""
-    if (fitted_on, up_to, voltage) in _MAPE_NOT_MET:
-        request.applymarker(pytest.mark.xfail(reason="validation.toml: MAPE target 6 % not met here", strict=False))
     tmp_path = tmp_path_factory.mktemp("refit")
     data = pd.read_csv(POWMON, sep="\t")
     if (fitted_on, up_to) not in _REFITS:  # one refit for both voltages
@@ -162,7 +162,11 @@ def test_a15_refit_prices_the_clock_above_its_data(tmp_path_factory, request, fi
     if (up_to, priced_at) == (1400, 1600):
         inside = (pred["measured_w"] >= pred["power_lo_w"]) & (pred["measured_w"] <= pred["power_hi_w"])
         assert inside.mean() >= 0.90
-    assert mape <= 6.0
+    documented = _MAPE_NOT_MET.get((fitted_on, up_to, voltage))
+    if documented is not None:  # the target not met, by what the docs say
+        assert round(mape, 2) == documented and mape > 6.0
+    else:
+        assert mape <= 6.0
 
 
 @needs_shared

@@ -135,10 +135,11 @@ def test_the_interval_on_ex5_big_is_not_wider_than_it_needs(ex5_big_constants):
 
 
 # the goal (issue #37): gem5's value inside the interval on >= 90 % of the test programs' pairs in every set-up, with a
-# mean half-width <= 10 %, runtime and energy; where it is not met the test says so (xfail) with what was measured
+# mean half-width <= 10 %, runtime and energy; where it is not met the test holds the figure the docs show for it
+# (explanation/whatif-score.json's table) and why, so a change that moves it fails here, either way
 GOAL_COVERAGE_PCT, GOAL_HALF_WIDTH_PCT = 90.0, 10.0
 WIDTH_NOT_MET = {
-    ("se-minor", "runtime_s"): "measured 10.2 %: a Minor CPU's drains read three ways (interval.runtime_shift_s)",
+    ("se-minor", "runtime_s"): (10.2, "a Minor CPU's drains read three ways (interval.runtime_shift_s)"),
 }
 # Two-sided: the band is set for COVERAGE (95 %) in every set-up (whatif_calibrate.py), so on programs it never saw it
 # is too narrow where the pairs it holds are fewer than a binomial draw at 95 % gives with probability ALPHA (pairs
@@ -210,12 +211,16 @@ def test_the_docs_score_table_is_the_test_programs_recomputed(rows):
 
 @pytest.mark.parametrize("key", ["runtime_s", "energy_j"])
 @pytest.mark.parametrize("setup", SETUPS)
-def test_the_interval_is_narrow_on_the_test_programs(rows, setup, key, request):
-    """An interval that says something: mean half-width <= 10 % on the test programs."""
-    if (setup, key) in WIDTH_NOT_MET:
-        request.applymarker(pytest.mark.xfail(reason=f"goal not met: {WIDTH_NOT_MET[setup, key]}", strict=False))
+def test_the_interval_is_narrow_on_the_test_programs(rows, setup, key):
+    """An interval that says something: mean half-width <= 10 % on the test programs (where not met, the figure the
+    docs show, over the goal)."""
     table = set_table(rows[rows["program"].isin(TEST)])
-    assert table.loc[setup, f"{key}_mean_half_width_pct"] <= GOAL_HALF_WIDTH_PCT
+    width = table.loc[setup, f"{key}_mean_half_width_pct"]
+    if (setup, key) in WIDTH_NOT_MET:
+        shown, why = WIDTH_NOT_MET[setup, key]
+        assert round(width, 1) == shown and width > GOAL_HALF_WIDTH_PCT, why
+    else:
+        assert width <= GOAL_HALF_WIDTH_PCT
 
 
 def test_compute_bound_programs_scale_with_the_clock(rows):
