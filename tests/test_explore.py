@@ -351,10 +351,11 @@ def _finished(study: Path) -> int:
 def test_a_driver_killed_mid_study_then_resumed_runs_no_finished_point_again(tmp_path, run_dir, sig):
     log = tmp_path / "log"
     # 8 points: killed once 4 have finished (2 more in flight, 2 not started), what the resume checks needs all three kinds;
-    # each point's gem5 sleeps 1.5 s (no CPU), so the kill has 3 s after the 4th point to land before the study ends (with
-    # 0.8 s, a fresh clone's loaded run once saw the study end first: exit 0)
+    # the gem5s started after the 4th hold until the file hold.go appears (never: the driver is stopped first), so the
+    # study cannot end before the kill lands (with a 1.5 s sleep a point instead, a fresh clone's loaded run once got
+    # exit 0 and the whole study written; 60 Ctrl-Cs sent by hand to a live driver, loaded and not, all gave 130)
     path = design(tmp_path, '"--big-cores" = [1, 2, 3, 4]\n"--little-freq" = ["600MHz", "1000MHz"]')
-    e = {**os.environ, **env(run_dir, log=log, sleep=1.5)}
+    e = {**os.environ, **env(run_dir, log=log, sleep=0.2, hold_after=4, hold=tmp_path / "hold.go")}
     cmd = explore_cmd(path, "-o", tmp_path / "s", "--workers", "2")
     driver = subprocess.Popen(cmd, env=e, stderr=subprocess.DEVNULL, preexec_fn=ctrl_c_reaches_it)
     deadline = time.monotonic() + 60
