@@ -276,11 +276,11 @@ def operating_point_power_w(
     f = np.asarray(freq_mhz, dtype=float)
     v = np.broadcast_to(np.asarray(voltage_v, dtype=float), f.shape)
     out = cluster_power_w(eph, f, v, model.dynamic, ())
-    form = static_form(model)
     out["static_w"] = static_at_w(model, f, v, temperature_c=temperature_c) * static_scale
     out["power_w"] = out["dynamic_w"] + out["static_w"]
     if not interval:
         return out
+    form = static_form(model)
     with np.errstate(divide="ignore", invalid="ignore"):
         dyn_dv = np.where(v != 0, 2 * out["dynamic_w"] / v, 0.0)  # β·E·V²·f: d/dV = 2 P_dyn / V
     out["dpower_dv_w_per_v"] = dyn_dv + form.dstatic_dv_w_per_v(f, v, temperature_c) * static_scale

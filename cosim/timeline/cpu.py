@@ -196,20 +196,31 @@ def _cluster_timeline(
     scale = cores_factor(model, powered)
     weights = [w for _, w, _ in ops]  # each operating point's share of the epoch
 
-    def price(temperature_c, *, interval: bool = True):
+    def price(temperature_c, eph=None, *, interval: bool = True):
         return [
             operating_point_power_w(
-                model, eph=rates.eph, freq_mhz=f, voltage_v=o.voltage_v, temperature_c=temperature_c, static_scale=scale, interval=interval
+                model,
+                eph=rates.eph if eph is None else eph,
+                freq_mhz=f,
+                voltage_v=o.voltage_v,
+                temperature_c=temperature_c,
+                static_scale=scale,
+                interval=interval,
             )
             for f, _, o in ops
         ]
+
+    def power_alone_w(temperature_c, eph=None):
+        """Each epoch's power alone [W], its operating points mixed (no interval parts: the leakage loop's rounds, the
+        wake credit's two ends)."""
+        return _mix([p["power_w"] for p in price(temperature_c, eph, interval=False)], weights)
 
     # the die temperature: stated (--temperature), or the one the run's own power produces (the leakage loop)
     loop = loop_for(model, temperature_c=spec.temperature_c, ambient_c=spec.ambient_c, start_c=spec.start_temperature_c)
     has_loop = loop is not None
     temperature: float | np.ndarray | None = spec.temperature_c
     if loop is not None:
-        temperature = run_temperature_c(loop, lambda t: _mix([p["power_w"] for p in price(t, interval=False)], weights), duration)
+        temperature = run_temperature_c(loop, power_alone_w, duration)
         if temperature is None:  # a leakage runaway (a clock far beyond the model's band): priced as fitted, flagged
             warn_temperature_not_settled(cluster.name, model.name)
             loop = None
@@ -256,19 +267,7 @@ def _cluster_timeline(
     if credited.any():  # the interval covers both ends of the cycles the stats allow (a model with no SER: those alone)
         known = np.nan_to_num(half)
         for eph in (eph_lo, eph_hi):
-            parts_at = [
-                operating_point_power_w(
-                    model,
-                    eph={**rates.eph, "0x11": eph},
-                    freq_mhz=f,
-                    voltage_v=o.voltage_v,
-                    temperature_c=temperature,
-                    static_scale=scale,
-                    interval=False,
-                )
-                for f, _, o in ops
-            ]
-            at = _mix([p["power_w"] for p in parts_at], weights)
+            at = power_alone_w(temperature, {**rates.eph, "0x11": eph})
             lo_w = np.where(credited, np.fmin(lo_w, at - known), lo_w)
             hi_w = np.where(credited, np.fmax(hi_w, at + known), hi_w)
     out["power_lo_w"] = np.maximum(lo_w, 0.0)  # power is never negative
